@@ -1,0 +1,63 @@
+#pragma once
+// Writer: stores plain records (Records.h) into a FuseLens capture (schema in db/schema.sql).
+//
+// `prof-run` creates the file (create) before the workload starts; the collector in each CUDA
+// process opens it (open) and appends batches, each in one transaction with prepared statements,
+// while the file is in WAL mode so several writers and readers can share it; `prof-run` finalizes
+// it at the end (indexes, totals, checkpoint, back to a single self-contained file).
+// Every failure throws db::Error.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fuselens/db/Records.h"
+
+namespace fuselens::db {
+
+class Writer {
+ public:
+  /// Creates a new capture at `path` (db::Error if the file exists or cannot be created), writes
+  /// the schema, PRAGMA application_id / user_version and the run row, and leaves it in WAL mode.
+  static Writer create(const std::string& path, const RunInfo& run);
+  /// Opens a capture made by create() to append records (db::Error if it is not one).
+  static Writer open(const std::string& path);
+
+  Writer(Writer&&) noexcept;
+  Writer& operator=(Writer&&) noexcept;
+  ~Writer();
+
+  /// Appends every record of `batch` in one transaction. Strings are interned in `strings`;
+  /// kernel names are demangled and shortened once per distinct mangled name.
+  void write(const RecordBatch& batch);
+  /// Inserts or replaces the process row (the collector updates it at exit with its totals).
+  void write_process(const ProcessInfo& process);
+  void write_threads(const std::vector<ThreadInfo>& threads);
+  /// Inserts the device unless a row with its ordinal exists.
+  void write_device(const DeviceInfo& device);
+  /// Records how the run ended, sums dropped records over processes, builds the indexes the
+  /// analyzer joins and sorts by, checkpoints the WAL and switches to a rollback journal so the
+  /// capture is one self-contained file.
+  void finalize(const RunEnd& end);
+
+  /// Records appended through this writer so far.
+  std::uint64_t records_written() const;
+
+ private:
+  struct Impl;
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The schema text (db/schema.sql), embedded at build time.
+const char* schema_sql();
+
+/// Demangles an Itanium C++ ABI name; returns the input unchanged when it is not one.
+std::string demangle(const std::string& mangled);
+/// The bare function name of a demangled kernel signature, without return type, namespaces,
+/// template arguments or parameters ("void ns::gemm<64>(float*, int)" -> "gemm"), as Nsight
+/// Systems' shortName.
+std::string short_kernel_name(const std::string& demangled);
+
+}  // namespace fuselens::db

@@ -1,0 +1,248 @@
+-- FuseLens capture database, schema version 1.
+--
+-- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
+-- `PRAGMA user_version` is the schema version (1). Readers refuse other application ids and
+-- newer versions. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
+-- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
+-- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
+-- Enumerations are stored as integers with stable values; the `enum_*` tables name them.
+-- Strings that repeat (kernel names, API names, NVTX text and domains) are interned in `strings`.
+
+CREATE TABLE IF NOT EXISTS strings (
+  id    INTEGER PRIMARY KEY,
+  value TEXT NOT NULL UNIQUE
+);
+
+-- One row: the run as `prof-run` saw it. end_* and exit_* are NULL until the run is finalized.
+CREATE TABLE IF NOT EXISTS run (
+  id                  INTEGER PRIMARY KEY CHECK (id = 1),
+  command_line        TEXT    NOT NULL,  -- JSON array of argv
+  working_directory   TEXT    NOT NULL,
+  host_name           TEXT    NOT NULL,
+  fuselens_version    TEXT    NOT NULL,
+  trace               TEXT    NOT NULL,  -- activity groups requested, comma separated
+  start_utc_ns        INTEGER NOT NULL,
+  end_utc_ns          INTEGER,
+  end_reason          INTEGER NOT NULL DEFAULT 0,  -- enum_end_reason
+  exit_status         INTEGER,           -- workload exit code when end_reason = 1
+  exit_signal         INTEGER,           -- signal number when end_reason = 2
+  dropped_records     INTEGER NOT NULL DEFAULT 0,  -- sum over processes, set at finalize
+  cuda_processes      INTEGER NOT NULL DEFAULT 0   -- processes that initialized CUDA
+);
+
+-- One row per process in which the collector was injected (i.e. that initialized CUDA).
+CREATE TABLE IF NOT EXISTS process (
+  pid                   INTEGER PRIMARY KEY,
+  parent_pid            INTEGER NOT NULL,
+  executable            TEXT    NOT NULL,
+  start_utc_ns          INTEGER NOT NULL,
+  end_utc_ns            INTEGER,          -- set when the collector flushed at exit
+  clock_offset_ns       INTEGER NOT NULL DEFAULT 0,
+  cuda_driver_version   INTEGER NOT NULL DEFAULT 0,  -- e.g. 13000 for 13.0
+  cuda_runtime_version  INTEGER NOT NULL DEFAULT 0,  -- 0: no libcudart found in the process
+  cupti_version         INTEGER NOT NULL DEFAULT 0,  -- cuptiGetVersion()
+  dropped_records       INTEGER NOT NULL DEFAULT 0,  -- CUPTI drops + buffer-pool drops
+  buffers_used          INTEGER NOT NULL DEFAULT 0,  -- activity buffers handed to CUPTI
+  records_written       INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS thread (
+  pid   INTEGER NOT NULL,
+  tid   INTEGER NOT NULL,  -- OS thread id (gettid)
+  name  TEXT,
+  PRIMARY KEY (pid, tid)
+);
+
+-- Devices by CUDA ordinal as seen by the first process that used them.
+CREATE TABLE IF NOT EXISTS device (
+  id                        INTEGER PRIMARY KEY,
+  uuid                      TEXT    NOT NULL,
+  name                      TEXT    NOT NULL,
+  compute_capability_major  INTEGER NOT NULL,
+  compute_capability_minor  INTEGER NOT NULL,
+  sm_count                  INTEGER NOT NULL,
+  core_clock_khz            INTEGER NOT NULL,  -- peak SM clock
+  memory_clock_khz          INTEGER NOT NULL,
+  memory_bus_width_bits     INTEGER NOT NULL,
+  global_memory_bytes       INTEGER NOT NULL,
+  l2_cache_bytes            INTEGER NOT NULL,
+  max_threads_per_sm        INTEGER NOT NULL,
+  shared_memory_per_sm_bytes INTEGER NOT NULL,
+  registers_per_sm          INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS kernel (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  start_ns              INTEGER NOT NULL,
+  end_ns                INTEGER NOT NULL,
+  device_id             INTEGER NOT NULL,
+  context_id            INTEGER NOT NULL,
+  stream_id             INTEGER NOT NULL,
+  correlation_id        INTEGER NOT NULL,
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  registers_per_thread  INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  local_memory_per_thread INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),  -- function name only
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id),
+  graph_id              INTEGER,  -- NULL unless launched as part of a CUDA graph
+  graph_node_id         INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS memcpy (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL,
+  context_id      INTEGER NOT NULL,
+  stream_id       INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  copy_kind       INTEGER NOT NULL,  -- enum_memcpy_kind
+  src_kind        INTEGER NOT NULL,  -- enum_memory_kind
+  dst_kind        INTEGER NOT NULL,  -- enum_memory_kind
+  bytes           INTEGER NOT NULL,
+  is_async        INTEGER NOT NULL,
+  graph_id        INTEGER,
+  graph_node_id   INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS memset (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL,
+  context_id      INTEGER NOT NULL,
+  stream_id       INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  bytes           INTEGER NOT NULL,
+  value           INTEGER NOT NULL,
+  memory_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  is_async        INTEGER NOT NULL,
+  graph_id        INTEGER,
+  graph_node_id   INTEGER
+);
+
+-- Allocations and frees (CUPTI memory activity): one row per event.
+CREATE TABLE IF NOT EXISTS memory_event (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  timestamp_ns    INTEGER NOT NULL,
+  operation       INTEGER NOT NULL,  -- enum_memory_operation
+  memory_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  address         INTEGER NOT NULL,
+  bytes           INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL,
+  context_id      INTEGER NOT NULL,
+  stream_id       INTEGER NOT NULL,  -- 0 unless stream-ordered (cudaMallocAsync)
+  correlation_id  INTEGER NOT NULL,
+  is_async        INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_call (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  tid             INTEGER NOT NULL,
+  domain          INTEGER NOT NULL,  -- enum_api_domain
+  callback_id     INTEGER NOT NULL,  -- CUPTI cbid within the domain
+  name_id         INTEGER NOT NULL REFERENCES strings(id),
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  return_code     INTEGER NOT NULL
+);
+
+-- NVTX push/pop and start/end ranges. depth = number of ranges open on the same thread when this
+-- one started (0 = outermost). end_ns is NULL for a range never ended before the process exited.
+CREATE TABLE IF NOT EXISTS nvtx_range (
+  id            INTEGER PRIMARY KEY,
+  pid           INTEGER NOT NULL,
+  tid           INTEGER NOT NULL,
+  domain_id     INTEGER NOT NULL REFERENCES strings(id),
+  text_id       INTEGER NOT NULL REFERENCES strings(id),
+  start_ns      INTEGER NOT NULL,
+  end_ns        INTEGER,
+  depth         INTEGER NOT NULL,
+  category      INTEGER NOT NULL DEFAULT 0,
+  color         INTEGER NOT NULL DEFAULT 0,
+  payload_kind  INTEGER NOT NULL DEFAULT 0,  -- enum_payload_kind
+  payload       NUMERIC                      -- integer or real, NULL when none
+);
+
+CREATE TABLE IF NOT EXISTS nvtx_mark (
+  id            INTEGER PRIMARY KEY,
+  pid           INTEGER NOT NULL,
+  tid           INTEGER NOT NULL,
+  domain_id     INTEGER NOT NULL REFERENCES strings(id),
+  text_id       INTEGER NOT NULL REFERENCES strings(id),
+  timestamp_ns  INTEGER NOT NULL,
+  category      INTEGER NOT NULL DEFAULT 0,
+  color         INTEGER NOT NULL DEFAULT 0,
+  payload_kind  INTEGER NOT NULL DEFAULT 0,
+  payload       NUMERIC
+);
+
+CREATE TABLE IF NOT EXISTS sync_event (
+  id              INTEGER PRIMARY KEY,
+  pid             INTEGER NOT NULL,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  sync_type       INTEGER NOT NULL,  -- enum_sync_type
+  context_id      INTEGER NOT NULL,
+  stream_id       INTEGER NOT NULL,  -- 0 when not stream-specific
+  cuda_event_id   INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL
+);
+
+-- Time CUPTI (and FuseLens) spent on profiling work inside the process: buffer flushes,
+-- instrumentation, resource tracking.
+CREATE TABLE IF NOT EXISTS overhead (
+  id            INTEGER PRIMARY KEY,
+  pid           INTEGER NOT NULL,
+  overhead_kind INTEGER NOT NULL,  -- enum_overhead_kind
+  object_kind   INTEGER NOT NULL,  -- 1 process, 2 thread, 3 device, 4 context, 5 stream
+  object_id     INTEGER NOT NULL,
+  start_ns      INTEGER NOT NULL,
+  end_ns        INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS enum_end_reason (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_end_reason VALUES
+  (0, 'not finalized'), (1, 'exited'), (2, 'killed by signal'), (3, 'profiler interrupted');
+
+CREATE TABLE IF NOT EXISTS enum_memcpy_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_memcpy_kind VALUES
+  (0, 'Unknown'), (1, 'Host-to-Device'), (2, 'Device-to-Host'), (3, 'Host-to-Array'),
+  (4, 'Array-to-Host'), (5, 'Array-to-Array'), (6, 'Array-to-Device'), (7, 'Device-to-Array'),
+  (8, 'Device-to-Device'), (9, 'Host-to-Host'), (10, 'Peer-to-Peer');
+
+CREATE TABLE IF NOT EXISTS enum_memory_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_memory_kind VALUES
+  (0, 'Unknown'), (1, 'Pageable'), (2, 'Pinned'), (3, 'Device'), (4, 'Array'),
+  (5, 'Managed'), (6, 'Device static'), (7, 'Managed static');
+
+CREATE TABLE IF NOT EXISTS enum_memory_operation (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_memory_operation VALUES (1, 'allocation'), (2, 'release');
+
+CREATE TABLE IF NOT EXISTS enum_api_domain (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_api_domain VALUES (1, 'CUDA runtime'), (2, 'CUDA driver');
+
+CREATE TABLE IF NOT EXISTS enum_sync_type (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_sync_type VALUES
+  (0, 'Unknown'), (1, 'Event synchronize'), (2, 'Stream wait event'),
+  (3, 'Stream synchronize'), (4, 'Context synchronize');
+
+CREATE TABLE IF NOT EXISTS enum_payload_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_payload_kind VALUES
+  (0, 'none'), (1, 'double'), (2, 'uint64'), (3, 'int64'), (4, 'uint32'), (5, 'int32'), (6, 'float');
+
+CREATE TABLE IF NOT EXISTS enum_overhead_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_overhead_kind VALUES
+  (0, 'Unknown'), (1, 'Driver compiler'), (2, 'CUPTI buffer flush'), (3, 'CUPTI instrumentation'),
+  (4, 'CUPTI resource'), (5, 'Runtime triggered module loading'), (6, 'Lazy function loading'),
+  (7, 'Command buffer full'), (8, 'Activity buffer request'), (9, 'UVM activity init');

@@ -1,0 +1,158 @@
+#include "fuselens/db/Reader.h"
+
+#include <sys/stat.h>
+
+namespace fuselens::db {
+namespace {
+
+Connection open_checked(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("'" + path + "': no such file");
+  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
+  if (st.st_size == 0) throw Error("'" + path + "' is empty, not a FuseLens capture");
+  return Connection(path, Connection::Mode::ReadOnly);
+}
+
+std::vector<std::string> parse_json_array(const std::string& text) {
+  // The command line is written by Writer::create as a JSON array of strings.
+  std::vector<std::string> out;
+  std::size_t i = text.find('[');
+  if (i == std::string::npos) return out;
+  while (true) {
+    i = text.find('"', i);
+    if (i == std::string::npos) break;
+    std::string item;
+    for (++i; i < text.size() && text[i] != '"'; ++i) {
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        ++i;
+        if (text[i] == 'u' && i + 4 < text.size()) {
+          item += static_cast<char>(std::stoi(text.substr(i + 1, 4), nullptr, 16));
+          i += 4;
+          continue;
+        }
+      }
+      item += text[i];
+    }
+    out.push_back(item);
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
+  std::int64_t application_id = 0;
+  try {
+    application_id = connection_.query_int("PRAGMA application_id");
+    schema_version_ = static_cast<int>(connection_.query_int("PRAGMA user_version"));
+  } catch (const Error&) {
+    throw Error("'" + path + "' is not a FuseLens capture (not an SQLite database, or corrupt)");
+  }
+  if (application_id != kApplicationId) {
+    throw Error("'" + path + "' is not a FuseLens capture (SQLite application id " +
+                std::to_string(application_id) + ")");
+  }
+  if (schema_version_ > kSchemaVersion) {
+    throw Error("'" + path + "' was written with capture schema version " +
+                std::to_string(schema_version_) + "; this FuseLens reads up to version " +
+                std::to_string(kSchemaVersion) + ": upgrade FuseLens");
+  }
+  if (schema_version_ < 1) throw Error("'" + path + "' has no FuseLens schema version");
+  try {
+    if (connection_.query_int("SELECT COUNT(*) FROM run") != 1) {
+      throw Error("'" + path + "' has no run record: the capture is incomplete");
+    }
+  } catch (const Error& e) {
+    throw Error("'" + path + "' is corrupt or incomplete: " + e.what());
+  }
+}
+
+RunSummary Reader::run() const {
+  auto s = prepare(
+      "SELECT command_line, working_directory, host_name, fuselens_version, trace, start_utc_ns,"
+      " end_utc_ns, end_reason, exit_status, exit_signal, dropped_records, cuda_processes"
+      " FROM run WHERE id = 1");
+  RunSummary r;
+  if (!s.step()) throw Error("'" + path() + "' has no run record");
+  r.info.command_line = parse_json_array(s.text(0));
+  r.info.working_directory = s.text(1);
+  r.info.host_name = s.text(2);
+  r.info.fuselens_version = s.text(3);
+  r.info.trace = s.text(4);
+  r.info.start_utc_ns = static_cast<std::uint64_t>(s.int64(5));
+  r.end.end_utc_ns = s.is_null(6) ? 0 : static_cast<std::uint64_t>(s.int64(6));
+  r.end.reason = static_cast<EndReason>(s.int64(7));
+  if (!s.is_null(8)) r.end.exit_status = static_cast<int>(s.int64(8));
+  if (!s.is_null(9)) r.end.exit_signal = static_cast<int>(s.int64(9));
+  r.dropped_records = static_cast<std::uint64_t>(s.int64(10));
+  r.cuda_processes = static_cast<int>(s.int64(11));
+  if (r.end.reason == EndReason::NotFinalized) {
+    // Not finalized: totals were never summed, read them live.
+    r.dropped_records = static_cast<std::uint64_t>(
+        query_int("SELECT COALESCE(SUM(dropped_records), 0) FROM process"));
+    r.cuda_processes = static_cast<int>(query_int("SELECT COUNT(*) FROM process"));
+  }
+  return r;
+}
+
+std::vector<ProcessInfo> Reader::processes() const {
+  auto s = prepare(
+      "SELECT pid, parent_pid, executable, start_utc_ns, end_utc_ns, clock_offset_ns,"
+      " cuda_driver_version, cuda_runtime_version, cupti_version, dropped_records, buffers_used,"
+      " records_written FROM process ORDER BY pid");
+  std::vector<ProcessInfo> out;
+  while (s.step()) {
+    ProcessInfo p;
+    p.pid = static_cast<std::uint32_t>(s.int64(0));
+    p.parent_pid = static_cast<std::uint32_t>(s.int64(1));
+    p.executable = s.text(2);
+    p.start_utc_ns = static_cast<std::uint64_t>(s.int64(3));
+    if (!s.is_null(4)) p.end_utc_ns = static_cast<std::uint64_t>(s.int64(4));
+    p.clock_offset_ns = s.int64(5);
+    p.cuda_driver_version = static_cast<int>(s.int64(6));
+    p.cuda_runtime_version = static_cast<int>(s.int64(7));
+    p.cupti_version = static_cast<std::uint32_t>(s.int64(8));
+    p.dropped_records = static_cast<std::uint64_t>(s.int64(9));
+    p.buffers_used = static_cast<std::uint64_t>(s.int64(10));
+    p.records_written = static_cast<std::uint64_t>(s.int64(11));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<DeviceInfo> Reader::devices() const {
+  auto s = prepare(
+      "SELECT id, uuid, name, compute_capability_major, compute_capability_minor, sm_count,"
+      " core_clock_khz, memory_clock_khz, memory_bus_width_bits, global_memory_bytes,"
+      " l2_cache_bytes, max_threads_per_sm, shared_memory_per_sm_bytes, registers_per_sm"
+      " FROM device ORDER BY id");
+  std::vector<DeviceInfo> out;
+  while (s.step()) {
+    DeviceInfo d;
+    d.id = static_cast<std::uint32_t>(s.int64(0));
+    d.uuid = s.text(1);
+    d.name = s.text(2);
+    d.cc_major = static_cast<int>(s.int64(3));
+    d.cc_minor = static_cast<int>(s.int64(4));
+    d.sm_count = static_cast<int>(s.int64(5));
+    d.core_clock_khz = static_cast<int>(s.int64(6));
+    d.memory_clock_khz = static_cast<int>(s.int64(7));
+    d.memory_bus_width_bits = static_cast<int>(s.int64(8));
+    d.global_memory_bytes = static_cast<std::uint64_t>(s.int64(9));
+    d.l2_cache_bytes = static_cast<int>(s.int64(10));
+    d.max_threads_per_sm = static_cast<int>(s.int64(11));
+    d.shared_memory_per_sm_bytes = static_cast<int>(s.int64(12));
+    d.registers_per_sm = static_cast<int>(s.int64(13));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::int64_t Reader::gpu_record_count() const {
+  return query_int(
+      "SELECT (SELECT COUNT(*) FROM kernel) + (SELECT COUNT(*) FROM memcpy) +"
+      " (SELECT COUNT(*) FROM memset) + (SELECT COUNT(*) FROM memory_event)");
+}
+
+}  // namespace fuselens::db

@@ -1,0 +1,335 @@
+#include "fuselens/db/Writer.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <unordered_map>
+
+#include "fuselens/db/Sqlite.h"
+
+namespace fuselens::db {
+namespace {
+
+std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+// Binds columns 1..N in order; keeps the insert code one line per field.
+class Binder {
+ public:
+  explicit Binder(Statement& s) : s_(s) {}
+  template <typename T>
+  Binder& operator()(const T& value) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      s_.bind(++i_, std::string_view(value));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      s_.bind(++i_, static_cast<double>(value));
+    } else if constexpr (std::is_enum_v<T>) {
+      s_.bind(++i_, static_cast<std::int64_t>(value));
+    } else if constexpr (requires { value.has_value(); }) {
+      s_.bind(++i_, value);
+    } else {
+      s_.bind(++i_, static_cast<std::int64_t>(value));
+    }
+    return *this;
+  }
+  void run() { s_.run(); }
+
+ private:
+  Statement& s_;
+  int i_ = 0;
+};
+
+struct KernelNameIds {
+  std::int64_t short_id, demangled_id, mangled_id;
+};
+
+}  // namespace
+
+struct Writer::Impl {
+  Connection db;
+  Statement intern_insert, intern_select, kernel, memcpy, memset, memory, api, range, mark, sync,
+      overhead;
+  std::unordered_map<std::string, std::int64_t> strings;
+  std::unordered_map<std::string, KernelNameIds> kernel_names;
+  std::uint64_t written = 0;
+
+  explicit Impl(Connection connection)
+      : db(std::move(connection)),
+        intern_insert(db.prepare("INSERT INTO strings(value) VALUES(?) ON CONFLICT(value) DO NOTHING")),
+        intern_select(db.prepare("SELECT id FROM strings WHERE value = ?")),
+        kernel(db.prepare(
+            "INSERT INTO kernel(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
+            "grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,static_shared_bytes,"
+            "dynamic_shared_bytes,local_memory_per_thread,short_name_id,demangled_name_id,"
+            "mangled_name_id,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        memcpy(db.prepare(
+            "INSERT INTO memcpy(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
+            "copy_kind,src_kind,dst_kind,bytes,is_async,graph_id,graph_node_id) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        memset(db.prepare(
+            "INSERT INTO memset(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
+            "bytes,value,memory_kind,is_async,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+        memory(db.prepare(
+            "INSERT INTO memory_event(pid,timestamp_ns,operation,memory_kind,address,bytes,device_id,"
+            "context_id,stream_id,correlation_id,is_async) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
+        api(db.prepare(
+            "INSERT INTO api_call(pid,tid,domain,callback_id,name_id,start_ns,end_ns,correlation_id,"
+            "return_code) VALUES(?,?,?,?,?,?,?,?,?)")),
+        range(db.prepare(
+            "INSERT INTO nvtx_range(pid,tid,domain_id,text_id,start_ns,end_ns,depth,category,color,"
+            "payload_kind,payload) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
+        mark(db.prepare(
+            "INSERT INTO nvtx_mark(pid,tid,domain_id,text_id,timestamp_ns,category,color,payload_kind,"
+            "payload) VALUES(?,?,?,?,?,?,?,?,?)")),
+        sync(db.prepare(
+            "INSERT INTO sync_event(pid,start_ns,end_ns,sync_type,context_id,stream_id,cuda_event_id,"
+            "correlation_id) VALUES(?,?,?,?,?,?,?,?)")),
+        overhead(db.prepare(
+            "INSERT INTO overhead(pid,overhead_kind,object_kind,object_id,start_ns,end_ns) "
+            "VALUES(?,?,?,?,?,?)")) {}
+
+  std::int64_t intern(const std::string& value) {
+    if (auto it = strings.find(value); it != strings.end()) return it->second;
+    intern_insert.bind(1, std::string_view(value));
+    intern_insert.run();
+    intern_select.bind(1, std::string_view(value));
+    if (!intern_select.step()) throw Error("interning a string failed");
+    const std::int64_t id = intern_select.int64(0);
+    intern_select.reset();
+    strings.emplace(value, id);
+    return id;
+  }
+
+  const KernelNameIds& kernel_name(const std::string& mangled) {
+    if (auto it = kernel_names.find(mangled); it != kernel_names.end()) return it->second;
+    const std::string demangled = demangle(mangled);
+    KernelNameIds ids{intern(short_kernel_name(demangled)), intern(demangled), intern(mangled)};
+    return kernel_names.emplace(mangled, ids).first->second;
+  }
+
+  void bind_payload(Binder& b, PayloadKind kind, double real, std::int64_t integer) {
+    b(kind);
+    if (kind == PayloadKind::None) b(std::optional<std::int64_t>());
+    else if (kind == PayloadKind::Double || kind == PayloadKind::Float) b(real);
+    else b(integer);
+  }
+
+  void write(const RecordBatch& batch) {
+    for (const auto& k : batch.kernels) {
+      const auto& n = kernel_name(k.mangled_name);
+      Binder{kernel}(k.pid)(i64(k.start_ns))(i64(k.end_ns))(k.device_id)(k.context_id)(k.stream_id)(
+          k.correlation_id)(k.grid_x)(k.grid_y)(k.grid_z)(k.block_x)(k.block_y)(k.block_z)(
+          k.registers_per_thread)(k.static_shared_bytes)(k.dynamic_shared_bytes)(
+          k.local_memory_per_thread)(n.short_id)(n.demangled_id)(n.mangled_id)(k.graph_id)(
+          k.graph_node_id)
+          .run();
+    }
+    for (const auto& m : batch.memcpys) {
+      Binder{memcpy}(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
+          m.correlation_id)(m.copy_kind)(m.src_kind)(m.dst_kind)(i64(m.bytes))(m.is_async ? 1 : 0)(
+          m.graph_id)(m.graph_node_id)
+          .run();
+    }
+    for (const auto& m : batch.memsets) {
+      Binder{memset}(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
+          m.correlation_id)(i64(m.bytes))(m.value)(m.memory_kind)(m.is_async ? 1 : 0)(m.graph_id)(
+          m.graph_node_id)
+          .run();
+    }
+    for (const auto& m : batch.memory_events) {
+      Binder{memory}(m.pid)(i64(m.timestamp_ns))(m.operation)(m.memory_kind)(i64(m.address))(
+          i64(m.bytes))(m.device_id)(m.context_id)(m.stream_id)(m.correlation_id)(m.is_async ? 1 : 0)
+          .run();
+    }
+    for (const auto& a : batch.api_calls) {
+      Binder{api}(a.pid)(a.tid)(a.domain)(a.callback_id)(intern(a.name))(i64(a.start_ns))(
+          i64(a.end_ns))(a.correlation_id)(a.return_code)
+          .run();
+    }
+    for (const auto& r : batch.nvtx_ranges) {
+      Binder b(range);
+      b(r.pid)(r.tid)(intern(r.domain))(intern(r.text))(i64(r.start_ns))(
+          r.end_ns ? std::optional<std::int64_t>(i64(*r.end_ns)) : std::nullopt)(r.depth)(
+          r.category)(r.color);
+      bind_payload(b, r.payload_kind, r.payload_real, r.payload_int);
+      b.run();
+    }
+    for (const auto& m : batch.nvtx_marks) {
+      Binder b(mark);
+      b(m.pid)(m.tid)(intern(m.domain))(intern(m.text))(i64(m.timestamp_ns))(m.category)(m.color);
+      bind_payload(b, m.payload_kind, m.payload_real, m.payload_int);
+      b.run();
+    }
+    for (const auto& s : batch.syncs) {
+      Binder{sync}(s.pid)(i64(s.start_ns))(i64(s.end_ns))(s.type)(s.context_id)(s.stream_id)(
+          s.cuda_event_id)(s.correlation_id)
+          .run();
+    }
+    for (const auto& o : batch.overheads) {
+      Binder{overhead}(o.pid)(o.overhead_kind)(o.object_kind)(o.object_id)(i64(o.start_ns))(
+          i64(o.end_ns))
+          .run();
+    }
+    written += batch.size();
+  }
+};
+
+namespace {
+
+void check_capture(Connection& db) {
+  if (db.query_int("PRAGMA application_id") != kApplicationId) {
+    throw Error("'" + db.path() + "' is not a FuseLens capture");
+  }
+  const auto version = db.query_int("PRAGMA user_version");
+  if (version > kSchemaVersion) {
+    throw Error("'" + db.path() + "' has schema version " + std::to_string(version) +
+                ", newer than this FuseLens supports (" + std::to_string(kSchemaVersion) + ")");
+  }
+}
+
+std::string json_array(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (const unsigned char c : items[i]) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        static constexpr char hex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    out += '"';
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Writer::Writer(Writer&&) noexcept = default;
+Writer& Writer::operator=(Writer&&) noexcept = default;
+Writer::~Writer() = default;
+
+Writer Writer::create(const std::string& path, const RunInfo& run) {
+  Connection db(path, Connection::Mode::Create);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  in_transaction(db, [&] {
+    db.exec(schema_sql());
+    db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    auto insert = db.prepare(
+        "INSERT INTO run(id,command_line,working_directory,host_name,fuselens_version,trace,"
+        "start_utc_ns) VALUES(1,?,?,?,?,?,?)");
+    Binder{insert}(json_array(run.command_line))(run.working_directory)(run.host_name)(
+        run.fuselens_version)(run.trace)(i64(run.start_utc_ns))
+        .run();
+  });
+  return Writer(std::make_unique<Impl>(std::move(db)));
+}
+
+Writer Writer::open(const std::string& path) {
+  Connection db(path, Connection::Mode::ReadWrite);
+  check_capture(db);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  return Writer(std::make_unique<Impl>(std::move(db)));
+}
+
+void Writer::write(const RecordBatch& batch) {
+  if (batch.empty()) return;
+  in_transaction(impl_->db, [&] { impl_->write(batch); });
+}
+
+void Writer::write_process(const ProcessInfo& p) {
+  auto insert = impl_->db.prepare(
+      "INSERT OR REPLACE INTO process(pid,parent_pid,executable,start_utc_ns,end_utc_ns,"
+      "clock_offset_ns,cuda_driver_version,cuda_runtime_version,cupti_version,dropped_records,"
+      "buffers_used,records_written) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+  Binder{insert}(p.pid)(p.parent_pid)(p.executable)(i64(p.start_utc_ns))(
+      p.end_utc_ns ? std::optional<std::int64_t>(i64(*p.end_utc_ns)) : std::nullopt)(
+      p.clock_offset_ns)(p.cuda_driver_version)(p.cuda_runtime_version)(p.cupti_version)(
+      i64(p.dropped_records))(i64(p.buffers_used))(i64(p.records_written))
+      .run();
+}
+
+void Writer::write_threads(const std::vector<ThreadInfo>& threads) {
+  in_transaction(impl_->db, [&] {
+    auto insert = impl_->db.prepare("INSERT OR REPLACE INTO thread(pid,tid,name) VALUES(?,?,?)");
+    for (const auto& t : threads) Binder{insert}(t.pid)(t.tid)(t.name).run();
+  });
+}
+
+void Writer::write_device(const DeviceInfo& d) {
+  auto insert = impl_->db.prepare(
+      "INSERT OR IGNORE INTO device(id,uuid,name,compute_capability_major,compute_capability_minor,"
+      "sm_count,core_clock_khz,memory_clock_khz,memory_bus_width_bits,global_memory_bytes,"
+      "l2_cache_bytes,max_threads_per_sm,shared_memory_per_sm_bytes,registers_per_sm) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Binder{insert}(d.id)(d.uuid)(d.name)(d.cc_major)(d.cc_minor)(d.sm_count)(d.core_clock_khz)(
+      d.memory_clock_khz)(d.memory_bus_width_bits)(i64(d.global_memory_bytes))(d.l2_cache_bytes)(
+      d.max_threads_per_sm)(d.shared_memory_per_sm_bytes)(d.registers_per_sm)
+      .run();
+}
+
+void Writer::finalize(const RunEnd& end) {
+  auto& db = impl_->db;
+  in_transaction(db, [&] {
+    auto update = db.prepare(
+        "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
+        " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
+        " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
+    Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
+    db.exec(
+        "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id);"
+        "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns);"
+        "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id);"
+        "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id);"
+        "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id);"
+        "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns);"
+        "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id);"
+        "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns);"
+        "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns);");
+  });
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.exec("PRAGMA journal_mode = DELETE");
+}
+
+std::uint64_t Writer::records_written() const { return impl_->written; }
+
+void RecordBatch::clear() {
+  kernels.clear();
+  memcpys.clear();
+  memsets.clear();
+  memory_events.clear();
+  api_calls.clear();
+  nvtx_ranges.clear();
+  nvtx_marks.clear();
+  syncs.clear();
+  overheads.clear();
+}
+
+const char* to_string(MemcpyKind kind) {
+  static constexpr std::array<const char*, 11> names = {
+      "Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host",
+      "Array-to-Array", "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host",
+      "Peer-to-Peer"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < names.size() ? names[i] : "Unknown";
+}
+
+const char* to_string(MemoryKind kind) {
+  static constexpr std::array<const char*, 8> names = {
+      "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device static",
+      "Managed static"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < names.size() ? names[i] : "Unknown";
+}
+
+}  // namespace fuselens::db

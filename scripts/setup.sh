@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs FuseLens's build and test dependencies from Debian's packages. Idempotent: packages
+# already present are left alone. The CUDA toolkit (nvcc, CUPTI, NVTX3, cuBLAS) is expected at
+# /usr/local/cuda (or CUDAToolkit_ROOT); it is not a Debian package here.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libsqlite3-dev sqlite3
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "[setup] installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[setup] all Debian packages present"
+fi
+
+cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
+if [ ! -x "$cuda_root/bin/nvcc" ]; then
+  echo "[setup] error: no CUDA toolkit at $cuda_root (set CUDAToolkit_ROOT)" >&2
+  exit 1
+fi
+if [ ! -e "$cuda_root/lib64/libcupti.so" ] && [ ! -e "$cuda_root/extras/CUPTI/lib64/libcupti.so" ]; then
+  echo "[setup] error: CUPTI not found under $cuda_root" >&2
+  exit 1
+fi
+echo "[setup] CUDA toolkit: $("$cuda_root/bin/nvcc" --version | tail -n 2 | head -n 1)"

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "TempDir.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/Writer.h"
+
+using namespace fuselens::db;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    Reader reader(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void make_capture(const std::string& path) {
+  RunInfo run;
+  run.command_line = {"x"};
+  auto w = Writer::create(path, run);
+  w.finalize({EndReason::Exited, 0, std::nullopt, 1});
+}
+
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+}  // namespace
+
+TEST(Reader, RefusesAMissingFile) {
+  const auto message = error_of("/nonexistent/capture.sqlite");
+  EXPECT_NE(message.find("no such file"), std::string::npos) << message;
+}
+
+TEST(Reader, RefusesAnEmptyFile) {
+  fuselens::test::TempDir dir;
+  std::ofstream(dir.file("empty.sqlite")).close();
+  EXPECT_NE(error_of(dir.file("empty.sqlite")).find("empty"), std::string::npos);
+}
+
+TEST(Reader, RefusesAFileThatIsNotSqlite) {
+  fuselens::test::TempDir dir;
+  std::ofstream(dir.file("text.sqlite")) << std::string(4096, 'x');
+  EXPECT_NE(error_of(dir.file("text.sqlite")).find("not a FuseLens capture"), std::string::npos);
+}
+
+TEST(Reader, RefusesAnotherProgramsDatabase) {
+  fuselens::test::TempDir dir;
+  raw_exec(dir.file("other.sqlite"), "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
+  EXPECT_NE(error_of(dir.file("other.sqlite")).find("not a FuseLens capture"), std::string::npos);
+}
+
+TEST(Reader, RefusesANewerSchemaNamingBothVersions) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("new.sqlite");
+  make_capture(path);
+  raw_exec(path, "PRAGMA user_version = 2");
+  const auto message = error_of(path);
+  EXPECT_NE(message.find("schema version 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("up to version 1"), std::string::npos) << message;
+}
+
+TEST(Reader, RefusesACaptureWithoutItsRunRow) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("norun.sqlite");
+  make_capture(path);
+  raw_exec(path, "DELETE FROM run");
+  EXPECT_NE(error_of(path).find("no run record"), std::string::npos);
+}
+
+TEST(Reader, RefusesATruncatedCapture) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("cut.sqlite");
+  make_capture(path);
+  std::filesystem::resize_file(path, 1000);
+  EXPECT_FALSE(error_of(path).empty());
+}
+
+TEST(Reader, NeverChangesTheFile) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  make_capture(path);
+  const auto before = slurp(path);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read);
+  {
+    Reader reader(path);
+    reader.run();
+    reader.processes();
+    reader.devices();
+    EXPECT_EQ(reader.gpu_record_count(), 0);
+  }
+  EXPECT_EQ(slurp(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}

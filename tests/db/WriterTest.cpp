@@ -1,0 +1,232 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "TempDir.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/Writer.h"
+
+using namespace fuselens::db;
+
+namespace {
+
+RunInfo sample_run() {
+  RunInfo run;
+  run.command_line = {"./bench", "--n", "has \"quotes\", commas and \\ backslash"};
+  run.working_directory = "/tmp/work";
+  run.host_name = "host-a";
+  run.fuselens_version = "0.1.0";
+  run.trace = "cuda,nvtx";
+  run.start_utc_ns = 1'700'000'000'000'000'000ull;
+  return run;
+}
+
+KernelRecord kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                    const std::string& mangled) {
+  KernelRecord k;
+  k.pid = 42;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.stream_id = 7;
+  k.correlation_id = correlation;
+  k.grid_x = 4; k.grid_y = 2; k.grid_z = 1;
+  k.block_x = 256; k.block_y = 1; k.block_z = 1;
+  k.registers_per_thread = 32;
+  k.static_shared_bytes = 1024;
+  k.dynamic_shared_bytes = 2048;
+  k.mangled_name = mangled;
+  return k;
+}
+
+}  // namespace
+
+TEST(Writer, CreatesCaptureWithSchemaVersionAndRunRow) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  { Writer::create(path, sample_run()); }
+  Reader reader(path);
+  EXPECT_EQ(reader.schema_version(), kSchemaVersion);
+  const RunSummary run = reader.run();
+  EXPECT_EQ(run.info.command_line, sample_run().command_line);
+  EXPECT_EQ(run.info.working_directory, "/tmp/work");
+  EXPECT_EQ(run.info.host_name, "host-a");
+  EXPECT_EQ(run.info.start_utc_ns, sample_run().start_utc_ns);
+  EXPECT_EQ(run.end.reason, EndReason::NotFinalized);
+  EXPECT_FALSE(run.end.exit_status.has_value());
+}
+
+TEST(Writer, RefusesToOverwriteAnExistingFile) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  { Writer::create(path, sample_run()); }
+  EXPECT_THROW(Writer::create(path, sample_run()), Error);
+}
+
+TEST(Writer, FailsOnUnwritableDirectory) {
+  EXPECT_THROW(Writer::create("/nonexistent-dir/x/a.sqlite", sample_run()), Error);
+}
+
+TEST(Writer, StoresKernelsWithInternedDemangledAndShortNames) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  {
+    auto w = Writer::create(path, sample_run());
+    RecordBatch batch;
+    batch.kernels.push_back(kernel(1, 100, 250, "_ZN8fuselens7kernels4gemmILi64EEEvPKfPfi"));
+    batch.kernels.push_back(kernel(2, 300, 400, "_ZN8fuselens7kernels4gemmILi64EEEvPKfPfi"));
+    batch.kernels.push_back(kernel(3, 500, 510, "relu_kernel"));
+    batch.kernels.back().graph_id = 9;
+    batch.kernels.back().graph_node_id = 77;
+    w.write(batch);
+    EXPECT_EQ(w.records_written(), 3u);
+    w.finalize({EndReason::Exited, 0, std::nullopt, 123});
+  }
+  Reader reader(path);
+  auto s = reader.prepare(
+      "SELECT k.correlation_id, k.end_ns - k.start_ns, sn.value, dn.value, mn.value, k.graph_id,"
+      " k.graph_node_id, k.grid_x * k.grid_y, k.dynamic_shared_bytes FROM kernel k"
+      " JOIN strings sn ON sn.id = k.short_name_id JOIN strings dn ON dn.id = k.demangled_name_id"
+      " JOIN strings mn ON mn.id = k.mangled_name_id ORDER BY k.correlation_id");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.int64(1), 150);
+  EXPECT_EQ(s.text(2), "gemm");
+  EXPECT_EQ(s.text(3), "void fuselens::kernels::gemm<64>(float const*, float*, int)");
+  EXPECT_EQ(s.text(4), "_ZN8fuselens7kernels4gemmILi64EEEvPKfPfi");
+  EXPECT_TRUE(s.is_null(5));
+  EXPECT_EQ(s.int64(7), 8);
+  EXPECT_EQ(s.int64(8), 2048);
+  ASSERT_TRUE(s.step());
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.text(2), "relu_kernel");
+  EXPECT_EQ(s.int64(5), 9);
+  EXPECT_EQ(s.int64(6), 77);
+  EXPECT_FALSE(s.step());
+  // Each distinct string is stored once.
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM strings"), 4);
+}
+
+TEST(Writer, StoresEveryRecordKindAndNvtxPayloads) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  {
+    auto w = Writer::create(path, sample_run());
+    RecordBatch b;
+    MemcpyRecord m;
+    m.copy_kind = MemcpyKind::HostToDevice;
+    m.src_kind = MemoryKind::Pageable;
+    m.dst_kind = MemoryKind::Device;
+    m.bytes = 4096;
+    b.memcpys.push_back(m);
+    MemsetRecord ms;
+    ms.bytes = 64;
+    ms.value = 0xFF;
+    b.memsets.push_back(ms);
+    MemoryEventRecord me;
+    me.operation = MemoryOperation::Release;
+    me.memory_kind = MemoryKind::Device;
+    me.address = 0x7f0000000000ull;
+    me.bytes = 1 << 20;
+    b.memory_events.push_back(me);
+    ApiCallRecord a;
+    a.tid = 11;
+    a.name = "cudaLaunchKernel";
+    a.correlation_id = 5;
+    b.api_calls.push_back(a);
+    NvtxRangeRecord r;
+    r.tid = 11;
+    r.text = "gemm_bias_relu/fused/M64_N128_K256";
+    r.start_ns = 10;
+    r.end_ns = 20;
+    r.payload_kind = PayloadKind::UInt64;
+    r.payload_int = 50;
+    b.nvtx_ranges.push_back(r);
+    NvtxRangeRecord open;
+    open.text = "never ended";
+    b.nvtx_ranges.push_back(open);
+    NvtxMarkRecord mark;
+    mark.text = "checkpoint";
+    mark.payload_kind = PayloadKind::Double;
+    mark.payload_real = 2.5;
+    b.nvtx_marks.push_back(mark);
+    b.syncs.push_back(SyncRecord{});
+    b.overheads.push_back(OverheadRecord{});
+    w.write(b);
+    EXPECT_EQ(w.records_written(), 9u);
+  }
+  Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT bytes FROM memcpy WHERE copy_kind = 1 AND dst_kind = 3"), 4096);
+  EXPECT_EQ(reader.query_int("SELECT value FROM memset"), 0xFF);
+  EXPECT_EQ(reader.query_int("SELECT operation FROM memory_event"), 2);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM api_call a JOIN strings s ON s.id = a.name_id"
+                             " WHERE s.value = 'cudaLaunchKernel'"), 1);
+  EXPECT_EQ(reader.query_int("SELECT payload FROM nvtx_range WHERE end_ns IS NOT NULL"), 50);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE end_ns IS NULL"), 1);
+  auto s = reader.prepare("SELECT payload FROM nvtx_mark");
+  ASSERT_TRUE(s.step());
+  EXPECT_DOUBLE_EQ(s.real(0), 2.5);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sync_event"), 1);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM overhead"), 1);
+}
+
+TEST(Writer, FinalizeRecordsEndAndSumsDroppedRecordsIntoOneFile) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  {
+    auto w = Writer::create(path, sample_run());
+    ProcessInfo p1;
+    p1.pid = 1;
+    p1.dropped_records = 3;
+    ProcessInfo p2;
+    p2.pid = 2;
+    p2.dropped_records = 4;
+    w.write_process(p1);
+    w.write_process(p2);
+    w.finalize({EndReason::Signaled, std::nullopt, 9, 999});
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  Reader reader(path);
+  const auto run = reader.run();
+  EXPECT_EQ(run.end.reason, EndReason::Signaled);
+  EXPECT_EQ(run.end.exit_signal, 9);
+  EXPECT_EQ(run.dropped_records, 7u);
+  EXPECT_EQ(run.cuda_processes, 2);
+  auto mode = reader.prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(mode.step());
+  EXPECT_EQ(mode.text(0), "delete");  // one self-contained file, no WAL beside it
+  EXPECT_GE(reader.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'"), 9);
+}
+
+TEST(Writer, SecondWriterAppendsToTheSameCapture) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  auto creator = Writer::create(path, sample_run());
+  auto appender = Writer::open(path);
+  RecordBatch b;
+  b.kernels.push_back(kernel(1, 1, 2, "k"));
+  appender.write(b);
+  creator.write(b);
+  Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 2);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM strings"), 1);
+}
+
+TEST(Writer, DevicesAreRecordedOncePerOrdinal) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  auto w = Writer::create(path, sample_run());
+  DeviceInfo d;
+  d.id = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  w.write_device(d);
+  d.name = "other";
+  w.write_device(d);
+  Reader reader(path);
+  const auto devices = reader.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(devices[0].sm_count, 132);
+}
