@@ -1,0 +1,358 @@
+#include "fuselens/analyzer/Summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "fuselens/db/Sqlite.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+/// Durations of one group of records, keyed by a string id or an enum value.
+using DurationGroups = std::unordered_map<std::int64_t, std::vector<std::int64_t>>;
+
+class StringTable {
+ public:
+  explicit StringTable(const db::Reader& reader)
+      : select_(reader.prepare("SELECT value FROM strings WHERE id = ?")) {}
+
+  std::string get(std::int64_t id) {
+    if (auto it = cache_.find(id); it != cache_.end()) return it->second;
+    select_.bind(1, id);
+    std::string value = select_.step() ? select_.text(0) : std::string();
+    select_.reset();
+    return cache_.emplace(id, std::move(value)).first->second;
+  }
+
+ private:
+  db::Statement select_;
+  std::unordered_map<std::int64_t, std::string> cache_;
+};
+
+const char* name_column(NameKind kind) {
+  switch (kind) {
+    case NameKind::Short:
+      return "short_name_id";
+    case NameKind::Mangled:
+      return "mangled_name_id";
+    case NameKind::Demangled:
+      break;
+  }
+  return "demangled_name_id";
+}
+
+/// Sorts rows by total time descending, then name, and fills in their share of the total.
+template <typename Row>
+void finish_rows(std::vector<Row>& rows) {
+  std::int64_t total = 0;
+  for (const auto& r : rows) total += r.stats.total_ns;
+  for (auto& r : rows) {
+    r.time_percent =
+        total > 0 ? 100.0 * static_cast<double>(r.stats.total_ns) / static_cast<double>(total)
+                  : 0.0;
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
+    return a.name < b.name;
+  });
+}
+
+/// Rows {name, stats} of groups keyed by string id.
+template <typename Row>
+std::vector<Row> rows_by_string(DurationGroups& groups, StringTable& strings) {
+  std::vector<Row> rows;
+  rows.reserve(groups.size());
+  for (auto& [id, durations] : groups) {
+    Row row;
+    row.name = strings.get(id);
+    row.stats = compute_stats(std::move(durations));
+    rows.push_back(std::move(row));
+  }
+  finish_rows(rows);
+  return rows;
+}
+
+std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings) {
+  DurationGroups groups;
+  auto s = reader.prepare(std::string("SELECT ") + name_column(kind) +
+                          ", end_ns - start_ns FROM kernel");
+  while (s.step()) groups[s.int64(0)].push_back(s.int64(1));
+  return rows_by_string<KernelRow>(groups, strings);
+}
+
+std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings) {
+  DurationGroups groups;
+  auto s = reader.prepare("SELECT name_id, end_ns - start_ns FROM api_call");
+  while (s.step()) groups[s.int64(0)].push_back(s.int64(1));
+  return rows_by_string<ApiRow>(groups, strings);
+}
+
+std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) {
+  struct Group {
+    std::vector<std::int64_t> durations;
+    std::int64_t bytes = 0;
+  };
+  std::map<std::string, Group> groups;
+  auto copies = reader.prepare("SELECT copy_kind, end_ns - start_ns, bytes FROM memcpy");
+  // One name per kind; look names up once per distinct kind.
+  std::unordered_map<std::int64_t, Group*> by_kind;
+  while (copies.step()) {
+    const std::int64_t kind = copies.int64(0);
+    Group*& g = by_kind[kind];
+    if (g == nullptr) {
+      const auto name =
+          std::string("[CUDA memcpy ") + db::to_string(static_cast<db::MemcpyKind>(kind)) + "]";
+      g = &groups[name];
+    }
+    g->durations.push_back(copies.int64(1));
+    g->bytes += copies.int64(2);
+  }
+  auto sets = reader.prepare("SELECT end_ns - start_ns, bytes FROM memset");
+  while (sets.step()) {
+    Group& g = groups["[CUDA memset]"];
+    g.durations.push_back(sets.int64(0));
+    g.bytes += sets.int64(1);
+  }
+  std::vector<MemoryOperationRow> rows;
+  for (auto& [name, g] : groups) {
+    MemoryOperationRow row;
+    row.name = name;
+    row.stats = compute_stats(std::move(g.durations));
+    row.total_bytes = g.bytes;
+    row.throughput_gb_per_s = row.stats.total_ns > 0 ? static_cast<double>(g.bytes) /
+                                                           static_cast<double>(row.stats.total_ns)
+                                                     : 0.0;
+    rows.push_back(std::move(row));
+  }
+  finish_rows(rows);
+  return rows;
+}
+
+/// Kernel launches grouped by their launching API call, sorted by (pid, tid, start), with
+/// running sums so that the kernels launched in [start, end] on a thread are two binary
+/// searches away.
+class LaunchIndex {
+ public:
+  explicit LaunchIndex(const db::Reader& reader) {
+    // Joined here rather than in SQL: two sequential scans and a sort are several times faster
+    // than SQLite's GROUP BY + JOIN on millions of rows (the index scans hit the table randomly).
+    struct Launch {
+      std::uint64_t key;  // pid << 32 | correlation id (both 32-bit in CUPTI)
+      std::int64_t kernels = 0, gpu_ns = 0, tid = 0;
+      std::int64_t start_ns = std::numeric_limits<std::int64_t>::max();  // of the earliest call
+    };
+    std::vector<std::pair<std::uint64_t, std::int64_t>> kernels;  // key, duration
+    auto k = reader.prepare("SELECT pid, correlation_id, end_ns - start_ns FROM kernel");
+    while (k.step()) kernels.emplace_back(key(k.int64(0), k.int64(1)), k.int64(2));
+    std::sort(kernels.begin(), kernels.end());
+    std::vector<Launch> launches;
+    for (const auto& [kernel_key, duration] : kernels) {
+      if (launches.empty() || launches.back().key != kernel_key) launches.push_back({kernel_key});
+      ++launches.back().kernels;
+      launches.back().gpu_ns += duration;
+    }
+    kernels = {};
+    auto a = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
+    while (a.step()) {
+      const std::uint64_t call_key = key(a.int64(0), a.int64(1));
+      const auto it = std::lower_bound(launches.begin(), launches.end(), call_key,
+                                       [](const Launch& l, std::uint64_t v) { return l.key < v; });
+      if (it == launches.end() || it->key != call_key || a.int64(3) >= it->start_ns) continue;
+      it->tid = a.int64(2);
+      it->start_ns = a.int64(3);
+    }
+    std::vector<std::pair<Key, std::pair<std::int64_t, std::int64_t>>> sorted;
+    for (const Launch& l : launches) {
+      if (l.start_ns == std::numeric_limits<std::int64_t>::max()) continue;  // no launch call
+      sorted.push_back(
+          {{static_cast<std::int64_t>(l.key >> 32), l.tid, l.start_ns}, {l.kernels, l.gpu_ns}});
+    }
+    std::sort(sorted.begin(), sorted.end());
+    keys_.reserve(sorted.size() + 1);
+    keys_.emplace_back();  // sentinel: sums before the first launch
+    for (const auto& [launch_key, sums] : sorted) {
+      keys_.push_back(launch_key);
+      count_sum_.push_back(count_sum_.back() + sums.first);
+      time_sum_.push_back(time_sum_.back() + sums.second);
+    }
+  }
+
+  /// Kernels (count, GPU ns) whose launching call on (pid, tid) started in [start, end].
+  std::pair<std::int64_t, std::int64_t> inside(std::int64_t pid, std::int64_t tid,
+                                               std::int64_t start, std::int64_t end) const {
+    const auto first = std::lower_bound(keys_.begin() + 1, keys_.end(), Key{pid, tid, start});
+    const auto last = std::upper_bound(first, keys_.end(), Key{pid, tid, end});
+    const auto lo = static_cast<std::size_t>(first - keys_.begin()) - 1;
+    const auto hi = static_cast<std::size_t>(last - keys_.begin()) - 1;
+    return {count_sum_[hi] - count_sum_[lo], time_sum_[hi] - time_sum_[lo]};
+  }
+
+ private:
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid, start_ns
+  static std::uint64_t key(std::int64_t pid, std::int64_t correlation_id) {
+    return static_cast<std::uint64_t>(pid) << 32 |
+           (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
+  }
+  std::vector<Key> keys_;
+  std::vector<std::int64_t> count_sum_{0};  // [i]: kernels of launches 1..i
+  std::vector<std::int64_t> time_sum_{0};
+};
+
+std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
+  struct Group {
+    std::vector<std::int64_t> durations;
+    std::int64_t unterminated = 0, kernels = 0, gpu_ns = 0;
+  };
+  std::map<std::string, Group> groups;
+  std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
+  auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns FROM nvtx_range");
+  std::optional<LaunchIndex> launches;
+  while (s.step()) {
+    Group*& g = by_ids[{s.int64(2), s.int64(3)}];
+    if (g == nullptr) {
+      const std::string domain = strings.get(s.int64(2));
+      const std::string text = strings.get(s.int64(3));
+      g = &groups[domain.empty() ? text : domain + ":" + text];
+    }
+    if (s.is_null(5)) {
+      ++g->unterminated;
+      continue;
+    }
+    const std::int64_t start = s.int64(4), end = s.int64(5);
+    g->durations.push_back(end - start);
+    if (!launches) launches.emplace(reader);
+    const auto [count, gpu_ns] = launches->inside(s.int64(0), s.int64(1), start, end);
+    g->kernels += count;
+    g->gpu_ns += gpu_ns;
+  }
+  std::vector<NvtxRow> rows;
+  for (auto& [name, g] : groups) {
+    NvtxRow row;
+    row.name = name;
+    row.stats = compute_stats(std::move(g.durations));
+    row.unterminated = g.unterminated;
+    row.kernel_count = g.kernels;
+    row.gpu_time_ns = g.gpu_ns;
+    rows.push_back(std::move(row));
+  }
+  finish_rows(rows);
+  return rows;
+}
+
+std::vector<DeviceMemoryRow> device_memory_rows(const db::Reader& reader,
+                                                const std::vector<db::DeviceInfo>& devices) {
+  auto s = reader.prepare(
+      "SELECT device_id, timestamp_ns, operation, bytes FROM memory_event"
+      " WHERE memory_kind = " +
+      std::to_string(static_cast<int>(db::MemoryKind::Device)) +
+      " ORDER BY device_id, timestamp_ns, id");
+  std::vector<DeviceMemoryRow> rows;
+  while (s.step()) {
+    const auto device = static_cast<std::uint32_t>(s.int64(0));
+    if (rows.empty() || rows.back().device_id != device) {
+      DeviceMemoryRow row;
+      row.device_id = device;
+      for (const auto& d : devices) {
+        if (d.id == device) row.device_name = d.name;
+      }
+      rows.push_back(std::move(row));
+    }
+    DeviceMemoryRow& row = rows.back();
+    const std::int64_t bytes = s.int64(3);
+    switch (static_cast<db::MemoryOperation>(s.int64(2))) {
+      case db::MemoryOperation::Allocation:
+        ++row.allocations;
+        row.bytes_at_end += bytes;
+        break;
+      case db::MemoryOperation::Release:
+        ++row.releases;
+        row.bytes_at_end -= bytes;
+        break;
+    }
+    if (row.bytes_at_end > row.peak_bytes) {
+      row.peak_bytes = row.bytes_at_end;
+      row.peak_time_ns = s.int64(1);
+    }
+  }
+  return rows;
+}
+
+template <typename Row>
+std::int64_t sum_count(const std::vector<Row>& rows) {
+  std::int64_t n = 0;
+  for (const auto& r : rows) n += r.stats.count;
+  return n;
+}
+
+template <typename Row>
+std::int64_t sum_time(const std::vector<Row>& rows) {
+  std::int64_t n = 0;
+  for (const auto& r : rows) n += r.stats.total_ns;
+  return n;
+}
+
+}  // namespace
+
+DurationStats compute_stats(std::vector<std::int64_t> durations) {
+  DurationStats s;
+  if (durations.empty()) return s;
+  std::sort(durations.begin(), durations.end());
+  const std::size_t n = durations.size();
+  s.count = static_cast<std::int64_t>(n);
+  s.min_ns = durations.front();
+  s.max_ns = durations.back();
+  s.total_ns = std::accumulate(durations.begin(), durations.end(), std::int64_t{0});
+  const long double mean = static_cast<long double>(s.total_ns) / static_cast<long double>(n);
+  s.avg_ns = static_cast<double>(mean);
+  s.median_ns = n % 2 == 1 ? static_cast<double>(durations[n / 2])
+                           : static_cast<double>((static_cast<long double>(durations[n / 2 - 1]) +
+                                                  static_cast<long double>(durations[n / 2])) /
+                                                 2);
+  if (n > 1) {
+    long double squares = 0;
+    for (const std::int64_t d : durations) {
+      const long double delta = static_cast<long double>(d) - mean;
+      squares += delta * delta;
+    }
+    s.stddev_ns = static_cast<double>(std::sqrt(squares / static_cast<long double>(n - 1)));
+  }
+  return s;
+}
+
+Summary summarize(const db::Reader& reader, NameKind kernel_names) {
+  Summary summary;
+  summary.path = reader.path();
+  summary.run = reader.run();
+  summary.devices = reader.devices();
+  summary.processes = reader.processes();
+  summary.cuda_used = !summary.processes.empty();
+  summary.kernel_names = kernel_names;
+
+  StringTable strings(reader);
+  summary.kernels = kernel_rows(reader, kernel_names, strings);
+  summary.memory_operations = memory_operation_rows(reader);
+  summary.api = api_rows(reader, strings);
+  summary.nvtx = nvtx_rows(reader, strings);
+  summary.device_memory = device_memory_rows(reader, summary.devices);
+
+  Totals& t = summary.totals;
+  t.kernel_count = sum_count(summary.kernels);
+  t.kernel_time_ns = sum_time(summary.kernels);
+  t.api_call_count = sum_count(summary.api);
+  for (const auto& r : summary.nvtx) t.nvtx_range_count += r.stats.count + r.unterminated;
+  for (const auto& r : summary.memory_operations) {
+    const bool is_memset = r.name == "[CUDA memset]";
+    (is_memset ? t.memset_count : t.memcpy_count) += r.stats.count;
+    (is_memset ? t.memset_bytes : t.memcpy_bytes) += r.total_bytes;
+  }
+  return summary;
+}
+
+}  // namespace fuselens::analyzer

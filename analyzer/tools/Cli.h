@@ -1,0 +1,32 @@
+#pragma once
+// Shared pieces of prof-analyze's subcommands: exit codes, the one-line error printer, and the
+// registration signature every subcommand file implements.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace fuselens::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCapture = 1;  // a capture cannot be read or holds nothing to analyze
+inline constexpr int kExitUsage = 2;    // command-line error
+inline constexpr int kExitFlagged = 3;  // a --fail-on / --fail-if-slower condition held
+
+inline constexpr const char* kFooter =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  a capture cannot be read (missing, not a FuseLens capture, corrupt, written by a\n"
+    "     newer FuseLens) or holds nothing to analyze (the workload never initialized CUDA)\n"
+    "  2  command-line error (unknown option, bad value, missing FILE)\n"
+    "  3  a CI gate (--fail-on, --fail-if-slower) was triggered";
+
+/// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded) and returns `code`.
+int fail(std::string message, int code);
+
+/// A subcommand registers its options on `app` and returns what to run when it is chosen.
+using Runner = std::function<int()>;
+Runner add_summary_command(CLI::App& app);
+
+}  // namespace fuselens::cli

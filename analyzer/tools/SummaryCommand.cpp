@@ -1,0 +1,87 @@
+// prof-analyze summary FILE [--format table|csv|json] [--names demangled|short|mangled]
+//                          [--section kernels,memops,api,nvtx,memory,all]
+
+#include <map>
+#include <memory>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "Cli.h"
+#include "fuselens/analyzer/Summary.h"
+#include "fuselens/analyzer/SummaryFormat.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::cli {
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+analyzer::SummarySections parse_sections(const std::vector<std::string>& names) {
+  auto which = analyzer::SummarySections::none();
+  for (const auto& name : names) {
+    if (name == "all") return analyzer::SummarySections::all();
+    if (name == "kernels") which.kernels = true;
+    if (name == "memops") which.memory_operations = true;
+    if (name == "api") which.api = true;
+    if (name == "nvtx") which.nvtx = true;
+    if (name == "memory") which.device_memory = true;
+  }
+  return which;
+}
+
+struct SummaryOptions {
+  std::string file;
+  std::string format = "table";
+  std::string names = "demangled";
+  std::vector<std::string> sections{"all"};
+};
+
+int run_summary(const SummaryOptions& options) {
+  const fuselens::db::Reader reader(options.file);
+  const std::map<std::string, analyzer::NameKind> names{
+      {"demangled", analyzer::NameKind::Demangled},
+      {"short", analyzer::NameKind::Short},
+      {"mangled", analyzer::NameKind::Mangled}};
+  const std::map<std::string, analyzer::OutputFormat> formats{
+      {"table", analyzer::OutputFormat::Table},
+      {"csv", analyzer::OutputFormat::Csv},
+      {"json", analyzer::OutputFormat::Json}};
+  const analyzer::Summary summary = analyzer::summarize(reader, names.at(options.names));
+  if (!summary.cuda_used) {
+    return fail("'" + options.file + "': the workload never initialized CUDA; nothing to summarize",
+                kExitCapture);
+  }
+  analyzer::write_summary(std::cout, summary, formats.at(options.format),
+                          parse_sections(options.sections));
+  std::cout.flush();
+  if (!std::cout) return fail("writing the summary to standard output failed", kExitCapture);
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_summary_command(CLI::App& app) {
+  auto options = std::make_shared<SummaryOptions>();
+  auto* summary =
+      app.add_subcommand("summary",
+                         "Kernel, memory-operation, CUDA API, NVTX (with GPU projection) and "
+                         "device-memory summary tables");
+  summary->footer(kFooter);
+  summary->add_option("FILE", options->file, "Capture written by prof-run")->required();
+  summary->add_option("--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  summary->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
+      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
+      ->capture_default_str();
+  summary
+      ->add_option("--section", options->sections,
+                   "Tables to print, comma separated: kernels, memops, api, nvtx, memory, all")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"kernels", "memops", "api", "nvtx", "memory", "all"}))
+      ->default_str("all");
+  return [options] { return run_summary(*options); };
+}
+
+}  // namespace fuselens::cli

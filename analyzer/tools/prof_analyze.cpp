@@ -1,0 +1,66 @@
+// prof-analyze: reads FuseLens captures and prints analyses of them. Each subcommand lives in
+// its own <Name>Command.cpp and registers itself through Cli.h.
+//
+// Every error is one line on stderr starting "prof-analyze: error: "; exit codes are in
+// cli::kFooter.
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Cli.h"
+#include "fuselens/db/Sqlite.h"
+
+#ifndef FUSELENS_VERSION
+#define FUSELENS_VERSION "unknown"
+#endif
+
+namespace fuselens::cli {
+
+int fail(std::string message, int code) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  std::replace(message.begin(), message.end(), '\r', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  std::cerr << "prof-analyze: error: " << message << std::endl;
+  return code;
+}
+
+}  // namespace fuselens::cli
+
+int main(int argc, char** argv) {
+  namespace cli = fuselens::cli;
+  CLI::App app{"Analyze FuseLens captures: summaries in the style of Nsight Systems' nsys stats.",
+               "prof-analyze"};
+  app.set_version_flag("--version", FUSELENS_VERSION);
+  app.require_subcommand(1);
+  app.footer(cli::kFooter);
+
+  std::vector<std::pair<CLI::App*, cli::Runner>> commands;
+  auto add = [&](cli::Runner (*registrar)(CLI::App&)) {
+    cli::Runner runner = registrar(app);
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+  };
+  add(&cli::add_summary_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::Error& e) {
+    return cli::fail(std::string(e.what()) + " (see 'prof-analyze --help')", cli::kExitUsage);
+  }
+
+  try {
+    for (auto& [command, runner] : commands) {
+      if (command->parsed()) return runner();
+    }
+    return cli::fail("no subcommand given", cli::kExitUsage);
+  } catch (const fuselens::db::Error& e) {
+    return cli::fail(e.what(), cli::kExitCapture);
+  } catch (const std::exception& e) {
+    return cli::fail(e.what(), cli::kExitCapture);
+  }
+}

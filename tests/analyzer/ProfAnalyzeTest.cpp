@@ -1,0 +1,174 @@
+// Runs the built prof-analyze binary and checks its exit codes and one-line errors.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "TestSupport.h"
+
+#ifndef PROF_ANALYZE_PATH
+#error "PROF_ANALYZE_PATH must name the prof-analyze binary"
+#endif
+
+namespace fuselens::analyzer {
+namespace {
+
+using test::TempDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+/// Runs prof-analyze with `args`, stdout and stderr captured to files in `dir`.
+Result run_cli(const TempDir& dir, std::vector<std::string> args) {
+  const std::string out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
+  args.insert(args.begin(), PROF_ANALYZE_PATH);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  Result r;
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  return r;
+}
+
+void expect_one_error_line(const Result& r) {
+  EXPECT_EQ(line_count(r.err), 1U) << r.err;
+  EXPECT_EQ(r.err.rfind("prof-analyze: error: ", 0), 0U) << r.err;
+}
+
+TEST(ProfAnalyze, UnknownOptionIsAUsageErrorOnOneLine) {
+  TempDir dir;
+  const Result r = run_cli(dir, {"summary", "x.sqlite", "--bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_one_error_line(r);
+}
+
+TEST(ProfAnalyze, BadValueAndMissingFileArgumentAreUsageErrors) {
+  TempDir dir;
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"summary", "x.sqlite", "--format", "xml"},
+                                             {"summary", "x.sqlite", "--names", "pretty"},
+                                             {"summary", "x.sqlite", "--section", "kernels,bogus"},
+                                             {"summary"},
+                                             {}}) {
+    const Result r = run_cli(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "(no arguments)" : args.back());
+    expect_one_error_line(r);
+  }
+}
+
+TEST(ProfAnalyze, HelpAndVersionSucceed) {
+  TempDir dir;
+  const Result help = run_cli(dir, {"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Exit status"), std::string::npos);
+  EXPECT_TRUE(help.err.empty());
+  const Result summary_help = run_cli(dir, {"summary", "--help"});
+  EXPECT_EQ(summary_help.exit_code, 0);
+  EXPECT_NE(summary_help.out.find("--format"), std::string::npos);
+  EXPECT_EQ(run_cli(dir, {"--version"}).exit_code, 0);
+}
+
+TEST(ProfAnalyze, MissingFileFailsWithOneLine) {
+  TempDir dir;
+  const Result r = run_cli(dir, {"summary", dir.file("absent.sqlite")});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_error_line(r);
+  EXPECT_NE(r.err.find("absent.sqlite"), std::string::npos);
+}
+
+TEST(ProfAnalyze, FileThatIsNotSqliteFails) {
+  TempDir dir;
+  const auto path = dir.file("text.sqlite");
+  std::ofstream(path) << "this is not a database, just some random text\n"
+                      << std::string(5000, 'x');
+  const Result r = run_cli(dir, {"summary", path});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_error_line(r);
+}
+
+TEST(ProfAnalyze, NewerSchemaVersionFailsAndSaysSo) {
+  TempDir dir;
+  const auto path = dir.file("future.sqlite");
+  test::write_reference_capture(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 2", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const Result r = run_cli(dir, {"summary", path});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_one_error_line(r);
+  EXPECT_NE(r.err.find("version 2"), std::string::npos) << r.err;
+}
+
+TEST(ProfAnalyze, CaptureWithoutCudaFailsWithTheNeverInitializedLine) {
+  TempDir dir;
+  const auto path = dir.file("nocuda.sqlite");
+  test::write_capture_without_process(path);
+  const Result r = run_cli(dir, {"summary", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "prof-analyze: error: '" + path +
+                       "': the workload never initialized CUDA; nothing to summarize\n");
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(ProfAnalyze, GoodCaptureSucceedsInEveryFormat) {
+  TempDir dir;
+  const auto path = dir.file("reference.sqlite");
+  test::write_reference_capture(path);
+
+  const Result table = run_cli(dir, {"summary", path});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_TRUE(table.err.empty());
+  EXPECT_NE(table.out.find("CUDA GPU Kernel Summary"), std::string::npos);
+
+  const Result csv = run_cli(
+      dir, {"summary", path, "--format", "csv", "--names", "short", "--section", "kernels,memops"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto records = test::parse_csv(csv.out);
+  ASSERT_GE(records.size(), 4U);
+  EXPECT_EQ(records[0], std::vector<std::string>{"# kernels"});
+  EXPECT_EQ(records[1].back(), "name");
+  EXPECT_EQ(records[2].back(), test::kQuoted);
+  EXPECT_EQ(records[3].back(), "gemm");
+  EXPECT_EQ(records[3][2], "4");
+  EXPECT_NE(csv.out.find("# memory_operations"), std::string::npos);
+  EXPECT_EQ(csv.out.find("# api"), std::string::npos);
+
+  const Result json = run_cli(dir, {"summary", path, "--format=json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["totals"]["kernel_count"], 7);
+}
+
+}  // namespace
+}  // namespace fuselens::analyzer
