@@ -1,0 +1,64 @@
+#pragma once
+// Collector configuration: what `prof-run` passes to the injected collector through environment
+// variables, parsed and validated on both sides by the same code. No CUDA or CUPTI here.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace fuselens::collector {
+
+// Environment variables read by the collector (set by prof-run).
+inline constexpr const char* kEnvOutput = "FUSELENS_OUTPUT";          // capture path (absolute)
+inline constexpr const char* kEnvTrace = "FUSELENS_TRACE";            // trace groups, see below
+inline constexpr const char* kEnvBufferKiB = "FUSELENS_BUFFER_KIB";    // one activity buffer
+inline constexpr const char* kEnvMaxBuffers = "FUSELENS_MAX_BUFFERS";  // pool cap
+inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // periodic flush period
+
+/// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
+/// allocations and frees; "api": every CUDA runtime API call, plus the driver API calls that
+/// launch, copy, set, allocate, free or synchronize (so kernels launched through the driver API,
+/// as Triton and parts of PyTorch do, still join their launch call); "driver": every CUDA driver
+/// API call, including those the runtime makes internally (about 2 us more per runtime launch on
+/// an H100, docs/BENCHMARKS.md); "nvtx": NVTX ranges and marks; "overhead": CUPTI's own overhead
+/// records. The default is everything but "driver".
+enum TraceGroup : std::uint32_t {
+  kTraceCuda = 1u << 0,
+  kTraceMemory = 1u << 1,
+  kTraceApi = 1u << 2,
+  kTraceDriver = 1u << 3,
+  kTraceNvtx = 1u << 4,
+  kTraceOverhead = 1u << 5,
+  kTraceAll = (1u << 6) - 1,
+  kTraceDefault = kTraceAll & ~kTraceDriver,
+};
+
+/// Thrown by the parsers for a bad value; the message is one line naming the value.
+class ConfigError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Parses a comma-separated list of group names ("cuda,nvtx", "all"). Throws ConfigError on an
+/// unknown or empty name.
+std::uint32_t parse_trace(std::string_view list);
+/// The canonical comma-separated spelling of a group mask.
+std::string trace_to_string(std::uint32_t mask);
+
+struct CollectorConfig {
+  std::string output;                     ///< capture file; empty disables the collector
+  std::uint32_t trace = kTraceDefault;
+  std::uint32_t buffer_kib = 4096;        ///< bytes per activity buffer / 1024
+  std::uint32_t max_buffers = 64;         ///< pool cap: at most max_buffers * buffer_kib KiB held
+  std::uint32_t flush_period_ms = 500;    ///< CUPTI flushes completed records this often
+
+  /// Throws ConfigError when a value is outside its documented range
+  /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms).
+  void validate() const;
+  /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
+  static CollectorConfig from_environment();
+};
+
+}  // namespace fuselens::collector

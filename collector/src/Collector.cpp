@@ -1,0 +1,407 @@
+#include "Collector.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include "DeviceQuery.h"
+#include "Log.h"
+
+namespace fuselens::collector {
+namespace {
+
+// The one collector of this process. Intentionally never destroyed: atexit handlers, CUPTI's
+// threads and the writer thread may all still reach it while static destructors run.
+std::atomic<Collector*> g_collector{nullptr};
+int g_signal_pipe[2] = {-1, -1};
+constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+std::uint64_t utc_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string executable_path() {
+  char buffer[PATH_MAX] = {};
+  const auto n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool cupti_ok(CUptiResult result, const char* call) noexcept {
+  if (result == CUPTI_SUCCESS) return true;
+  const char* message = nullptr;
+  cuptiGetResultString(result, &message);
+  log("CUPTI error in {}: {}", call, message ? message : "unknown");
+  return false;
+}
+#define FUSELENS_CUPTI_OK(call) cupti_ok((call), #call)
+
+// NVTX loads NVTX_INJECTION64_PATH on its first call. prof-run points it at the CUPTI it found;
+// if this process resolved another copy (PyTorch ships its own libcupti), point NVTX at the copy
+// in use, so markers reach the CUPTI instance that collects them. Programs that call NVTX before
+// CUDA initializes keep prof-run's choice.
+void point_nvtx_at_loaded_cupti() noexcept {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname) {
+    ::setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
+  }
+}
+
+}  // namespace
+
+Collector::Collector(CollectorConfig config)
+    : config_(std::move(config)),
+      pid_(static_cast<std::uint32_t>(::getpid())),
+      pool_(std::size_t{config_.buffer_kib} * 1024, config_.max_buffers, 2),
+      converter_(pid_, &ActivityConverter::cupti_api_name) {
+  queue_.reserve(config_.max_buffers);
+}
+
+bool Collector::start() noexcept {
+  try {
+    if (g_collector.load() != nullptr) return true;
+    CollectorConfig config = CollectorConfig::from_environment();
+    if (config.output.empty()) {
+      log("{} is not set: not collecting (run the program under prof-run)", kEnvOutput);
+      return false;
+    }
+    auto* collector = new Collector(std::move(config));
+    try {
+      collector->writer_ = std::make_unique<db::Writer>(db::Writer::open(collector->config_.output));
+    } catch (const std::exception& e) {
+      log("cannot open the capture: {}; not collecting", e.what());
+      delete collector;
+      return false;
+    }
+    collector->start_utc_ns_ = utc_now_ns();
+    std::uint64_t cupti_now = 0;
+    if (cuptiGetTimestamp(&cupti_now) == CUPTI_SUCCESS) {
+      collector->clock_offset_ns_ =
+          static_cast<std::int64_t>(utc_now_ns()) - static_cast<std::int64_t>(cupti_now);
+    }
+    collector->write_process_row(false);
+    point_nvtx_at_loaded_cupti();
+    g_collector.store(collector);
+    collector->writer_thread_ = std::thread([collector] { collector->writer_loop(); });
+    if (!collector->enable_cupti()) {
+      log("collection could not start; the program runs unprofiled");
+      collector->shutdown(0);
+      return false;
+    }
+    std::atexit(&Collector::at_exit);
+    install_signal_handlers();
+    return true;
+  } catch (const std::exception& e) {
+    log("collector start failed: {}", e.what());
+  } catch (...) {
+    log("collector start failed");
+  }
+  return false;
+}
+
+bool Collector::enable_cupti() noexcept {
+  FUSELENS_CUPTI_OK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  if (!FUSELENS_CUPTI_OK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed))) {
+    return false;
+  }
+  if (FUSELENS_CUPTI_OK(cuptiSubscribe(&subscriber_, &on_callback, this))) {
+    FUSELENS_CUPTI_OK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                          CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  } else {
+    log("another CUPTI subscriber is active: device properties will not be recorded");
+  }
+  struct Kind {
+    std::uint32_t group;
+    CUpti_ActivityKind kind;
+    const char* name;
+  };
+  static constexpr Kind kinds[] = {
+      {kTraceCuda, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+      {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+      {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+      {kTraceCuda, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
+      {kTraceMemory, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+      {kTraceApi, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
+      {kTraceDriver, CUPTI_ACTIVITY_KIND_DRIVER, "driver API"},
+      {kTraceNvtx, CUPTI_ACTIVITY_KIND_MARKER, "NVTX markers"},
+      {kTraceNvtx, CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data"},
+      {kTraceOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
+  };
+  int enabled = 0;
+  for (const auto& k : kinds) {
+    if (!(config_.trace & k.group)) continue;
+    const CUptiResult result = cuptiActivityEnable(k.kind);
+    if (result == CUPTI_SUCCESS) {
+      ++enabled;
+    } else {
+      const char* message = nullptr;
+      cuptiGetResultString(result, &message);
+      log("cannot trace {} activity: {}", k.name, message ? message : "unknown error");
+    }
+  }
+  if ((config_.trace & kTraceApi) && !(config_.trace & kTraceDriver)) enable_work_driver_api();
+  FUSELENS_CUPTI_OK(cuptiActivityFlushPeriod(config_.flush_period_ms));
+  return enabled > 0;
+}
+
+void Collector::enable_work_driver_api() noexcept {
+  // Driver API calls that put work on the GPU or wait for it, selected by name once at start.
+  static constexpr std::string_view prefixes[] = {
+      "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
+      "cuMemCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+  int selected = 0;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name) {
+      continue;
+    }
+    const std::string_view n(name);
+    for (const auto prefix : prefixes) {
+      if (n.substr(0, prefix.size()) == prefix) {
+        if (cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) ++selected;
+        break;
+      }
+    }
+  }
+  if (selected == 0) log("cannot trace driver API launches: kernels launched through the driver API will have no launch call");
+}
+
+void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                                          std::size_t* max_records) {
+  Collector* self = g_collector.load();
+  *buffer = self ? self->pool_.acquire() : nullptr;
+  *size = *buffer ? self->pool_.buffer_bytes() : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI Collector::buffer_completed(CUcontext context, std::uint32_t stream_id,
+                                          std::uint8_t* buffer, std::size_t, std::size_t valid_size) {
+  Collector* self = g_collector.load();
+  if (!self) return;
+  std::size_t dropped = 0;
+  if (context && cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+    self->cupti_dropped_ += dropped;
+  }
+  if (!buffer) return;
+  if (valid_size == 0) {
+    self->pool_.release(buffer);
+    return;
+  }
+  {
+    std::lock_guard lock(self->mutex_);
+    self->queue_.push_back({buffer, valid_size});  // capacity reserved for every pool buffer
+  }
+  self->wake_.notify_one();
+}
+
+void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
+                                     CUpti_CallbackId id, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && data) {
+    static_cast<Collector*>(userdata)->on_context_created(
+        static_cast<const CUpti_ResourceData*>(data)->context);
+  }
+}
+
+void Collector::on_context_created(CUcontext context) noexcept {
+  std::uint32_t ordinal = 0;
+  if (cuptiGetDeviceId(context, &ordinal) != CUPTI_SUCCESS) return;
+  if (runtime_version_.load() == 0) runtime_version_ = runtime_version();
+  {
+    std::lock_guard lock(mutex_);
+    if (ordinal < 64 && (devices_seen_ & (1ull << ordinal))) return;
+    if (ordinal < 64) devices_seen_ |= 1ull << ordinal;
+  }
+  db::DeviceInfo device = query_device(static_cast<int>(ordinal));
+  try {
+    std::lock_guard lock(mutex_);
+    devices_.push_back(std::move(device));
+  } catch (...) {
+  }
+  wake_.notify_one();
+}
+
+void Collector::writer_loop() noexcept {
+  db::RecordBatch batch;
+  std::vector<Completed> work;
+  std::vector<db::DeviceInfo> devices;
+  work.reserve(config_.max_buffers);
+  while (true) {
+    bool stopping = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !devices_.empty(); });
+      work.swap(queue_);
+      devices.swap(devices_);
+      stopping = stop_;
+    }
+    for (const auto& device : devices) {
+      try {
+        if (!writer_broken_ && !device.name.empty()) writer_->write_device(device);
+      } catch (const std::exception& e) {
+        log("cannot record device {}: {}", device.id, e.what());
+      }
+    }
+    devices.clear();
+    for (const auto& item : work) {
+      try {
+        converter_.convert_buffer(item.buffer, item.valid_size, batch);
+      } catch (const std::exception& e) {
+        log("cannot convert an activity buffer: {}", e.what());
+      }
+      pool_.release(item.buffer);
+      write_batch(batch);
+    }
+    work.clear();
+    if (stopping) break;
+  }
+  try {
+    converter_.flush_open_ranges(batch);
+  } catch (...) {
+  }
+  write_batch(batch);
+  write_process_row(true);
+  {
+    std::lock_guard lock(mutex_);
+    writer_done_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Collector::write_batch(db::RecordBatch& batch) noexcept {
+  if (batch.empty()) return;
+  const std::size_t n = batch.size();
+  if (writer_broken_) {
+    discarded_ += n;
+  } else {
+    try {
+      writer_->write(batch);
+      written_ += n;
+    } catch (const std::exception& e) {
+      log("cannot write to the capture ({}); further records are counted as dropped", e.what());
+      writer_broken_ = true;
+      discarded_ += n;
+    }
+  }
+  batch.clear();
+}
+
+void Collector::write_process_row(bool final) noexcept {
+  if (writer_broken_) return;
+  try {
+    db::ProcessInfo p;
+    p.pid = pid_;
+    p.parent_pid = static_cast<std::uint32_t>(::getppid());
+    p.executable = executable_path();
+    p.start_utc_ns = start_utc_ns_;
+    p.clock_offset_ns = clock_offset_ns_;
+    p.cuda_driver_version = driver_version();
+    p.cuda_runtime_version = runtime_version_.load();
+    cuptiGetVersion(&p.cupti_version);
+    p.dropped_records = cupti_dropped_.load() + discarded_.load();
+    p.buffers_used = pool_.acquisitions();
+    p.records_written = written_.load();
+    if (final) {
+      p.end_utc_ns = utc_now_ns();
+      std::vector<db::ThreadInfo> threads;
+      for (const auto tid : converter_.threads()) {
+        threads.push_back({pid_, tid,
+                           read_first_line("/proc/self/task/" + std::to_string(tid) + "/comm")});
+      }
+      writer_->write_threads(threads);
+      if (pool_.refusals() > 0) {
+        log("the activity buffer pool ({} x {} KiB) was full {} times; CUPTI dropped {} records",
+            config_.max_buffers, config_.buffer_kib, pool_.refusals(), cupti_dropped_.load());
+      }
+    }
+    writer_->write_process(p);
+  } catch (const std::exception& e) {
+    log("cannot record the process: {}", e.what());
+  }
+}
+
+void Collector::shutdown(int signal) noexcept {
+  if (shut_down_.exchange(true)) return;
+  if (static_cast<std::uint32_t>(::getpid()) != pid_) return;  // a forked child: not ours
+  // Flush outside any lock of ours: CUPTI calls buffer_completed for every pending buffer.
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  // Never hang the host program: give the writer a bounded time to finish.
+  std::unique_lock lock(mutex_);
+  const bool done = wake_.wait_for(lock, std::chrono::seconds(30), [&] { return writer_done_; });
+  lock.unlock();
+  if (done && writer_thread_.joinable()) {
+    writer_thread_.join();
+  } else if (!done) {
+    log("the capture writer did not finish in 30 s; the capture may miss the last records");
+    writer_thread_.detach();
+  }
+  if (signal != 0) log("flushed on signal {}", signal);
+}
+
+void Collector::at_exit() noexcept {
+  if (Collector* self = g_collector.load()) self->shutdown(0);
+}
+
+void Collector::on_signal(int signal) noexcept {
+  const unsigned char byte = static_cast<unsigned char>(signal);
+  [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+}
+
+void Collector::signal_thread_main() noexcept {
+  unsigned char byte = 0;
+  while (::read(g_signal_pipe[0], &byte, 1) != 1) {
+    if (errno != EINTR) return;
+  }
+  const int signal = byte;
+  if (Collector* self = g_collector.load()) self->shutdown(signal);
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signal, &action, nullptr);
+  ::kill(::getpid(), signal);
+}
+
+void Collector::install_signal_handlers() noexcept {
+  // Only signals the program left at their default action: a program's own handler (Python's
+  // SIGINT handler, say) ends the program through exit(), and the atexit flush covers it.
+  if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  bool any = false;
+  for (const int signal : kHandledSignals) {
+    struct sigaction current {};
+    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = &Collector::on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    any = sigaction(signal, &action, nullptr) == 0 || any;
+  }
+  if (!any) return;
+  try {
+    std::thread(&Collector::signal_thread_main).detach();
+  } catch (...) {
+  }
+}
+
+}  // namespace fuselens::collector

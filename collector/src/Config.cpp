@@ -1,0 +1,94 @@
+#include "fuselens/collector/Config.h"
+
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <utility>
+
+namespace fuselens::collector {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 6> kGroups = {{
+    {"cuda", kTraceCuda}, {"memory", kTraceMemory}, {"api", kTraceApi},
+    {"driver", kTraceDriver}, {"nvtx", kTraceNvtx}, {"overhead", kTraceOverhead},
+}};
+
+std::uint32_t parse_uint(std::string_view name, std::string_view text) {
+  std::uint32_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    throw ConfigError(std::string(name) + ": '" + std::string(text) + "' is not a whole number");
+  }
+  return value;
+}
+
+void check_range(std::string_view name, std::uint32_t value, std::uint32_t lo, std::uint32_t hi) {
+  if (value < lo || value > hi) {
+    throw ConfigError(std::string(name) + " must be in " + std::to_string(lo) + ".." +
+                      std::to_string(hi) + ", got " + std::to_string(value));
+  }
+}
+
+}  // namespace
+
+std::uint32_t parse_trace(std::string_view list) {
+  std::uint32_t mask = 0;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t comma = list.find(',', pos);
+    const std::string_view item =
+        list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (item == "all") {
+      mask |= kTraceAll;
+    } else {
+      std::uint32_t bit = 0;
+      for (const auto& [name, value] : kGroups) {
+        if (name == item) bit = value;
+      }
+      if (bit == 0) {
+        throw ConfigError("unknown trace group '" + std::string(item) +
+                          "' (known: cuda, memory, api, driver, nvtx, overhead, all)");
+      }
+      mask |= bit;
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return mask;
+}
+
+std::string trace_to_string(std::uint32_t mask) {
+  std::string out;
+  for (const auto& [name, value] : kGroups) {
+    if (mask & value) {
+      if (!out.empty()) out += ',';
+      out += name;
+    }
+  }
+  return out;
+}
+
+void CollectorConfig::validate() const {
+  check_range("buffer size (KiB)", buffer_kib, 64, 256 * 1024);
+  check_range("max buffers", max_buffers, 2, 4096);
+  check_range("flush period (ms)", flush_period_ms, 10, 60000);
+  if (trace == 0) throw ConfigError("nothing to trace");
+}
+
+CollectorConfig CollectorConfig::from_environment() {
+  CollectorConfig config;
+  auto env = [](const char* name) -> std::optional<std::string_view> {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string_view>(value) : std::nullopt;
+  };
+  if (auto v = env(kEnvOutput)) config.output = std::string(*v);
+  if (auto v = env(kEnvTrace)) config.trace = parse_trace(*v);
+  if (auto v = env(kEnvBufferKiB)) config.buffer_kib = parse_uint(kEnvBufferKiB, *v);
+  if (auto v = env(kEnvMaxBuffers)) config.max_buffers = parse_uint(kEnvMaxBuffers, *v);
+  if (auto v = env(kEnvFlushMs)) config.flush_period_ms = parse_uint(kEnvFlushMs, *v);
+  config.validate();
+  return config;
+}
+
+}  // namespace fuselens::collector

@@ -1,0 +1,283 @@
+// prof-run: runs a program with the FuseLens collector injected and records its GPU activity
+// into one SQLite capture.
+//
+//   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
+//            [--flush-ms N] -- CMD ARGS...
+//
+// Exit status: the workload's own exit status, 128+N when a signal N ended it, 2 when prof-run
+// refused to start (bad options, nothing after --, command not found, output exists without
+// --force, output not writable, collector not loadable), 1 when the capture could not be
+// finalized.
+
+#include <CLI/CLI.hpp>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CaptureReport.h"
+#include "fuselens/collector/Config.h"
+#include "fuselens/db/Writer.h"
+
+#ifndef FUSELENS_VERSION
+#define FUSELENS_VERSION "unknown"
+#endif
+
+namespace fs = std::filesystem;
+using fuselens::collector::CollectorConfig;
+
+namespace {
+
+constexpr const char* kCollectorName = "libfuselens_collector.so";
+volatile sig_atomic_t g_child = 0;
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(int status, const std::string& message) {
+  std::cerr << "prof-run: error: " << message << '\n';
+  std::exit(status);
+}
+
+std::uint64_t utc_now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+bool is_executable_file(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// Resolves the command as execvp would; empty when it cannot be run.
+std::string find_command(const std::string& command) {
+  if (command.find('/') != std::string::npos) return is_executable_file(command) ? command : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (dir.empty()) dir = ".";
+    const fs::path candidate = fs::path(dir) / command;
+    if (is_executable_file(candidate)) return candidate.string();
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+fs::path self_directory() {
+  char buffer[PATH_MAX] = {};
+  const auto n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  return n > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(n))).parent_path() : fs::path(".");
+}
+
+// The collector next to prof-run (build tree) or in ../lib (installed tree), or
+// $FUSELENS_COLLECTOR.
+std::string find_collector() {
+  if (const char* env = std::getenv("FUSELENS_COLLECTOR")) return env;
+  const fs::path dir = self_directory();
+  for (const fs::path& p : {dir / kCollectorName, dir / ".." / "lib" / kCollectorName}) {
+    if (fs::exists(p)) return fs::canonical(p).string();
+  }
+  return "";
+}
+
+int find_cupti(dl_phdr_info* info, std::size_t, void* data) {
+  if (info->dlpi_name && std::strstr(info->dlpi_name, "libcupti.so")) {
+    *static_cast<std::string*>(data) = info->dlpi_name;
+    return 1;
+  }
+  return 0;
+}
+
+// Loads the collector here once to prove its dependencies resolve (a collector that fails to
+// load would make the workload's cuInit fail), and returns the CUPTI library it resolved, which
+// NVTX must load too so that markers reach the same CUPTI instance.
+std::string check_collector_loads(const std::string& collector) {
+  void* handle = dlopen(collector.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw UsageError(std::string("cannot load the collector: ") + dlerror());
+  std::string cupti;
+  dl_iterate_phdr(find_cupti, &cupti);
+  if (!dlsym(handle, "InitializeInjection")) {
+    throw UsageError("'" + collector + "' does not export InitializeInjection");
+  }
+  dlclose(handle);
+  if (cupti.empty()) throw UsageError("the collector loaded no CUPTI library");
+  return fs::canonical(cupti).string();
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  return ::gethostname(buffer, sizeof buffer - 1) == 0 ? buffer : "";
+}
+
+void forward_signal(int signal) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal);
+}
+
+struct Options {
+  std::string output;
+  bool force = false;
+  std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
+  CollectorConfig config;
+  std::vector<std::string> command;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  int separator = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      separator = i;
+      break;
+    }
+  }
+  CLI::App app{"prof-run: run a CUDA program with the FuseLens collector and record its GPU "
+               "activity into one SQLite capture.",
+               "prof-run"};
+  app.set_version_flag("--version", FUSELENS_VERSION);
+  app.add_option("-o,--output", o.output, "Capture file (default: <command>.fuselens.sqlite)");
+  app.add_flag("--force", o.force, "Overwrite an existing capture");
+  app.add_option("--trace", o.trace,
+                 "Activity groups: cuda,memory,api,driver,nvtx,overhead or all")
+      ->capture_default_str();
+  app.add_option("--buffer-kib", o.config.buffer_kib, "Activity buffer size in KiB (64..262144)");
+  app.add_option("--max-buffers", o.config.max_buffers, "Activity buffer pool cap (2..4096)");
+  app.add_option("--flush-ms", o.config.flush_period_ms, "Flush period in ms (10..60000)");
+  app.footer(
+      "Usage: prof-run [options] -- CMD ARGS...\n"
+      "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
+      "it; 1 if the capture could not be finalized.");
+  const int own_argc = separator < 0 ? argc : separator;
+  try {
+    app.parse(own_argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  if (separator < 0 || separator + 1 >= argc) {
+    throw UsageError("no command to profile: usage: prof-run [options] -- CMD ARGS...");
+  }
+  for (int i = separator + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
+  try {
+    o.config.trace = fuselens::collector::parse_trace(o.trace);
+    o.config.validate();
+  } catch (const fuselens::collector::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::string executable, collector, cupti;
+  fs::path output;
+  try {
+    options = parse(argc, argv);
+    executable = find_command(options.command.front());
+    if (executable.empty()) throw UsageError("command not found: " + options.command.front());
+    if (options.output.empty()) {
+      options.output = fs::path(options.command.front()).filename().string() + ".fuselens.sqlite";
+    }
+    output = fs::absolute(options.output).lexically_normal();
+    if (fs::exists(output) && !options.force) {
+      throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
+    }
+    collector = find_collector();
+    if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
+    cupti = check_collector_loads(collector);
+    if (options.force) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix);
+    }
+    fuselens::db::RunInfo run;
+    run.command_line = options.command;
+    run.working_directory = fs::current_path().string();
+    run.host_name = host_name();
+    run.fuselens_version = FUSELENS_VERSION;
+    run.trace = fuselens::collector::trace_to_string(options.config.trace);
+    run.start_utc_ns = utc_now_ns();
+    fuselens::db::Writer::create(output.string(), run);
+  } catch (const UsageError& e) {
+    fail(2, e.what());
+  } catch (const std::exception& e) {
+    fail(2, std::string("cannot create the capture: ") + e.what());
+  }
+
+  std::vector<char*> child_argv;
+  for (auto& a : options.command) child_argv.push_back(a.data());
+  child_argv.push_back(nullptr);
+
+  const pid_t child = ::fork();
+  if (child < 0) fail(2, std::string("fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    ::setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
+    ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
+    ::setenv(fuselens::collector::kEnvOutput, output.c_str(), 1);
+    ::setenv(fuselens::collector::kEnvTrace, fuselens::collector::trace_to_string(options.config.trace).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvBufferKiB, std::to_string(options.config.buffer_kib).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvMaxBuffers, std::to_string(options.config.max_buffers).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvFlushMs, std::to_string(options.config.flush_period_ms).c_str(), 1);
+    ::execv(executable.c_str(), child_argv.data());
+    std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno) << '\n';
+    ::_exit(127);
+  }
+  g_child = child;
+  for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction action {};
+    action.sa_handler = &forward_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(s, &action, nullptr);
+  }
+
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) fail(1, std::string("waitpid failed: ") + std::strerror(errno));
+  }
+  fuselens::db::RunEnd end;
+  end.end_utc_ns = utc_now_ns();
+  int exit_code = 0;
+  if (WIFSIGNALED(status)) {
+    end.reason = fuselens::db::EndReason::Signaled;
+    end.exit_signal = WTERMSIG(status);
+    exit_code = 128 + WTERMSIG(status);
+  } else {
+    end.reason = fuselens::db::EndReason::Exited;
+    end.exit_status = WEXITSTATUS(status);
+    exit_code = WEXITSTATUS(status);
+  }
+  try {
+    fuselens::db::Writer::open(output.string()).finalize(end);
+    std::cerr << "[fuselens] capture: " << output.string() << '\n';
+    std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(output.string()) << '\n';
+  } catch (const std::exception& e) {
+    std::cerr << "prof-run: error: cannot finalize the capture '" << output.string()
+              << "': " << e.what() << '\n';
+    return exit_code != 0 ? exit_code : 1;
+  }
+  return exit_code;
+}

@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "fuselens/collector/Config.h"
+
+using namespace fuselens::collector;
+
+TEST(Config, ParsesTraceGroupsAndAll) {
+  EXPECT_EQ(parse_trace("cuda"), kTraceCuda);
+  EXPECT_EQ(parse_trace("cuda,nvtx"), kTraceCuda | kTraceNvtx);
+  EXPECT_EQ(parse_trace("all"), kTraceAll);
+  EXPECT_EQ(trace_to_string(kTraceCuda | kTraceApi | kTraceOverhead), "cuda,api,overhead");
+  EXPECT_EQ(parse_trace(trace_to_string(kTraceAll)), kTraceAll);
+}
+
+TEST(Config, RejectsUnknownAndEmptyGroups) {
+  EXPECT_THROW(parse_trace("cuda,gpu"), ConfigError);
+  EXPECT_THROW(parse_trace(""), ConfigError);
+  EXPECT_THROW(parse_trace("cuda,,nvtx"), ConfigError);
+}
+
+TEST(Config, ValidatesRanges) {
+  CollectorConfig c;
+  EXPECT_NO_THROW(c.validate());
+  c.buffer_kib = 8;
+  EXPECT_THROW(c.validate(), ConfigError);
+  c = CollectorConfig{};
+  c.max_buffers = 1;
+  EXPECT_THROW(c.validate(), ConfigError);
+  c = CollectorConfig{};
+  c.flush_period_ms = 0;
+  EXPECT_THROW(c.validate(), ConfigError);
+}
+
+TEST(Config, ReadsTheEnvironment) {
+  setenv(kEnvOutput, "/tmp/x.sqlite", 1);
+  setenv(kEnvTrace, "cuda,memory", 1);
+  setenv(kEnvBufferKiB, "1024", 1);
+  setenv(kEnvMaxBuffers, "8", 1);
+  setenv(kEnvFlushMs, "250", 1);
+  const auto c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.output, "/tmp/x.sqlite");
+  EXPECT_EQ(c.trace, kTraceCuda | kTraceMemory);
+  EXPECT_EQ(c.buffer_kib, 1024u);
+  EXPECT_EQ(c.max_buffers, 8u);
+  EXPECT_EQ(c.flush_period_ms, 250u);
+  setenv(kEnvMaxBuffers, "eight", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  for (const char* v : {kEnvOutput, kEnvTrace, kEnvBufferKiB, kEnvMaxBuffers, kEnvFlushMs}) unsetenv(v);
+}

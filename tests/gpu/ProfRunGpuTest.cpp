@@ -1,0 +1,113 @@
+// prof-run end to end on a real GPU: what the collector records equals what the workload did.
+#include <cuda.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "Binaries.h"
+#include "Subprocess.h"
+#include "TempDir.h"
+#include "fuselens/analyzer/Summary.h"
+#include "fuselens/db/Reader.h"
+
+using fuselens::test::binary;
+using fuselens::test::run;
+using fuselens::test::TempDir;
+
+namespace {
+
+// Why no GPU test can run here, or empty when a CUDA device is usable.
+std::string no_gpu_reason() {
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!cuda) return "no CUDA driver (libcuda.so.1 not found)";
+  using Init = CUresult (*)(unsigned);
+  using Count = CUresult (*)(int*);
+  auto init = reinterpret_cast<Init>(dlsym(cuda, "cuInit"));
+  auto count = reinterpret_cast<Count>(dlsym(cuda, "cuDeviceGetCount"));
+  int n = 0;
+  if (!init || !count || init(0) != CUDA_SUCCESS) return "cuInit failed: no usable CUDA device";
+  if (count(&n) != CUDA_SUCCESS || n == 0) return "no CUDA device";
+  return "";
+}
+
+class ProfRunGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static const std::string reason = no_gpu_reason();
+    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason;
+  }
+  std::string prof_run() const { return binary("prof-run", PROF_RUN_PATH); }
+  TempDir dir;
+};
+
+}  // namespace
+
+TEST_F(ProfRunGpu, RecordsExactlyTheKernelsTheWorkloadLaunched) {
+  const auto path = dir.file("count.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "0", "1234"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  fuselens::db::Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 1234);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM api_call a JOIN strings s ON s.id = a.name_id"
+                             " WHERE s.value LIKE 'cudaLaunchKernel%'"), 1234);
+  // Every kernel joins its launch call through the correlation id.
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM"
+                             " api_call a WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"), 0);
+  EXPECT_EQ(reader.run().dropped_records, 0u);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel WHERE end_ns <= start_ns"), 0);
+}
+
+TEST_F(ProfRunGpu, PropagatesTheWorkloadExitCodeAndLeavesAReadableCapture) {
+  const auto path = dir.file("exit3.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "3", "10"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  fuselens::db::Reader reader(path);
+  const auto summary = reader.run();
+  EXPECT_EQ(summary.end.exit_status, 3);
+  EXPECT_EQ(summary.cuda_processes, 1);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 10);
+  const auto processes = reader.processes();
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_GT(processes[0].cuda_driver_version, 0);
+  EXPECT_GT(processes[0].cuda_runtime_version, 0);
+  EXPECT_GT(processes[0].cupti_version, 0u);
+  ASSERT_TRUE(processes[0].end_utc_ns.has_value());
+  const auto devices = reader.devices();
+  ASSERT_FALSE(devices.empty());
+  EXPECT_FALSE(devices[0].name.empty());
+  EXPECT_GT(devices[0].sm_count, 0);
+  EXPECT_GT(devices[0].memory_bus_width_bits, 0);
+}
+
+TEST_F(ProfRunGpu, FusionBenchRangesHoldTheKernelsTheCodeLaunches) {
+  const auto path = dir.file("fusion.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  fuselens::db::Reader reader(path);
+  const auto summary = fuselens::analyzer::summarize(reader);
+  std::map<std::string, std::int64_t> kernels;
+  for (const auto& row : summary.nvtx) kernels[row.name] = row.kernel_count;
+  const std::int64_t iters = 5;  // --quick
+  for (const char* shape : {"M64_N128_K256", "M128_N256_K256", "M1024_N1024_K1024"}) {
+    EXPECT_EQ(kernels[std::string("gemm_bias_relu/unfused/") + shape], 3 * iters) << shape;
+    EXPECT_EQ(kernels[std::string("gemm_bias_relu/fused/") + shape], iters) << shape;
+  }
+  for (const char* shape : {"1024x1024", "4096x4096"}) {
+    EXPECT_EQ(kernels[std::string("swish/unfused/") + shape], 2 * iters) << shape;
+    EXPECT_EQ(kernels[std::string("swish/fused/") + shape], iters) << shape;
+  }
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE payload = 5"), 10);
+}
+
+TEST_F(ProfRunGpu, TwentyThousandLaunchesAreAllRecorded) {
+  const auto path = dir.file("launches.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--", binary("launch_overhead", LAUNCH_OVERHEAD_PATH),
+                      "--launches", "20000", "--repeat", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  fuselens::db::Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), json["total_kernels_launched"].get<std::int64_t>());
+  EXPECT_EQ(reader.run().dropped_records, 0u);
+}
