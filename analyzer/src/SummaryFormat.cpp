@@ -119,13 +119,19 @@ Table nvtx_table(const std::vector<NvtxRow>& rows) {
   return t;
 }
 
-Table device_memory_table(const std::vector<DeviceMemoryRow>& rows) {
+// The CUPTI-clock time at which the run started, so the table can show times since the start.
+std::int64_t run_origin_ns(const Summary& s) {
+  const std::int64_t offset = s.processes.empty() ? 0 : s.processes.front().clock_offset_ns;
+  return static_cast<std::int64_t>(s.run.info.start_utc_ns) - offset;
+}
+
+Table device_memory_table(const std::vector<DeviceMemoryRow>& rows, std::int64_t origin_ns) {
   Table t{"Device Memory Summary",
           "device_memory",
           "(no device-memory allocations in this capture)",
           {{"Device", "device_id"},
            {"Peak", "peak_bytes"},
-           {"Peak At (ns)", "peak_time_ns"},
+           {"Peak At (since start)", "peak_time_ns"},
            {"Allocations", "allocations"},
            {"Releases", "releases"},
            {"In Use At End", "bytes_at_end"},
@@ -134,7 +140,8 @@ Table device_memory_table(const std::vector<DeviceMemoryRow>& rows) {
   for (const auto& r : rows) {
     t.rows.push_back({{std::to_string(r.device_id), r.device_id},
                       bytes_cell(r.peak_bytes),
-                      count_cell(r.peak_time_ns),
+                      {format_duration(static_cast<double>(r.peak_time_ns - origin_ns)),
+                       r.peak_time_ns},
                       count_cell(r.allocations),
                       count_cell(r.releases),
                       bytes_cell(r.bytes_at_end),
@@ -156,7 +163,7 @@ std::vector<Table> selected_tables(const Summary& s, const SummarySections& whic
                                  "Num Calls", "num_calls", s.api));
   }
   if (which.nvtx) tables.push_back(nvtx_table(s.nvtx));
-  if (which.device_memory) tables.push_back(device_memory_table(s.device_memory));
+  if (which.device_memory) tables.push_back(device_memory_table(s.device_memory, run_origin_ns(s)));
   return tables;
 }
 
