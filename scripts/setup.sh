@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev sqlite3
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libpng-dev chromium  # export tests: decode the report screenshot; render HTML headless
   python3
 )
 
