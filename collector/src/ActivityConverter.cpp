@@ -41,15 +41,24 @@ std::uint32_t overhead_kind(std::uint32_t v) {
   return (v & 0xFFFF) == 0 && n >= 1 && n <= 8 ? n + 1 : 0;
 }
 
-db::KernelRecord kernel(const CUpti_ActivityKernel10& k, std::uint32_t pid) {
-  db::KernelRecord r;
+// The fields every GPU operation record shares (kernel, memcpy, memset).
+template <typename Cupti, typename Record>
+Record gpu_operation(const Cupti& c, std::uint32_t pid) {
+  Record r;
   r.pid = pid;
-  r.start_ns = k.start;
-  r.end_ns = k.end;
-  r.device_id = k.deviceId;
-  r.context_id = k.contextId;
-  r.stream_id = k.streamId;
-  r.correlation_id = k.correlationId;
+  r.start_ns = c.start;
+  r.end_ns = c.end;
+  r.device_id = c.deviceId;
+  r.context_id = c.contextId;
+  r.stream_id = c.streamId;
+  r.correlation_id = c.correlationId;
+  r.graph_id = graph_id(c.graphId);
+  r.graph_node_id = graph_node(c.graphId, c.graphNodeId);
+  return r;
+}
+
+db::KernelRecord kernel(const CUpti_ActivityKernel10& k, std::uint32_t pid) {
+  auto r = gpu_operation<CUpti_ActivityKernel10, db::KernelRecord>(k, pid);
   r.grid_x = k.gridX;
   r.grid_y = k.gridY;
   r.grid_z = k.gridZ;
@@ -61,8 +70,6 @@ db::KernelRecord kernel(const CUpti_ActivityKernel10& k, std::uint32_t pid) {
   r.dynamic_shared_bytes = k.dynamicSharedMemory;
   r.local_memory_per_thread = k.localMemoryPerThread;
   r.mangled_name = k.name ? k.name : "<unknown kernel>";
-  r.graph_id = graph_id(k.graphId);
-  r.graph_node_id = graph_node(k.graphId, k.graphNodeId);
   return r;
 }
 
@@ -107,40 +114,22 @@ void ActivityConverter::convert(const CUpti_Activity& record, db::RecordBatch& o
       break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
-      db::MemcpyRecord r;
-      r.pid = pid_;
-      r.start_ns = m.start;
-      r.end_ns = m.end;
-      r.device_id = m.deviceId;
-      r.context_id = m.contextId;
-      r.stream_id = m.streamId;
-      r.correlation_id = m.correlationId;
+      auto r = gpu_operation<CUpti_ActivityMemcpy6, db::MemcpyRecord>(m, pid_);
       r.copy_kind = memcpy_kind(m.copyKind);
       r.src_kind = memory_kind(m.srcKind);
       r.dst_kind = memory_kind(m.dstKind);
       r.bytes = m.bytes;
       r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-      r.graph_id = graph_id(m.graphId);
-      r.graph_node_id = graph_node(m.graphId, m.graphNodeId);
       out.memcpys.push_back(r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
-      db::MemsetRecord r;
-      r.pid = pid_;
-      r.start_ns = m.start;
-      r.end_ns = m.end;
-      r.device_id = m.deviceId;
-      r.context_id = m.contextId;
-      r.stream_id = m.streamId;
-      r.correlation_id = m.correlationId;
+      auto r = gpu_operation<CUpti_ActivityMemset4, db::MemsetRecord>(m, pid_);
       r.bytes = m.bytes;
       r.value = m.value;
       r.memory_kind = memory_kind(m.memoryKind);
       r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
-      r.graph_id = graph_id(m.graphId);
-      r.graph_node_id = graph_node(m.graphId, m.graphNodeId);
       out.memsets.push_back(r);
       break;
     }
