@@ -1,8 +1,10 @@
--- FuseLens capture database, schema version 1.
+-- FuseLens capture database, schema version 2.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (1). Readers refuse other application ids and
--- newer versions. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
+-- `PRAGMA user_version` is the schema version (2). Readers refuse other application ids and
+-- newer versions. Versions only add tables: a version-1 capture is read as a version-2 capture
+-- whose version-2 tables (calling contexts; roofline ceilings and kernel metrics, below) are
+-- absent, and analyses that need them say so. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
 -- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
 -- Enumerations are stored as integers with stable values; the `enum_*` tables name them.
@@ -209,6 +211,81 @@ CREATE TABLE IF NOT EXISTS overhead (
   object_id     INTEGER NOT NULL,
   start_ns      INTEGER NOT NULL,
   end_ns        INTEGER NOT NULL
+);
+
+-- Version 2: calling contexts. At the entry of every launch, copy, memset, allocation and
+-- synchronization API call the collector unwinds the calling thread's native stack; the paths are
+-- interned into one calling context tree (CCT) per process. A node is a frame under its parent;
+-- the root of each process's tree has no parent and no frame. Frames are symbolized once per
+-- distinct address when the process ends.
+CREATE TABLE IF NOT EXISTS frame (
+  id             INTEGER PRIMARY KEY,
+  kind           INTEGER NOT NULL,  -- enum_frame_kind
+  module_id      INTEGER REFERENCES strings(id),  -- executable or shared object path
+  module_offset  INTEGER,           -- native: return address - module load address
+  function_id    INTEGER REFERENCES strings(id),  -- demangled; NULL when no symbol covers it
+  file_id        INTEGER REFERENCES strings(id),  -- source file, NULL without debug information
+  line           INTEGER            -- source line, NULL without debug information
+);
+
+CREATE TABLE IF NOT EXISTS cct_node (
+  id         INTEGER PRIMARY KEY,
+  pid        INTEGER NOT NULL,
+  parent_id  INTEGER REFERENCES cct_node(id),  -- NULL for the root of a process's tree
+  frame_id   INTEGER REFERENCES frame(id)      -- NULL for the root
+);
+
+-- The calling context of each traced API call; joins api_call, kernel, memcpy and memset rows on
+-- (pid, correlation_id).
+CREATE TABLE IF NOT EXISTS api_context (
+  pid             INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  tid             INTEGER NOT NULL,
+  cct_node_id     INTEGER NOT NULL REFERENCES cct_node(id),
+  PRIMARY KEY (pid, correlation_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS enum_frame_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT OR IGNORE INTO enum_frame_kind VALUES (1, 'native'), (2, 'python');
+
+-- Version 2: roofline. `ceiling`: what the running GPU reached in microbenchmarks
+-- (`prof-ceilings`, or `prof-run --measure-ceilings`), the Empirical Roofline Toolkit's method.
+-- name: 'dram_bandwidth', 'l2_bandwidth' (value in bytes/s, bytes read + bytes written),
+-- 'fp32_fma', 'fp16_tensor', 'bf16_tensor' (value in FLOP/s, an FMA counted as 2 FLOP).
+CREATE TABLE IF NOT EXISTS ceiling (
+  id               INTEGER PRIMARY KEY,
+  device_id        INTEGER NOT NULL,  -- CUDA ordinal, as device.id
+  device_name      TEXT    NOT NULL,
+  name             TEXT    NOT NULL,
+  value            REAL    NOT NULL,  -- bytes/s or FLOP/s, see above
+  method           TEXT    NOT NULL,  -- the microkernel or library call, sizes and repetitions
+  measured_utc_ns  INTEGER NOT NULL
+);
+
+-- Hardware counters per kernel launch (`prof-run --metrics SET`): CUPTI Range Profiler, auto
+-- range (one range per launch), kernel replay. Joins kernel rows on (pid, correlation_id).
+-- metric_id names the metric as CUPTI does (e.g. 'dram__bytes_read.sum'); values are as CUPTI
+-- evaluates them (counts, bytes).
+CREATE TABLE IF NOT EXISTS kernel_metric (
+  pid             INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  metric_id       INTEGER NOT NULL REFERENCES strings(id),
+  value           REAL    NOT NULL,
+  PRIMARY KEY (pid, correlation_id, metric_id)
+) WITHOUT ROWID;
+
+-- One row per (process, device) on which counters were requested: what was asked, what it cost,
+-- and why it failed when it did (status 'ok' or one line of error).
+CREATE TABLE IF NOT EXISTS metric_session (
+  pid                  INTEGER NOT NULL,
+  device_id            INTEGER NOT NULL,
+  metric_set           TEXT    NOT NULL,  -- as given to --metrics, e.g. 'roofline'
+  metrics              TEXT    NOT NULL,  -- the CUPTI metric names collected, comma separated
+  passes               INTEGER NOT NULL DEFAULT 0,  -- kernel replays per launch
+  ranges               INTEGER NOT NULL DEFAULT 0,  -- launches with counters stored
+  unattributed_ranges  INTEGER NOT NULL DEFAULT 0,  -- ranges that matched no launch (dropped)
+  status               TEXT    NOT NULL,
+  PRIMARY KEY (pid, device_id)
 );
 
 CREATE TABLE IF NOT EXISTS enum_end_reason (value INTEGER PRIMARY KEY, name TEXT NOT NULL);

@@ -68,6 +68,12 @@ Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
   }
 }
 
+bool Reader::has_table(std::string_view name) const {
+  auto s = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  s.bind(1, name);
+  return s.step();
+}
+
 RunSummary Reader::run() const {
   auto s = prepare(
       "SELECT command_line, working_directory, host_name, fuselens_version, trace, start_utc_ns,"

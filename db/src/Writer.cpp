@@ -266,6 +266,46 @@ void Writer::write_threads(const std::vector<ThreadInfo>& threads) {
   });
 }
 
+void Writer::write_calling_contexts(const CallingContextTree& tree) {
+  auto& impl = *impl_;
+  auto& db = impl.db;
+  auto optional_string = [&](const std::string& value) {
+    return value.empty() ? std::optional<std::int64_t>() : std::optional<std::int64_t>(impl.intern(value));
+  };
+  in_transaction(db, [&] {
+    auto frame = db.prepare(
+        "INSERT INTO frame(kind,module_id,module_offset,function_id,file_id,line) VALUES(?,?,?,?,?,?)");
+    auto node = db.prepare("INSERT INTO cct_node(pid,parent_id,frame_id) VALUES(?,?,?)");
+    auto context = db.prepare(
+        "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id) VALUES(?,?,?,?)");
+    std::vector<std::int64_t> frame_ids;
+    frame_ids.reserve(tree.frames.size());
+    for (const auto& f : tree.frames) {
+      Binder{frame}(f.kind)(optional_string(f.module))(i64(f.module_offset))(
+          optional_string(f.function))(optional_string(f.file))(
+          f.line ? std::optional<std::int64_t>(f.line) : std::nullopt)
+          .run();
+      frame_ids.push_back(sqlite3_last_insert_rowid(db.handle()));
+    }
+    std::vector<std::int64_t> node_ids;
+    node_ids.reserve(tree.nodes.size());
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+      const auto& n = tree.nodes[i];
+      if (i == 0) {
+        Binder{node}(tree.pid)(std::optional<std::int64_t>())(std::optional<std::int64_t>()).run();
+      } else {
+        if (n.parent >= i || n.frame >= frame_ids.size()) throw Error("malformed calling context tree");
+        Binder{node}(tree.pid)(node_ids[n.parent])(frame_ids[n.frame]).run();
+      }
+      node_ids.push_back(sqlite3_last_insert_rowid(db.handle()));
+    }
+    for (const auto& c : tree.contexts) {
+      if (c.node >= node_ids.size()) throw Error("calling context names a missing node");
+      Binder{context}(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node]).run();
+    }
+  });
+}
+
 void Writer::write_device(const DeviceInfo& d) {
   auto insert = impl_->db.prepare(
       "INSERT OR IGNORE INTO device(id,uuid,name,compute_capability_major,compute_capability_minor,"

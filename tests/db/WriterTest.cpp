@@ -230,3 +230,45 @@ TEST(Writer, DevicesAreRecordedOncePerOrdinal) {
   EXPECT_EQ(devices[0].name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(devices[0].sm_count, 132);
 }
+
+TEST(Writer, StoresCallingContextTreesWithTheirFramesAndContexts) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("cct.sqlite");
+  CallingContextTree tree;
+  tree.pid = 77;
+  tree.frames = {{FrameKind::Native, "/bin/app", 0x1234, "main", "app.cpp", 10},
+                 {FrameKind::Native, "/bin/app", 0x2000, "a()", "", 0},
+                 {FrameKind::Native, "/lib/libx.so", 0x40, "", "", 0}};
+  tree.nodes = {{0, 0}, {0, 0}, {1, 1}, {1, 2}};  // root, main, main>a(), main>libx
+  tree.contexts = {{5, 900, 2}, {6, 900, 3}};
+  {
+    auto w = Writer::create(path, RunInfo{});
+    w.write_calling_contexts(tree);
+  }
+  Reader reader(path);
+  EXPECT_TRUE(reader.has_table("cct_node"));
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM cct_node WHERE pid = 77"), 4);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM cct_node WHERE parent_id IS NULL"), 1);
+  // The context of correlation 5 is main > a(): its node's frame is a(), its parent's is main.
+  auto s = reader.prepare(
+      "SELECT f.value, pf.value, c.tid FROM api_context c JOIN cct_node n ON n.id = c.cct_node_id"
+      " JOIN frame fr ON fr.id = n.frame_id JOIN strings f ON f.id = fr.function_id"
+      " JOIN cct_node p ON p.id = n.parent_id JOIN frame pfr ON pfr.id = p.frame_id"
+      " JOIN strings pf ON pf.id = pfr.function_id WHERE c.correlation_id = 5");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.text(0), "a()");
+  EXPECT_EQ(s.text(1), "main");
+  EXPECT_EQ(s.int64(2), 900);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM frame WHERE function_id IS NULL AND file_id IS NULL"), 1);
+  EXPECT_EQ(reader.query_int("SELECT line FROM frame WHERE line IS NOT NULL"), 10);
+}
+
+TEST(Writer, RefusesATreeWhoseNodesPointForward) {
+  fuselens::test::TempDir dir;
+  CallingContextTree tree;
+  tree.frames = {{}};
+  tree.nodes = {{0, 0}, {2, 0}, {0, 0}};
+  auto w = Writer::create(dir.file("bad.sqlite"), RunInfo{});
+  EXPECT_THROW(w.write_calling_contexts(tree), Error);
+  EXPECT_EQ(Reader(dir.file("bad.sqlite")).query_int("SELECT COUNT(*) FROM cct_node"), 0);
+}

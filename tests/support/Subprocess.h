@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct Result {
   }
 };
 
+inline std::string slurp(const std::string& path);
+
 /// Runs argv[0] (a path) with the given arguments and extra environment ("NAME=value").
 inline Result run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
   TempDir dir;
@@ -49,15 +52,25 @@ inline Result run(const std::vector<std::string>& argv, const std::vector<std::s
   ::waitpid(pid, &status, 0);
   Result r;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
 }
+
+/// The whole content of a file ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+#ifdef PROF_ANALYZE_PATH
+/// Runs the built prof-analyze with `args` (the directory argument is kept for call sites that
+/// name where the test works).
+template <typename Dir>
+Result run_cli(const Dir&, std::vector<std::string> args) {
+  args.insert(args.begin(), PROF_ANALYZE_PATH);
+  return run(args);
+}
+#endif
 
 }  // namespace fuselens::test

@@ -1,8 +1,10 @@
 #pragma once
 // A temporary directory for one test, removed with everything in it at the end of the test.
 
+#include <stdlib.h>
+
 #include <filesystem>
-#include <random>
+#include <stdexcept>
 #include <string>
 
 namespace fuselens::test {
@@ -10,10 +12,9 @@ namespace fuselens::test {
 class TempDir {
  public:
   TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("fuselens-test-" + std::to_string(rd()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
+    std::string pattern = (std::filesystem::temp_directory_path() / "fuselens-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
   }
   ~TempDir() {
     std::error_code ec;

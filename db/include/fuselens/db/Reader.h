@@ -33,6 +33,9 @@ class Reader {
   Statement prepare(std::string_view sql) const { return connection_.prepare(sql); }
   std::int64_t query_int(std::string_view sql) const { return connection_.query_int(sql); }
 
+  /// True when the capture has table `name` (version-1 captures lack the version-2 tables).
+  bool has_table(std::string_view name) const;
+
   RunSummary run() const;
   std::vector<ProcessInfo> processes() const;
   std::vector<DeviceInfo> devices() const;

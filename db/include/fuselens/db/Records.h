@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  ///< db/schema.sql; readers also read version 1
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -131,6 +131,38 @@ struct OverheadRecord {
   std::uint32_t overhead_kind = 0;  ///< enum_overhead_kind
   std::uint32_t object_kind = 0, object_id = 0;
   std::uint64_t start_ns = 0, end_ns = 0;
+};
+
+enum class FrameKind : int { Native = 1, Python = 2 };
+
+/// One symbolized frame. Native frames carry their module and the offset of the return
+/// address in it; function, file and line are empty/0 where no symbol or debug information
+/// covers the address.
+struct FrameInfo {
+  FrameKind kind = FrameKind::Native;
+  std::string module;
+  std::uint64_t module_offset = 0;
+  std::string function;
+  std::string file;
+  std::uint32_t line = 0;
+};
+
+/// The calling context tree of one process, in the collector's numbering: nodes[0] is the root
+/// (its parent and frame are ignored); every other node's parent index is smaller than its own.
+struct CallingContextTree {
+  struct Node {
+    std::uint32_t parent = 0;
+    std::uint32_t frame = 0;  ///< index into frames
+  };
+  struct Context {
+    std::uint32_t correlation_id = 0;
+    std::uint32_t tid = 0;
+    std::uint32_t node = 0;  ///< index into nodes
+  };
+  std::uint32_t pid = 0;
+  std::vector<Node> nodes;
+  std::vector<FrameInfo> frames;
+  std::vector<Context> contexts;
 };
 
 /// A batch of records committed in one transaction.

@@ -34,6 +34,9 @@ class Writer {
   /// Inserts or replaces the process row (the collector updates it at exit with its totals).
   void write_process(const ProcessInfo& process);
   void write_threads(const std::vector<ThreadInfo>& threads);
+  /// Stores a process's calling context tree and the context of each traced API call, in one
+  /// transaction; node and frame indices are renumbered into table ids.
+  void write_calling_contexts(const CallingContextTree& tree);
   /// Inserts the device unless a row with its ordinal exists.
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the
