@@ -10,6 +10,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpng-dev chromium  # export tests: decode the report screenshot; render HTML headless
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core  # prof-gui (Qt 6 Widgets, Charts, Svg)
+  xvfb xauth  # GUI tests and screenshots under a virtual X server
+  libunwind-dev libdw-dev  # collector: native call stacks (libunwind) and their symbols (elfutils)
   python3
 )
 

@@ -1,6 +1,8 @@
 #include "Collector.h"
 
+#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
+#include <libunwind.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 #include <string>
 
 #include "DeviceQuery.h"
+#include "RangeProfiler.h"
 #include "Log.h"
 
 namespace fuselens::collector {
@@ -125,6 +128,7 @@ bool Collector::enable_cupti() noexcept {
   if (FUSELENS_CUPTI_OK(cuptiSubscribe(&subscriber_, &on_callback, this))) {
     FUSELENS_CUPTI_OK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                           CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+    if (!config_.metrics.empty()) RangeProfiler::start(config_.metrics, config_.output, subscriber_, pid_);
   } else {
     log("another CUPTI subscriber is active: device properties will not be recorded");
   }
@@ -148,6 +152,9 @@ bool Collector::enable_cupti() noexcept {
   int enabled = 0;
   for (const auto& k : kinds) {
     if (!(config_.trace & k.group)) continue;
+    // --metrics: no kernel/copy/memset/sync activity (it breaks the range profiler, see
+    // RangeProfiler.h); RangeProfiler writes the kernel rows itself.
+    if (!config_.metrics.empty() && k.group == kTraceCuda) continue;
     const CUptiResult result = cuptiActivityEnable(k.kind);
     if (result == CUPTI_SUCCESS) {
       ++enabled;
@@ -158,30 +165,83 @@ bool Collector::enable_cupti() noexcept {
     }
   }
   if ((config_.trace & kTraceApi) && !(config_.trace & kTraceDriver)) enable_work_driver_api();
+  if (config_.trace & kTraceContext) enable_calling_contexts();
   FUSELENS_CUPTI_OK(cuptiActivityFlushPeriod(config_.flush_period_ms));
   return enabled > 0;
 }
 
-void Collector::enable_work_driver_api() noexcept {
-  // Driver API calls that put work on the GPU or wait for it, selected by name once at start.
-  static constexpr std::string_view prefixes[] = {
-      "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
-      "cuMemCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+namespace {
+
+// API calls that put work on the GPU, allocate for it or wait for it, selected by name.
+constexpr std::string_view kDriverWork[] = {
+    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
+    "cuMemCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+constexpr std::string_view kRuntimeWork[] = {
+    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree",
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"};
+
+// Calls `select(cbid)` for every callback of `domain` whose name starts with one of `prefixes`;
+// returns how many it accepted.
+template <std::size_t N, typename Select>
+int for_each_named_callback(CUpti_CallbackDomain domain, CUpti_CallbackId size,
+                            const std::string_view (&prefixes)[N], Select select) {
   int selected = 0;
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name) {
-      continue;
-    }
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
     const std::string_view n(name);
     for (const auto prefix : prefixes) {
       if (n.substr(0, prefix.size()) == prefix) {
-        if (cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) ++selected;
+        if (select(cbid)) ++selected;
         break;
       }
     }
   }
-  if (selected == 0) log("cannot trace driver API launches: kernels launched through the driver API will have no launch call");
+  return selected;
+}
+
+}  // namespace
+
+void Collector::enable_work_driver_api() noexcept {
+  const int selected = for_each_named_callback(
+      CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
+      [](CUpti_CallbackId cbid) { return cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS; });
+  if (selected == 0) {
+    log("cannot trace driver API launches: kernels launched through the driver API will have no "
+        "launch call");
+  }
+}
+
+void Collector::enable_calling_contexts() noexcept {
+  if (!subscriber_) {
+    log("no CUPTI callback subscription: calling contexts will not be recorded");
+    return;
+  }
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  auto enable = [this](CUpti_CallbackDomain domain) {
+    return [this, domain](CUpti_CallbackId cbid) {
+      return cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS;
+    };
+  };
+  const int runtime = for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                              CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimeWork,
+                                              enable(CUPTI_CB_DOMAIN_RUNTIME_API));
+  const int driver = for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                             CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
+                                             enable(CUPTI_CB_DOMAIN_DRIVER_API));
+  contexts_enabled_ = runtime + driver > 0;
+  if (!contexts_enabled_) log("cannot enable API callbacks: calling contexts will not be recorded");
+}
+
+void Collector::on_api_enter(const CUpti_CallbackData& data) noexcept {
+  // The launch path: one unwind, prefix-shared interning in this thread's tree, no lock.
+  std::uintptr_t pcs[ThreadTree::kMaxDepth];
+  const int depth = unw_backtrace(reinterpret_cast<void**>(pcs), ThreadTree::kMaxDepth);
+  if (depth <= 0) return;
+  try {
+    contexts_.this_thread().record(data.correlationId, pcs, depth);
+  } catch (...) {
+  }
 }
 
 void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* size,
@@ -214,7 +274,17 @@ void CUPTIAPI Collector::buffer_completed(CUcontext context, std::uint32_t strea
 
 void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
                                      CUpti_CallbackId id, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && data) {
+  if (!data) return;
+  RangeProfiler::on_callback(domain, id, data);  // --metrics: counters per kernel launch
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+    auto* self = static_cast<Collector*>(userdata);
+    if (call.callbackSite == CUPTI_API_ENTER && self->contexts_enabled_.load(std::memory_order_relaxed)) {
+      self->on_api_enter(call);
+    }
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     static_cast<Collector*>(userdata)->on_context_created(
         static_cast<const CUpti_ResourceData*>(data)->context);
   }
@@ -277,6 +347,13 @@ void Collector::writer_loop() noexcept {
   } catch (...) {
   }
   write_batch(batch);
+  if (write_contexts_ && !writer_broken_) {
+    try {
+      writer_->write_calling_contexts(contexts_.merge_and_symbolize(pid_));
+    } catch (const std::exception& e) {
+      log("cannot record calling contexts: {}", e.what());
+    }
+  }
   write_process_row(true);
   {
     std::lock_guard lock(mutex_);
@@ -340,6 +417,13 @@ void Collector::write_process_row(bool final) noexcept {
 void Collector::shutdown(int signal) noexcept {
   if (shut_down_.exchange(true)) return;
   if (static_cast<std::uint32_t>(::getpid()) != pid_) return;  // a forked child: not ours
+  RangeProfiler::finish();  // stores the counters still pending and the session rows
+  // Stop recording calling contexts before the writer merges the threads' trees.
+  if (contexts_enabled_.exchange(false) && subscriber_) {
+    cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
+    cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    write_contexts_ = true;
+  }
   // Flush outside any lock of ours: CUPTI calls buffer_completed for every pending buffer.
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   {

@@ -25,6 +25,7 @@
 
 #include "ActivityConverter.h"
 #include "BufferPool.h"
+#include "CallingContext.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Writer.h"
 
@@ -45,6 +46,8 @@ class Collector {
   explicit Collector(CollectorConfig config);
   bool enable_cupti() noexcept;
   void enable_work_driver_api() noexcept;
+  void enable_calling_contexts() noexcept;
+  void on_api_enter(const CUpti_CallbackData& data) noexcept;
   void writer_loop() noexcept;
   void write_batch(db::RecordBatch& batch) noexcept;
   void write_process_row(bool final) noexcept;
@@ -71,6 +74,8 @@ class Collector {
   std::unique_ptr<db::Writer> writer_;
   ActivityConverter converter_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  CallingContextRegistry contexts_;
+  std::atomic<bool> contexts_enabled_{false};
 
   std::mutex mutex_;  // guards queue_, devices_, stop_, writer_done_
   std::condition_variable wake_;
@@ -87,6 +92,7 @@ class Collector {
   std::atomic<int> runtime_version_{0};
   std::atomic<bool> shut_down_{false};
   bool writer_broken_ = false;  // writer thread only
+  bool write_contexts_ = false;  // set by shutdown() before it wakes the writer to stop
 };
 
 }  // namespace fuselens::collector

@@ -8,9 +8,10 @@
 namespace fuselens::collector {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::uint32_t>, 6> kGroups = {{
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 7> kGroups = {{
     {"cuda", kTraceCuda}, {"memory", kTraceMemory}, {"api", kTraceApi},
     {"driver", kTraceDriver}, {"nvtx", kTraceNvtx}, {"overhead", kTraceOverhead},
+    {"context", kTraceContext},
 }};
 
 std::uint32_t parse_uint(std::string_view name, std::string_view text) {
@@ -48,7 +49,7 @@ std::uint32_t parse_trace(std::string_view list) {
       }
       if (bit == 0) {
         throw ConfigError("unknown trace group '" + std::string(item) +
-                          "' (known: cuda, memory, api, driver, nvtx, overhead, all)");
+                          "' (known: cuda, memory, api, driver, nvtx, overhead, context, all)");
       }
       mask |= bit;
     }
@@ -74,6 +75,9 @@ void CollectorConfig::validate() const {
   check_range("max buffers", max_buffers, 2, 4096);
   check_range("flush period (ms)", flush_period_ms, 10, 60000);
   if (trace == 0) throw ConfigError("nothing to trace");
+  if (!metrics.empty() && metrics != "roofline") {
+    throw ConfigError("unknown metric set '" + metrics + "' (known: roofline)");
+  }
 }
 
 CollectorConfig CollectorConfig::from_environment() {
@@ -87,6 +91,7 @@ CollectorConfig CollectorConfig::from_environment() {
   if (auto v = env(kEnvBufferKiB)) config.buffer_kib = parse_uint(kEnvBufferKiB, *v);
   if (auto v = env(kEnvMaxBuffers)) config.max_buffers = parse_uint(kEnvMaxBuffers, *v);
   if (auto v = env(kEnvFlushMs)) config.flush_period_ms = parse_uint(kEnvFlushMs, *v);
+  if (auto v = env(kEnvMetrics)) config.metrics = std::string(*v);
   config.validate();
   return config;
 }

@@ -2,7 +2,7 @@
 // into one SQLite capture.
 //
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
-//            [--flush-ms N] -- CMD ARGS...
+//            [--flush-ms N] [--metrics roofline] [--measure-ceilings] -- CMD ARGS...
 //
 // Exit status: the workload's own exit status, 128+N when a signal N ended it, 2 when prof-run
 // refused to start (bad options, nothing after --, command not found, output exists without
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "CaptureReport.h"
+#include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Writer.h"
 
@@ -137,6 +138,7 @@ void forward_signal(int signal) {
 struct Options {
   std::string output;
   bool force = false;
+  bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   CollectorConfig config;
   std::vector<std::string> command;
@@ -163,6 +165,11 @@ Options parse(int argc, char** argv) {
   app.add_option("--buffer-kib", o.config.buffer_kib, "Activity buffer size in KiB (64..262144)");
   app.add_option("--max-buffers", o.config.max_buffers, "Activity buffer pool cap (2..4096)");
   app.add_option("--flush-ms", o.config.flush_period_ms, "Flush period in ms (10..60000)");
+  app.add_option("--metrics", o.config.metrics,
+                 "Hardware counters per kernel launch: roofline (FLOPs by precision, DRAM/L2/L1 "
+                 "bytes; replays every kernel, see docs/BENCHMARKS.md for the cost)");
+  app.add_flag("--measure-ceilings", o.measure_ceilings,
+               "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.footer(
       "Usage: prof-run [options] -- CMD ARGS...\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
@@ -221,6 +228,7 @@ int main(int argc, char** argv) {
     run.trace = fuselens::collector::trace_to_string(options.config.trace);
     run.start_utc_ns = utc_now_ns();
     fuselens::db::Writer::create(output.string(), run);
+    if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
   } catch (const UsageError& e) {
     fail(2, e.what());
   } catch (const std::exception& e) {
@@ -241,6 +249,7 @@ int main(int argc, char** argv) {
     ::setenv(fuselens::collector::kEnvBufferKiB, std::to_string(options.config.buffer_kib).c_str(), 1);
     ::setenv(fuselens::collector::kEnvMaxBuffers, std::to_string(options.config.max_buffers).c_str(), 1);
     ::setenv(fuselens::collector::kEnvFlushMs, std::to_string(options.config.flush_period_ms).c_str(), 1);
+    if (!options.config.metrics.empty()) ::setenv(fuselens::collector::kEnvMetrics, options.config.metrics.c_str(), 1);
     ::execv(executable.c_str(), child_argv.data());
     std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno) << '\n';
     ::_exit(127);
@@ -274,6 +283,9 @@ int main(int argc, char** argv) {
     fuselens::db::Writer::open(output.string()).finalize(end);
     std::cerr << "[fuselens] capture: " << output.string() << '\n';
     std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(output.string()) << '\n';
+    if (!options.config.metrics.empty()) {
+      std::cerr << "[fuselens] " << fuselens::collector::counters_report_line(output.string()) << '\n';
+    }
   } catch (const std::exception& e) {
     std::cerr << "prof-run: error: cannot finalize the capture '" << output.string()
               << "': " << e.what() << '\n';

@@ -16,6 +16,7 @@ inline constexpr const char* kEnvTrace = "FUSELENS_TRACE";            // trace g
 inline constexpr const char* kEnvBufferKiB = "FUSELENS_BUFFER_KIB";    // one activity buffer
 inline constexpr const char* kEnvMaxBuffers = "FUSELENS_MAX_BUFFERS";  // pool cap
 inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // periodic flush period
+inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter set (RangeProfiler.h)
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
 /// allocations and frees; "api": every CUDA runtime API call, plus the driver API calls that
@@ -23,7 +24,8 @@ inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // period
 /// as Triton and parts of PyTorch do, still join their launch call); "driver": every CUDA driver
 /// API call, including those the runtime makes internally (about 2 us more per runtime launch on
 /// an H100, docs/BENCHMARKS.md); "nvtx": NVTX ranges and marks; "overhead": CUPTI's own overhead
-/// records. The default is everything but "driver".
+/// records; "context": the calling context (native call stack) of every launch, copy, memset,
+/// allocation and synchronization API call. The default is everything but "driver".
 enum TraceGroup : std::uint32_t {
   kTraceCuda = 1u << 0,
   kTraceMemory = 1u << 1,
@@ -31,7 +33,8 @@ enum TraceGroup : std::uint32_t {
   kTraceDriver = 1u << 3,
   kTraceNvtx = 1u << 4,
   kTraceOverhead = 1u << 5,
-  kTraceAll = (1u << 6) - 1,
+  kTraceContext = 1u << 6,
+  kTraceAll = (1u << 7) - 1,
   kTraceDefault = kTraceAll & ~kTraceDriver,
 };
 
@@ -53,9 +56,13 @@ struct CollectorConfig {
   std::uint32_t buffer_kib = 4096;        ///< bytes per activity buffer / 1024
   std::uint32_t max_buffers = 64;         ///< pool cap: at most max_buffers * buffer_kib KiB held
   std::uint32_t flush_period_ms = 500;    ///< CUPTI flushes completed records this often
+  /// Hardware counter set per kernel launch ("roofline"), empty for none. Costly: every kernel
+  /// is replayed once per counter pass (collector/src/RangeProfiler.h).
+  std::string metrics;
 
   /// Throws ConfigError when a value is outside its documented range
-  /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms).
+  /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms) or `metrics` names an
+  /// unknown set (known: roofline).
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();

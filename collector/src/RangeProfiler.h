@@ -1,0 +1,55 @@
+#pragma once
+// RangeProfiler: hardware counters per kernel launch (`prof-run --metrics roofline`) with the
+// CUPTI Range Profiler (cupti_range_profiler.h, CUDA 12.6+): auto range (one range per kernel
+// launch) and kernel replay (CUPTI runs each kernel once per pass, saving and restoring the
+// memory it touches, inside the launch call).
+//
+// How launches are joined to ranges: the collector's subscriber gets the driver API callbacks of
+// the kernel launch calls (cuLaunch*, which the runtime's launches go through; their correlation
+// id is the one the kernel's activity record carries). At the launch's API entry the context's
+// range profiler is enabled on first use and started; at its exit the profiler is stopped, the
+// counter data decoded, the last range evaluated and stored as the counters of that correlation
+// id (table kernel_metric), and the profiler restarted. Ranges of work that was not launched by
+// such a call (a graph launch, say) decode as extra ranges in the same batch; they are counted in
+// metric_session.unattributed_ranges and dropped, never attributed to the wrong launch.
+//
+// Cost: every launch becomes synchronous and runs `passes` times (5 for the roofline set on an
+// H100) plus the decode; docs/BENCHMARKS.md has the measured slowdown.
+//
+// Kernel rows: on an H100 with CUPTI 13.0 (driver 580), kernel activity records under kernel
+// replay carry zero timestamps, and with the `cuda` activity kinds enabled (kernel, memcpy,
+// memset, synchronization) the range profiler stopped producing ranges after the first copy and
+// the process aborted at exit ("free(): invalid pointer"); without them every launch was
+// profiled and the process exited cleanly (docs/BENCHMARKS.md). So while counters are collected
+// the collector leaves the `cuda` group off (no memcpy, memset or sync rows) and this class
+// writes the kernel rows of the launches it profiles: name (the callback's symbol), correlation id, device, context;
+// end = CUPTI timestamp when the launch call returns (the replayed kernel has finished), start =
+// end - gpu__time_duration.sum (the duration of the profiled pass). Stream, grid and block are 0.
+//
+// Errors never reach the host program: an unsupported metric, missing privileges
+// (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), an unsupported GPU or a failing CUPTI call is logged
+// once with "[fuselens]", profiling stops on that context, and metric_session.status says why.
+// Launches from several threads of one context are serialized by one lock; CUPTI numbers auto
+// ranges in launch order, which the lock keeps.
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <string>
+
+namespace fuselens::collector {
+
+class RangeProfiler {
+ public:
+  /// Validates `metric_set` ("roofline"), remembers the capture and enables the driver launch
+  /// callbacks on `subscriber`. Returns false (and logs why) when nothing will be collected.
+  static bool start(const std::string& metric_set, const std::string& capture,
+                    CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept;
+  /// The collector's CUPTI callback forwards every call here; launches are handled, the rest
+  /// ignored.
+  static void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept;
+  /// Stores what is pending and each context's session row, disables the profilers. Idempotent.
+  static void finish() noexcept;
+};
+
+}  // namespace fuselens::collector

@@ -1,0 +1,20 @@
+#pragma once
+// prof-run's roofline steps: --measure-ceilings runs prof-ceilings (found beside prof-run) into
+// the new capture before the workload starts; after the run, one line says what the counter
+// sessions (--metrics) recorded and what they cost, or why they failed.
+
+#include <filesystem>
+#include <string>
+
+namespace fuselens::collector {
+
+/// Runs `<tools_dir>/prof-ceilings --into <capture>` (its output goes to stderr) and returns its
+/// exit status; 127 when it cannot be found or started.
+int measure_ceilings(const std::filesystem::path& tools_dir, const std::string& capture);
+
+/// "counters: set 'roofline', 19 metrics, 5 replay passes per kernel, 126 launches profiled"
+/// per session, or "counters FAILED on device D: <why>", or a line saying that none were
+/// recorded. Never throws.
+std::string counters_report_line(const std::string& capture);
+
+}  // namespace fuselens::collector

@@ -1,0 +1,126 @@
+// Calling-context capture without a GPU: paths interned per thread, merged per process, and
+// return addresses symbolized to the functions, files and lines of this test binary.
+#include <gtest/gtest.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include "CallingContext.h"
+#include "Symbolizer.h"
+
+using namespace fuselens;
+using collector::CallingContextRegistry;
+using collector::ThreadTree;
+
+namespace {
+
+// The path of a node in the merged tree, root first, as frame indices.
+std::vector<std::uint32_t> path(const db::CallingContextTree& t, std::uint32_t node) {
+  std::vector<std::uint32_t> out;
+  for (; node != 0; node = t.nodes[node].parent) out.insert(out.begin(), t.nodes[node].frame);
+  return out;
+}
+
+__attribute__((noinline)) int capture_here(std::uintptr_t* pcs) {
+  const int n = unw_backtrace(reinterpret_cast<void**>(pcs), ThreadTree::kMaxDepth);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int leaf_b(std::uintptr_t* pcs) {
+  const int n = capture_here(pcs);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int leaf_c(std::uintptr_t* pcs) {
+  const int n = capture_here(pcs);
+  asm volatile("" ::: "memory");
+  return n + 1 - 1 * (pcs[0] == 0);  // not identical to leaf_b, so the compiler cannot fold them
+}
+
+}  // namespace
+
+TEST(ThreadTree, InternsSharedPrefixesOnce) {
+  ThreadTree tree(7);
+  const std::uintptr_t ab[] = {0xB, 0xA, 0x1};  // leaf first: 1 > A > B
+  const std::uintptr_t ac[] = {0xC, 0xA, 0x1};
+  tree.record(10, ab, 3);
+  tree.record(11, ab, 3);
+  tree.record(12, ac, 3);
+  tree.record(13, ab, 3);
+  // root, 1, A, B, C
+  EXPECT_EQ(tree.nodes().size(), 5u);
+  ASSERT_EQ(tree.calls().size(), 4u);
+  EXPECT_EQ(tree.calls()[0].second, tree.calls()[1].second);
+  EXPECT_EQ(tree.calls()[0].second, tree.calls()[3].second);
+  EXPECT_NE(tree.calls()[0].second, tree.calls()[2].second);
+  EXPECT_EQ(tree.nodes()[tree.calls()[2].second].pc, 0xCu);
+  EXPECT_EQ(tree.nodes()[tree.nodes()[tree.calls()[2].second].parent].pc, 0xAu);
+}
+
+TEST(ThreadTree, KeepsRecursionAsDistinctDepths) {
+  ThreadTree tree(1);
+  const std::uintptr_t deep[] = {0xF, 0xF, 0xF, 0x1};
+  const std::uintptr_t shallow[] = {0xF, 0x1};
+  tree.record(1, deep, 4);
+  tree.record(2, shallow, 2);
+  tree.record(3, deep, 4);
+  EXPECT_EQ(tree.nodes().size(), 5u);  // root, 1, F, F>F, F>F>F
+  EXPECT_EQ(tree.calls()[0].second, tree.calls()[2].second);
+}
+
+TEST(CallingContextRegistry, MergesThreadsIntoOneTreeAndSymbolizesThisBinary) {
+  CallingContextRegistry registry;
+  std::uintptr_t pcs[ThreadTree::kMaxDepth];
+  int n = leaf_b(pcs);
+  registry.this_thread().record(100, pcs, n);
+  n = leaf_c(pcs);
+  registry.this_thread().record(101, pcs, n);
+  std::thread worker([&] {
+    std::uintptr_t own[ThreadTree::kMaxDepth];
+    const int m = leaf_b(own);
+    registry.this_thread().record(200, own, m);
+  });
+  worker.join();
+  EXPECT_EQ(registry.recorded_calls(), 3u);
+
+  const auto tree = registry.merge_and_symbolize(4242);
+  EXPECT_EQ(tree.pid, 4242u);
+  ASSERT_EQ(tree.contexts.size(), 3u);
+  std::set<std::uint32_t> tids;
+  for (const auto& c : tree.contexts) tids.insert(c.tid);
+  EXPECT_EQ(tids.size(), 2u);
+  for (std::size_t i = 1; i < tree.nodes.size(); ++i) EXPECT_LT(tree.nodes[i].parent, i);
+
+  // The leaf frames: capture_here's caller is leaf_b for 100 and 200, leaf_c for 101.
+  auto caller_of_capture = [&](const db::CallingContextTree::Context& c) {
+    const auto p = path(tree, c.node);
+    for (std::size_t i = p.size(); i-- > 0;) {
+      const auto& f = tree.frames[p[i]];
+      if (f.function.find("leaf_") != std::string::npos) return f;
+    }
+    return db::FrameInfo{};
+  };
+  const auto f100 = caller_of_capture(tree.contexts[0]);
+  const auto f101 = caller_of_capture(tree.contexts[1]);
+  EXPECT_NE(f100.function.find("leaf_b"), std::string::npos) << f100.function;
+  EXPECT_NE(f101.function.find("leaf_c"), std::string::npos) << f101.function;
+  EXPECT_NE(f100.module.find("collector_tests"), std::string::npos) << f100.module;
+  EXPECT_NE(f100.file.find("CallingContextTest.cpp"), std::string::npos) << f100.file;
+  EXPECT_GT(f100.line, 0u);
+  // The main thread's path to leaf_b and the worker's differ below leaf_b (main vs thread entry)
+  // but both contexts name leaf_b.
+  EXPECT_NE(caller_of_capture(tree.contexts[2]).function.find("leaf_b"), std::string::npos);
+}
+
+TEST(Symbolizer, LeavesUnknownAddressesEmpty) {
+  const auto frames = collector::symbolize({0x10});
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(frames[0].module.empty());
+  EXPECT_TRUE(frames[0].function.empty());
+}
