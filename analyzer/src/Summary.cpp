@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fuselens/analyzer/CompareProjection.h"
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::analyzer {
@@ -135,76 +136,6 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
   return rows;
 }
 
-/// Kernel launches grouped by their launching API call, sorted by (pid, tid, start), with
-/// running sums so that the kernels launched in [start, end] on a thread are two binary
-/// searches away.
-class LaunchIndex {
- public:
-  explicit LaunchIndex(const db::Reader& reader) {
-    // Joined here rather than in SQL: two sequential scans and a sort are several times faster
-    // than SQLite's GROUP BY + JOIN on millions of rows (the index scans hit the table randomly).
-    struct Launch {
-      std::uint64_t key;  // pid << 32 | correlation id (both 32-bit in CUPTI)
-      std::int64_t kernels = 0, gpu_ns = 0, tid = 0;
-      std::int64_t start_ns = std::numeric_limits<std::int64_t>::max();  // of the earliest call
-    };
-    std::vector<std::pair<std::uint64_t, std::int64_t>> kernels;  // key, duration
-    auto k = reader.prepare("SELECT pid, correlation_id, end_ns - start_ns FROM kernel");
-    while (k.step()) kernels.emplace_back(key(k.int64(0), k.int64(1)), k.int64(2));
-    std::sort(kernels.begin(), kernels.end());
-    std::vector<Launch> launches;
-    for (const auto& [kernel_key, duration] : kernels) {
-      if (launches.empty() || launches.back().key != kernel_key) launches.push_back({kernel_key});
-      ++launches.back().kernels;
-      launches.back().gpu_ns += duration;
-    }
-    kernels = {};
-    auto a = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
-    while (a.step()) {
-      const std::uint64_t call_key = key(a.int64(0), a.int64(1));
-      const auto it = std::lower_bound(launches.begin(), launches.end(), call_key,
-                                       [](const Launch& l, std::uint64_t v) { return l.key < v; });
-      if (it == launches.end() || it->key != call_key || a.int64(3) >= it->start_ns) continue;
-      it->tid = a.int64(2);
-      it->start_ns = a.int64(3);
-    }
-    std::vector<std::pair<Key, std::pair<std::int64_t, std::int64_t>>> sorted;
-    for (const Launch& l : launches) {
-      if (l.start_ns == std::numeric_limits<std::int64_t>::max()) continue;  // no launch call
-      sorted.push_back(
-          {{static_cast<std::int64_t>(l.key >> 32), l.tid, l.start_ns}, {l.kernels, l.gpu_ns}});
-    }
-    std::sort(sorted.begin(), sorted.end());
-    keys_.reserve(sorted.size() + 1);
-    keys_.emplace_back();  // sentinel: sums before the first launch
-    for (const auto& [launch_key, sums] : sorted) {
-      keys_.push_back(launch_key);
-      count_sum_.push_back(count_sum_.back() + sums.first);
-      time_sum_.push_back(time_sum_.back() + sums.second);
-    }
-  }
-
-  /// Kernels (count, GPU ns) whose launching call on (pid, tid) started in [start, end].
-  std::pair<std::int64_t, std::int64_t> inside(std::int64_t pid, std::int64_t tid,
-                                               std::int64_t start, std::int64_t end) const {
-    const auto first = std::lower_bound(keys_.begin() + 1, keys_.end(), Key{pid, tid, start});
-    const auto last = std::upper_bound(first, keys_.end(), Key{pid, tid, end});
-    const auto lo = static_cast<std::size_t>(first - keys_.begin()) - 1;
-    const auto hi = static_cast<std::size_t>(last - keys_.begin()) - 1;
-    return {count_sum_[hi] - count_sum_[lo], time_sum_[hi] - time_sum_[lo]};
-  }
-
- private:
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid, start_ns
-  static std::uint64_t key(std::int64_t pid, std::int64_t correlation_id) {
-    return static_cast<std::uint64_t>(pid) << 32 |
-           (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
-  }
-  std::vector<Key> keys_;
-  std::vector<std::int64_t> count_sum_{0};  // [i]: kernels of launches 1..i
-  std::vector<std::int64_t> time_sum_{0};
-};
-
 std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
   struct Group {
     std::vector<std::int64_t> durations;
@@ -213,7 +144,7 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
   auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns FROM nvtx_range");
-  std::optional<LaunchIndex> launches;
+  std::optional<RangeProjection> launches;
   while (s.step()) {
     Group*& g = by_ids[{s.int64(2), s.int64(3)}];
     if (g == nullptr) {
@@ -228,9 +159,9 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
     const std::int64_t start = s.int64(4), end = s.int64(5);
     g->durations.push_back(end - start);
     if (!launches) launches.emplace(reader);
-    const auto [count, gpu_ns] = launches->inside(s.int64(0), s.int64(1), start, end);
-    g->kernels += count;
-    g->gpu_ns += gpu_ns;
+    const ProjectedWork work = launches->inside(s.int64(0), s.int64(1), start, end);
+    g->kernels += work.records;
+    g->gpu_ns += work.gpu_ns;
   }
   std::vector<NvtxRow> rows;
   for (auto& [name, g] : groups) {

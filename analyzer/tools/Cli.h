@@ -28,5 +28,10 @@ int fail(std::string message, int code);
 /// A subcommand registers its options on `app` and returns what to run when it is chosen.
 using Runner = std::function<int()>;
 Runner add_summary_command(CLI::App& app);
+Runner add_cct_command(CLI::App& app);
+Runner add_export_command(CLI::App& app);
+Runner add_flags_command(CLI::App& app);
+Runner add_compare_command(CLI::App& app);
+Runner add_roofline_command(CLI::App& app);
 
 }  // namespace fuselens::cli

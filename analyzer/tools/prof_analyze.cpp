@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
   };
   add(&cli::add_summary_command);
+  add(&cli::add_cct_command);
+  add(&cli::add_export_command);
+  add(&cli::add_flags_command);
+  add(&cli::add_compare_command);
+  add(&cli::add_roofline_command);
 
   try {
     app.parse(argc, argv);

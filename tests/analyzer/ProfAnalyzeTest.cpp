@@ -11,7 +11,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "Subprocess.h"
 #include "TestSupport.h"
+#include "fuselens/db/Records.h"
 
 #ifndef PROF_ANALYZE_PATH
 #error "PROF_ANALYZE_PATH must name the prof-analyze binary"
@@ -21,44 +23,16 @@ namespace fuselens::analyzer {
 namespace {
 
 using test::TempDir;
+using fuselens::test::Result;
+using fuselens::test::run_cli;
+using fuselens::test::slurp;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::size_t line_count(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-/// Runs prof-analyze with `args`, stdout and stderr captured to files in `dir`.
-Result run_cli(const TempDir& dir, std::vector<std::string> args) {
-  const std::string out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
-  args.insert(args.begin(), PROF_ANALYZE_PATH);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(127);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  Result r;
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
-  return r;
-}
 
 void expect_one_error_line(const Result& r) {
   EXPECT_EQ(line_count(r.err), 1U) << r.err;
@@ -68,7 +42,7 @@ void expect_one_error_line(const Result& r) {
 TEST(ProfAnalyze, UnknownOptionIsAUsageErrorOnOneLine) {
   TempDir dir;
   const Result r = run_cli(dir, {"summary", "x.sqlite", "--bogus"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.status, 2);
   expect_one_error_line(r);
 }
 
@@ -81,7 +55,7 @@ TEST(ProfAnalyze, BadValueAndMissingFileArgumentAreUsageErrors) {
                                              {"summary"},
                                              {}}) {
     const Result r = run_cli(dir, args);
-    EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "(no arguments)" : args.back());
+    EXPECT_EQ(r.status, 2) << (args.empty() ? "(no arguments)" : args.back());
     expect_one_error_line(r);
   }
 }
@@ -89,19 +63,19 @@ TEST(ProfAnalyze, BadValueAndMissingFileArgumentAreUsageErrors) {
 TEST(ProfAnalyze, HelpAndVersionSucceed) {
   TempDir dir;
   const Result help = run_cli(dir, {"--help"});
-  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("Exit status"), std::string::npos);
   EXPECT_TRUE(help.err.empty());
   const Result summary_help = run_cli(dir, {"summary", "--help"});
-  EXPECT_EQ(summary_help.exit_code, 0);
+  EXPECT_EQ(summary_help.status, 0);
   EXPECT_NE(summary_help.out.find("--format"), std::string::npos);
-  EXPECT_EQ(run_cli(dir, {"--version"}).exit_code, 0);
+  EXPECT_EQ(run_cli(dir, {"--version"}).status, 0);
 }
 
 TEST(ProfAnalyze, MissingFileFailsWithOneLine) {
   TempDir dir;
   const Result r = run_cli(dir, {"summary", dir.file("absent.sqlite")});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.status, 1);
   expect_one_error_line(r);
   EXPECT_NE(r.err.find("absent.sqlite"), std::string::npos);
 }
@@ -112,7 +86,7 @@ TEST(ProfAnalyze, FileThatIsNotSqliteFails) {
   std::ofstream(path) << "this is not a database, just some random text\n"
                       << std::string(5000, 'x');
   const Result r = run_cli(dir, {"summary", path});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.status, 1);
   expect_one_error_line(r);
 }
 
@@ -122,12 +96,14 @@ TEST(ProfAnalyze, NewerSchemaVersionFailsAndSaysSo) {
   test::write_reference_capture(path);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 2", nullptr, nullptr, nullptr), SQLITE_OK);
+  const std::string newer = std::to_string(fuselens::db::kSchemaVersion + 1);
+  ASSERT_EQ(sqlite3_exec(db, ("PRAGMA user_version = " + newer).c_str(), nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   const Result r = run_cli(dir, {"summary", path});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.status, 1);
   expect_one_error_line(r);
-  EXPECT_NE(r.err.find("version 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("version " + newer), std::string::npos) << r.err;
 }
 
 TEST(ProfAnalyze, CaptureWithoutCudaFailsWithTheNeverInitializedLine) {
@@ -135,7 +111,7 @@ TEST(ProfAnalyze, CaptureWithoutCudaFailsWithTheNeverInitializedLine) {
   const auto path = dir.file("nocuda.sqlite");
   test::write_capture_without_process(path);
   const Result r = run_cli(dir, {"summary", path});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "prof-analyze: error: '" + path +
                        "': the workload never initialized CUDA; nothing to summarize\n");
   EXPECT_TRUE(r.out.empty());
@@ -147,13 +123,13 @@ TEST(ProfAnalyze, GoodCaptureSucceedsInEveryFormat) {
   test::write_reference_capture(path);
 
   const Result table = run_cli(dir, {"summary", path});
-  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.status, 0) << table.err;
   EXPECT_TRUE(table.err.empty());
   EXPECT_NE(table.out.find("CUDA GPU Kernel Summary"), std::string::npos);
 
   const Result csv = run_cli(
       dir, {"summary", path, "--format", "csv", "--names", "short", "--section", "kernels,memops"});
-  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  ASSERT_EQ(csv.status, 0) << csv.err;
   const auto records = test::parse_csv(csv.out);
   ASSERT_GE(records.size(), 4U);
   EXPECT_EQ(records[0], std::vector<std::string>{"# kernels"});
@@ -165,7 +141,7 @@ TEST(ProfAnalyze, GoodCaptureSucceedsInEveryFormat) {
   EXPECT_EQ(csv.out.find("# api"), std::string::npos);
 
   const Result json = run_cli(dir, {"summary", path, "--format=json"});
-  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ASSERT_EQ(json.status, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["totals"]["kernel_count"], 7);
 }

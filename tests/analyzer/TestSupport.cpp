@@ -102,18 +102,6 @@ db::MemoryEventRecord memory(std::uint32_t device, std::uint64_t t, db::MemoryOp
 
 }  // namespace
 
-TempDir::TempDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "fuselens_analyzer_XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
 // The reference capture, pid 100 (times in ns):
 //   kernels (name, correlation id, start, duration):
 //     gemm<64> 1 2000 100 | gemm<64> 2 4000 200 | quoted 3 5000 1000 | gemm<64> 4 4500 300 |

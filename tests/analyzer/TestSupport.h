@@ -6,23 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "TempDir.h"
+
 namespace fuselens::analyzer::test {
 
 /// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  /// path() / name as a string.
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = fuselens::test::TempDir;
 
 // Kernel names of the reference capture.
 inline constexpr const char* kGemm64Mangled = "_Z4gemmILi64EEvPfi";

@@ -1,0 +1,285 @@
+#include "fuselens/analyzer/CallingContext.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace fuselens::analyzer {
+namespace {
+
+struct Frame {
+  std::string label, function, module, file;
+  std::uint32_t line = 0;
+  bool internal = false;
+};
+
+struct Operation {
+  std::string label;  // "<gpu kernel> name"
+  CctCost cost;
+  std::int64_t node = -1;  // cct_node id, -1 when the call had no recorded context
+};
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string source_location(const std::string& file, std::uint32_t line) {
+  return base_name(file) + ":" + std::to_string(line);
+}
+
+std::uint64_t op_key(std::int64_t pid, std::int64_t correlation) {
+  return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(correlation);
+}
+
+// Modules of the CUDA stack and of FuseLens's collector: their frames sit between the user's
+// launch site and the CUPTI callback and say nothing about the user's code.
+bool is_internal_module(const std::string& module) {
+  static constexpr const char* kInternal[] = {"libcuda.so", "libcudart.so", "libcupti.so",
+                                              "libfuselens_collector.so", "libunwind.so"};
+  const std::string base = base_name(module);
+  for (const char* name : kInternal) {
+    if (base.rfind(name, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::unordered_map<std::int64_t, Frame> load_frames(const db::Reader& reader) {
+  auto s = reader.prepare(
+      "SELECT f.id, COALESCE(fn.value, ''), COALESCE(m.value, ''), COALESCE(f.module_offset, 0),"
+      " COALESCE(fl.value, ''), COALESCE(f.line, 0) FROM frame f"
+      " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
+      " LEFT JOIN strings fl ON fl.id = f.file_id");
+  std::unordered_map<std::int64_t, Frame> frames;
+  while (s.step()) {
+    Frame f;
+    f.function = s.text(1);
+    f.module = s.text(2);
+    f.file = s.text(4);
+    f.line = static_cast<std::uint32_t>(s.int64(5));
+    f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s.int64(3)), f.file, f.line);
+    f.internal = is_internal_module(f.module);
+    frames.emplace(s.int64(0), std::move(f));
+  }
+  return frames;
+}
+
+std::vector<Operation> load_operations(const db::Reader& reader) {
+  std::unordered_map<std::uint64_t, std::int64_t> context;
+  {
+    auto s = reader.prepare("SELECT pid, correlation_id, cct_node_id FROM api_context");
+    while (s.step()) context.emplace(op_key(s.int64(0), s.int64(1)), s.int64(2));
+  }
+  std::vector<Operation> ops;
+  auto add = [&](const char* sql) {
+    auto s = reader.prepare(sql);
+    while (s.step()) {
+      Operation op;
+      op.label = s.text(2);
+      op.cost.gpu_time_ns = s.int64(3);
+      op.cost.launches = 1;
+      op.cost.bytes = s.int64(4);
+      const auto it = context.find(op_key(s.int64(0), s.int64(1)));
+      if (it != context.end()) op.node = it->second;
+      ops.push_back(std::move(op));
+    }
+  };
+  add("SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0"
+      " FROM kernel k JOIN strings n ON n.id = k.demangled_name_id");
+  add("SELECT m.pid, m.correlation_id, '<gpu copy> ' || COALESCE(e.name, 'Unknown'),"
+      " m.end_ns - m.start_ns, m.bytes FROM memcpy m LEFT JOIN enum_memcpy_kind e ON e.value = m.copy_kind");
+  add("SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes FROM memset");
+  return ops;
+}
+
+// Builds a tree of rows keyed by (parent, kind, label) and accumulates costs along paths.
+class RowTree {
+ public:
+  explicit RowTree(CctReport& report) : report_(report) {
+    report_.rows.clear();
+    CctRow root;
+    root.kind = CctRow::Kind::Root;
+    root.label = "<all>";
+    report_.rows.push_back(root);
+  }
+  int child(int parent, CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
+    const std::string key = std::to_string(parent) + '\x1f' + std::to_string(static_cast<int>(kind)) + '\x1f' + label;
+    if (auto it = index_.find(key); it != index_.end()) return it->second;
+    CctRow row;
+    row.kind = kind;
+    row.label = label;
+    if (frame) {
+      row.module = frame->module;
+      row.file = frame->file;
+      row.line = frame->line;
+    }
+    row.parent = parent;
+    row.depth = report_.rows[static_cast<std::size_t>(parent)].depth + 1;
+    const int id = static_cast<int>(report_.rows.size());
+    report_.rows.push_back(std::move(row));
+    report_.rows[static_cast<std::size_t>(parent)].children.push_back(id);
+    index_.emplace(key, id);
+    return id;
+  }
+  void add_inclusive(int row, const CctCost& cost) { report_.rows[static_cast<std::size_t>(row)].inclusive += cost; }
+  void add_exclusive(int row, const CctCost& cost) { report_.rows[static_cast<std::size_t>(row)].exclusive += cost; }
+
+ private:
+  CctReport& report_;
+  std::unordered_map<std::string, int> index_;
+};
+
+struct NodeTable {
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> parent_frame;  // id -> parent, frame
+  std::unordered_map<std::int64_t, std::int64_t> pid;
+
+  // Frames from the root to `node`, internal frames dropped unless wanted.
+  std::vector<const Frame*> path(std::int64_t node, const std::unordered_map<std::int64_t, Frame>& frames,
+                                 bool show_internal) const {
+    std::vector<const Frame*> out;
+    for (auto it = parent_frame.find(node); it != parent_frame.end() && it->second.second != 0;
+         it = parent_frame.find(it->second.first)) {
+      const auto f = frames.find(it->second.second);
+      if (f != frames.end() && (show_internal || !f->second.internal)) out.push_back(&f->second);
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+};
+
+NodeTable load_nodes(const db::Reader& reader) {
+  NodeTable t;
+  auto s = reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node");
+  while (s.step()) {
+    t.parent_frame.emplace(s.int64(0), std::make_pair(s.int64(1), s.int64(2)));
+    t.pid.emplace(s.int64(0), s.int64(3));
+  }
+  return t;
+}
+
+void sort_children(CctReport& report) {
+  for (auto& row : report.rows) {
+    std::stable_sort(row.children.begin(), row.children.end(), [&](int a, int b) {
+      return report.rows[static_cast<std::size_t>(a)].inclusive.get(report.metric) >
+             report.rows[static_cast<std::size_t>(b)].inclusive.get(report.metric);
+    });
+  }
+}
+
+}  // namespace
+
+std::int64_t CctCost::get(CctMetric metric) const {
+  switch (metric) {
+    case CctMetric::Launches: return launches;
+    case CctMetric::Bytes: return bytes;
+    case CctMetric::GpuTime: break;
+  }
+  return gpu_time_ns;
+}
+
+CctCost& CctCost::operator+=(const CctCost& other) {
+  gpu_time_ns += other.gpu_time_ns;
+  launches += other.launches;
+  bytes += other.bytes;
+  return *this;
+}
+
+std::string frame_label(const std::string& function, const std::string& module,
+                        std::uint64_t module_offset, const std::string& file, std::uint32_t line) {
+  std::string label;
+  if (!function.empty()) {
+    label = function;
+  } else {
+    char offset[32];
+    std::snprintf(offset, sizeof offset, "+0x%" PRIx64, module_offset);
+    label = (module.empty() ? std::string("<unknown>") : base_name(module)) + offset;
+  }
+  if (!file.empty() && line > 0) label += " [" + source_location(file, line) + "]";
+  return label;
+}
+
+CctReport calling_context_report(const db::Reader& reader, const CctOptions& options) {
+  CctReport report;
+  report.view = options.view;
+  report.metric = options.metric;
+  if (!reader.has_table("api_context")) {
+    report.unavailable_reason =
+        "the capture has no calling contexts (written by FuseLens schema version " +
+        std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
+    return report;
+  }
+  if (reader.query_int("SELECT COUNT(*) FROM api_context") == 0) {
+    report.unavailable_reason =
+        "the capture has no calling contexts (recorded without the 'context' trace group, or no "
+        "launch was made)";
+    return report;
+  }
+  report.available = true;
+  const auto frames = load_frames(reader);
+  const auto nodes = load_nodes(reader);
+  const auto ops = load_operations(reader);
+  const bool several_processes = reader.query_int("SELECT COUNT(DISTINCT pid) FROM cct_node") > 1;
+  RowTree tree(report);
+
+  for (const auto& op : ops) {
+    report.total += op.cost;
+    if (op.node < 0) ++report.unattributed_operations;
+    const auto path = op.node < 0 ? std::vector<const Frame*>{}
+                                  : nodes.path(op.node, frames, options.show_internal);
+    std::vector<int> rows{0};
+    auto step = [&](CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
+      rows.push_back(tree.child(rows.back(), kind, label, frame));
+    };
+    if (options.view == CctView::TopDown) {
+      if (op.node < 0) {
+        step(CctRow::Kind::Unattributed, "<no calling context>");
+      } else {
+        if (several_processes) step(CctRow::Kind::Process, "process " + std::to_string(nodes.pid.at(op.node)));
+        for (const Frame* f : path) step(CctRow::Kind::Frame, f->label, f);
+      }
+      step(CctRow::Kind::GpuOperation, op.label);
+      for (const int r : rows) tree.add_inclusive(r, op.cost);
+      tree.add_exclusive(rows.back(), op.cost);
+    } else if (options.view == CctView::BottomUp) {
+      step(CctRow::Kind::GpuOperation, op.label);
+      if (op.node < 0) step(CctRow::Kind::Unattributed, "<no calling context>");
+      for (auto it = path.rbegin(); it != path.rend(); ++it) step(CctRow::Kind::Frame, (*it)->label, *it);
+      for (const int r : rows) tree.add_inclusive(r, op.cost);
+      tree.add_exclusive(rows[1], op.cost);
+    } else {
+      tree.add_inclusive(0, op.cost);
+      if (path.empty()) {
+        const int r = tree.child(0, CctRow::Kind::Unattributed, "<no calling context>");
+        tree.add_inclusive(r, op.cost);
+        tree.add_exclusive(r, op.cost);
+        continue;
+      }
+      // Each function on the path once (recursion counts once); the launching frame's line.
+      std::unordered_set<int> seen;
+      for (const Frame* f : path) {
+        const int module = tree.child(0, CctRow::Kind::Module, f->module.empty() ? "<unknown module>" : f->module);
+        const std::string name = f->function.empty() ? f->label : f->function;
+        const int function = tree.child(module, CctRow::Kind::Function, name, f);
+        if (seen.insert(module).second) tree.add_inclusive(module, op.cost);
+        if (seen.insert(function).second) tree.add_inclusive(function, op.cost);
+      }
+      const Frame* leaf = path.back();
+      const int module = tree.child(0, CctRow::Kind::Module, leaf->module.empty() ? "<unknown module>" : leaf->module);
+      const int function = tree.child(module, CctRow::Kind::Function, leaf->function.empty() ? leaf->label : leaf->function, leaf);
+      const std::string line_label =
+          leaf->file.empty() ? "<no line information>" : source_location(leaf->file, leaf->line);
+      const int line = tree.child(function, CctRow::Kind::Line, line_label, leaf);
+      tree.add_exclusive(module, op.cost);
+      tree.add_exclusive(function, op.cost);
+      tree.add_inclusive(line, op.cost);
+      tree.add_exclusive(line, op.cost);
+    }
+  }
+  sort_children(report);
+  return report;
+}
+
+}  // namespace fuselens::analyzer

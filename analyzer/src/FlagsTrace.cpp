@@ -1,0 +1,259 @@
+#include "fuselens/analyzer/FlagsTrace.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+
+#include "fuselens/db/Sqlite.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+class Strings {
+ public:
+  explicit Strings(const db::Reader& reader) {
+    auto s = reader.prepare("SELECT id, value FROM strings");
+    while (s.step()) values_.emplace(s.int64(0), s.text(1));
+  }
+  const std::string& get(std::int64_t id) const {
+    static const std::string empty;
+    const auto it = values_.find(id);
+    return it == values_.end() ? empty : it->second;
+  }
+
+ private:
+  std::unordered_map<std::int64_t, std::string> values_;
+};
+
+const char* name_column(NameKind kind) {
+  switch (kind) {
+    case NameKind::Short:
+      return "short_name_id";
+    case NameKind::Mangled:
+      return "mangled_name_id";
+    case NameKind::Demangled:
+      break;
+  }
+  return "demangled_name_id";
+}
+
+std::uint64_t correlation_key(std::uint32_t pid, std::uint32_t correlation_id) {
+  return static_cast<std::uint64_t>(pid) << 32 | correlation_id;
+}
+
+std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
+
+void load_ranges(const db::Reader& reader, const Strings& strings, FlagsTrace& t) {
+  auto s = reader.prepare(
+      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, payload_kind, payload"
+      " FROM nvtx_range");
+  while (s.step()) {
+    TraceRange r;
+    r.pid = u32(s.int64(0));
+    r.tid = u32(s.int64(1));
+    const std::string& domain = strings.get(s.int64(2));
+    const std::string& text = strings.get(s.int64(3));
+    r.name = domain.empty() ? text : domain + ":" + text;
+    r.start_ns = s.int64(4);
+    if (!s.is_null(5)) r.end_ns = s.int64(5);
+    r.depth = u32(s.int64(6));
+    const auto kind = static_cast<db::PayloadKind>(s.int64(7));
+    const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
+                         kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
+    if (integer && !s.is_null(8)) r.payload_int = s.int64(8);
+    t.ranges.push_back(std::move(r));
+  }
+  std::sort(t.ranges.begin(), t.ranges.end(), [](const TraceRange& a, const TraceRange& b) {
+    return std::tie(a.pid, a.tid, a.start_ns, a.depth) <
+           std::tie(b.pid, b.tid, b.start_ns, b.depth);
+  });
+}
+
+void load_calls(const db::Reader& reader, const Strings& strings, FlagsTrace& t) {
+  auto s = reader.prepare(
+      "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call"
+      " ORDER BY start_ns, id");
+  while (s.step()) {
+    TraceCall c;
+    c.pid = u32(s.int64(0));
+    c.tid = u32(s.int64(1));
+    c.name = strings.get(s.int64(2));
+    c.base_name = api_base_name(c.name);
+    c.start_ns = s.int64(3);
+    c.end_ns = s.int64(4);
+    c.correlation_id = u32(s.int64(5));
+    t.calls.push_back(std::move(c));
+  }
+}
+
+/// Sets TraceCall::range: one sweep per thread over its ranges (sorted by start) and its calls
+/// (sorted by start) with a stack of open ranges. The stack top, after popping the ranges that
+/// ended before the call, is the latest-starting range that contains the call.
+void assign_ranges(FlagsTrace& t) {
+  std::vector<std::size_t> order(t.calls.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TraceCall& x = t.calls[a];
+    const TraceCall& y = t.calls[b];
+    return std::tie(x.pid, x.tid, x.start_ns) < std::tie(y.pid, y.tid, y.start_ns);
+  });
+  std::size_t next_range = 0;
+  std::vector<std::size_t> open;
+  std::pair<std::uint32_t, std::uint32_t> thread{0, 0};
+  for (const std::size_t i : order) {
+    TraceCall& call = t.calls[i];
+    if (std::pair{call.pid, call.tid} != thread) {
+      thread = {call.pid, call.tid};
+      open.clear();
+      while (next_range < t.ranges.size() &&
+             std::pair{t.ranges[next_range].pid, t.ranges[next_range].tid} < thread) {
+        ++next_range;
+      }
+    }
+    while (next_range < t.ranges.size() && t.ranges[next_range].pid == call.pid &&
+           t.ranges[next_range].tid == call.tid && t.ranges[next_range].start_ns <= call.start_ns) {
+      open.push_back(next_range++);
+    }
+    while (!open.empty() && t.ranges[open.back()].end_ns < call.start_ns) open.pop_back();
+    call.range = open.empty() ? -1 : static_cast<int>(open.back());
+  }
+}
+
+std::unordered_map<std::uint64_t, int> launch_calls(const FlagsTrace& t) {
+  std::unordered_map<std::uint64_t, int> by_key;
+  // calls are sorted by start: the first one seen per key is the earliest.
+  for (std::size_t i = 0; i < t.calls.size(); ++i) {
+    by_key.emplace(correlation_key(t.calls[i].pid, t.calls[i].correlation_id), static_cast<int>(i));
+  }
+  return by_key;
+}
+
+void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, FlagsTrace& t) {
+  auto k = reader.prepare(std::string("SELECT pid, device_id, context_id, stream_id, "
+                                      "correlation_id, start_ns, end_ns, ") +
+                          name_column(names) + " FROM kernel");
+  while (k.step()) {
+    TraceOp op;
+    op.kind = OpKind::Kernel;
+    op.pid = u32(k.int64(0));
+    op.device_id = u32(k.int64(1));
+    op.context_id = u32(k.int64(2));
+    op.stream_id = u32(k.int64(3));
+    op.correlation_id = u32(k.int64(4));
+    op.start_ns = k.int64(5);
+    op.end_ns = k.int64(6);
+    op.name = strings.get(k.int64(7));
+    t.ops.push_back(std::move(op));
+  }
+  auto c = reader.prepare(
+      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
+      " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy");
+  while (c.step()) {
+    TraceOp op;
+    op.kind = OpKind::Memcpy;
+    op.pid = u32(c.int64(0));
+    op.device_id = u32(c.int64(1));
+    op.context_id = u32(c.int64(2));
+    op.stream_id = u32(c.int64(3));
+    op.correlation_id = u32(c.int64(4));
+    op.start_ns = c.int64(5);
+    op.end_ns = c.int64(6);
+    op.copy_kind = static_cast<db::MemcpyKind>(c.int64(7));
+    op.src_kind = static_cast<db::MemoryKind>(c.int64(8));
+    op.dst_kind = static_cast<db::MemoryKind>(c.int64(9));
+    op.bytes = c.int64(10);
+    op.is_async = c.int64(11) != 0;
+    op.name = std::string("[CUDA memcpy ") + db::to_string(op.copy_kind) + "]";
+    t.ops.push_back(std::move(op));
+  }
+  auto m = reader.prepare(
+      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
+      " memory_kind, bytes, is_async FROM memset");
+  while (m.step()) {
+    TraceOp op;
+    op.kind = OpKind::Memset;
+    op.pid = u32(m.int64(0));
+    op.device_id = u32(m.int64(1));
+    op.context_id = u32(m.int64(2));
+    op.stream_id = u32(m.int64(3));
+    op.correlation_id = u32(m.int64(4));
+    op.start_ns = m.int64(5);
+    op.end_ns = m.int64(6);
+    op.memory_kind = static_cast<db::MemoryKind>(m.int64(7));
+    op.bytes = m.int64(8);
+    op.is_async = m.int64(9) != 0;
+    op.name = "[CUDA memset]";
+    t.ops.push_back(std::move(op));
+  }
+  std::stable_sort(t.ops.begin(), t.ops.end(), [](const TraceOp& a, const TraceOp& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  });
+}
+
+void load_syncs(const db::Reader& reader, FlagsTrace& t) {
+  auto s = reader.prepare(
+      "SELECT pid, start_ns, end_ns, sync_type, context_id, stream_id, correlation_id"
+      " FROM sync_event ORDER BY start_ns, id");
+  while (s.step()) {
+    TraceSync e;
+    e.pid = u32(s.int64(0));
+    e.start_ns = s.int64(1);
+    e.end_ns = s.int64(2);
+    e.type = static_cast<db::SyncType>(s.int64(3));
+    e.context_id = u32(s.int64(4));
+    e.stream_id = u32(s.int64(5));
+    e.correlation_id = u32(s.int64(6));
+    t.syncs.push_back(e);
+  }
+}
+
+}  // namespace
+
+std::string api_base_name(const std::string& name) {
+  const auto v = name.rfind("_v");
+  if (v == std::string::npos || v == 0 || v + 2 == name.size()) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, v);
+}
+
+const TraceRange* FlagsTrace::launch_range(const TraceOp& op) const {
+  const int i = launch_range_index(op);
+  return i >= 0 ? &ranges[static_cast<std::size_t>(i)] : nullptr;
+}
+
+int FlagsTrace::launch_range_index(const TraceOp& op) const {
+  const TraceCall* call = launch_call(op);
+  return call != nullptr ? call->range : -1;
+}
+
+FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
+  FlagsTrace t;
+  t.cuda_used = !reader.processes().empty();
+  t.devices = reader.devices();
+  const Strings strings(reader);
+  load_ranges(reader, strings, t);
+  load_calls(reader, strings, t);
+  assign_ranges(t);
+  load_ops(reader, strings, names, t);
+  load_syncs(reader, t);
+
+  const auto by_key = launch_calls(t);
+  const auto find_call = [&](std::uint32_t pid, std::uint32_t correlation) {
+    const auto it = by_key.find(correlation_key(pid, correlation));
+    return it == by_key.end() ? -1 : it->second;
+  };
+  for (TraceOp& op : t.ops) op.call = find_call(op.pid, op.correlation_id);
+  for (TraceSync& s : t.syncs) s.call = find_call(s.pid, s.correlation_id);
+
+  std::int64_t origin = kOpenEnd;
+  if (!t.ops.empty()) origin = std::min(origin, t.ops.front().start_ns);
+  if (!t.calls.empty()) origin = std::min(origin, t.calls.front().start_ns);
+  for (const TraceRange& r : t.ranges) origin = std::min(origin, r.start_ns);
+  t.origin_ns = origin == kOpenEnd ? 0 : origin;
+  return t;
+}
+
+}  // namespace fuselens::analyzer

@@ -1,0 +1,93 @@
+// prof-analyze cct FILE [--view top-down|bottom-up|flat] [--metric gpu_time|launches|bytes]
+//                       [--depth N] [--min-percent P] [--filter REGEX] [--show-internal]
+//                       [--format table|csv|json]
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+
+#include "Cli.h"
+#include "fuselens/analyzer/CallingContextFormat.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::cli {
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+struct CctOptions {
+  std::string file;
+  std::string view = "top-down";
+  std::string metric = "gpu_time";
+  std::string format = "table";
+  std::optional<int> depth;
+  double min_percent = 0;
+  std::string filter;
+  bool show_internal = false;
+};
+
+int run_cct(const CctOptions& o) {
+  analyzer::CctDisplay display;
+  display.max_depth = o.depth;
+  display.min_percent = o.min_percent;
+  if (!o.filter.empty()) {
+    try {
+      display.filter = std::regex(o.filter);
+    } catch (const std::regex_error& e) {
+      return fail("--filter: '" + o.filter + "' is not a regular expression: " + e.what(), kExitUsage);
+    }
+  }
+  const db::Reader reader(o.file);
+  analyzer::CctOptions options;
+  options.view = o.view == "bottom-up" ? analyzer::CctView::BottomUp
+                 : o.view == "flat"    ? analyzer::CctView::Flat
+                                       : analyzer::CctView::TopDown;
+  options.metric = o.metric == "launches" ? analyzer::CctMetric::Launches
+                   : o.metric == "bytes"  ? analyzer::CctMetric::Bytes
+                                          : analyzer::CctMetric::GpuTime;
+  options.show_internal = o.show_internal;
+  const auto report = analyzer::calling_context_report(reader, options);
+  if (!report.available) return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
+  const std::map<std::string, analyzer::OutputFormat> formats{
+      {"table", analyzer::OutputFormat::Table},
+      {"csv", analyzer::OutputFormat::Csv},
+      {"json", analyzer::OutputFormat::Json}};
+  analyzer::write_cct(std::cout, report, formats.at(o.format), display);
+  std::cout.flush();
+  return std::cout ? kExitOk : fail("writing to standard output failed", kExitCapture);
+}
+
+}  // namespace
+
+Runner add_cct_command(CLI::App& app) {
+  auto o = std::make_shared<CctOptions>();
+  auto* cmd = app.add_subcommand(
+      "cct", "Calling-context attribution: GPU time, launches and bytes charged to the code that "
+             "launched them (top-down, bottom-up, flat)");
+  cmd->footer(kFooter);
+  cmd->add_option("FILE", o->file, "Capture written by prof-run")->required();
+  cmd->add_option("--view", o->view, "top-down, bottom-up or flat")
+      ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}))
+      ->capture_default_str();
+  cmd->add_option("--metric", o->metric, "Metric for shares and ordering")
+      ->check(CLI::IsMember({"gpu_time", "launches", "bytes"}))
+      ->capture_default_str();
+  cmd->add_option("--depth", o->depth, "Hide rows deeper than N (the root is 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-percent", o->min_percent, "Hide rows under P % of the total")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--filter", o->filter,
+                  "Keep rows whose name matches REGEX (ECMAScript), with their ancestors and "
+                  "descendants");
+  cmd->add_flag("--show-internal", o->show_internal,
+                "Show frames inside libcuda, libcudart, libcupti and the collector");
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  return [o] { return run_cct(*o); };
+}
+
+}  // namespace fuselens::cli

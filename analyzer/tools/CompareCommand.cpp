@@ -1,0 +1,123 @@
+// prof-analyze compare A.sqlite B.sqlite [--diff-threshold PCT]
+// prof-analyze compare FILE --baseline GLOB --candidate GLOB
+//   common: [--format table|csv|json] [--names short|demangled|mangled] [--fail-if-slower PCT]
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Cli.h"
+#include "fuselens/analyzer/Compare.h"
+#include "fuselens/analyzer/CompareFormat.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::cli {
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+struct CompareOptions {
+  std::vector<std::string> files;
+  std::string baseline, candidate;
+  std::string format = "table";
+  std::string names = "short";
+  double diff_threshold = 5;
+  std::optional<double> fail_if_slower;
+};
+
+int run_compare(const CompareOptions& o) {
+  const bool patterns = !o.baseline.empty() || !o.candidate.empty();
+  if (o.files.size() == 1 && (o.baseline.empty() || o.candidate.empty())) {
+    return fail("compare: one FILE needs --baseline GLOB and --candidate GLOB; or give two files",
+                kExitUsage);
+  }
+  if (o.files.size() == 2 && patterns) {
+    return fail("compare: --baseline/--candidate select ranges of one FILE; not with two files",
+                kExitUsage);
+  }
+  const std::map<std::string, analyzer::NameKind> names{
+      {"demangled", analyzer::NameKind::Demangled},
+      {"short", analyzer::NameKind::Short},
+      {"mangled", analyzer::NameKind::Mangled}};
+  const std::map<std::string, analyzer::OutputFormat> formats{
+      {"table", analyzer::OutputFormat::Table},
+      {"csv", analyzer::OutputFormat::Csv},
+      {"json", analyzer::OutputFormat::Json}};
+
+  analyzer::CompareReport report;
+  try {
+    if (o.files.size() == 1) {
+      const fuselens::db::Reader reader(o.files[0]);
+      report = analyzer::compare_ranges(reader, o.baseline, o.candidate);
+    } else {
+      const fuselens::db::Reader a(o.files[0]);
+      const fuselens::db::Reader b(o.files[1]);
+      analyzer::CompareOptions options;
+      options.kernel_names = names.at(o.names);
+      options.diff_threshold_percent = o.diff_threshold;
+      report = analyzer::compare_captures(a, b, options);
+    }
+  } catch (const analyzer::CompareError& e) {
+    return fail(std::string("compare: ") + e.what(), kExitCapture);
+  }
+  analyzer::write_compare(std::cout, report, formats.at(o.format));
+  std::cout.flush();
+  if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
+
+  if (o.fail_if_slower) {
+    const auto slower = report.slower_than(*o.fail_if_slower);
+    if (!slower.empty()) {
+      std::string list;
+      for (const auto* e : slower) {
+        list += (list.empty() ? "" : ", ") +
+                fmt::format("{} ({:+.1f} %)", e->candidate->name, *e->slowdown_percent());
+      }
+      std::cerr << "prof-analyze: slower than baseline by more than " << *o.fail_if_slower
+                << " %: " << list << std::endl;
+      return kExitFlagged;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Baseline vs candidate per op and shape: two captures (A B), or two sets of NVTX ranges "
+      "of one capture (--baseline/--candidate globs)");
+  compare->footer(kFooter);
+  compare->add_option("FILES", options->files, "One capture with --baseline/--candidate, or two")
+      ->required()
+      ->expected(1, 2);
+  compare->add_option("--baseline", options->baseline,
+                      "Glob of the baseline NVTX ranges, e.g. 'gemm_bias_relu/unfused/*'");
+  compare->add_option("--candidate", options->candidate,
+                      "Glob of the candidate NVTX ranges, paired by what the wildcards matched");
+  compare->add_option("--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  compare->add_option("--names", options->names, "Kernel names in the kernel diff")
+      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
+      ->capture_default_str();
+  compare
+      ->add_option("--diff-threshold", options->diff_threshold,
+                   "Kernel diff: faster/slower beyond +-PCT % of the median (two captures)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  compare
+      ->add_option("--fail-if-slower", options->fail_if_slower,
+                   "Exit with status 3 when a candidate is slower than its baseline by more "
+                   "than PCT %")
+      ->check(CLI::Range(0.0, 1e6));
+  return [options] { return run_compare(*options); };
+}
+
+}  // namespace fuselens::cli

@@ -1,0 +1,124 @@
+// prof-analyze export FILE [FILE2] --format html|json|csv|chrome-trace -o OUT
+//                     [--names demangled|short|mangled]
+//
+// Writes OUT.tmp and renames it to OUT once complete ("-o -" writes to standard output), so a
+// failed export never leaves a partial OUT. chrome-trace takes one capture.
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Cli.h"
+#include "fuselens/analyzer/Export.h"
+#include "fuselens/analyzer/ExportChromeTrace.h"
+#include "fuselens/analyzer/ExportFile.h"
+#include "fuselens/analyzer/ExportHtml.h"
+#include "fuselens/analyzer/ExportTables.h"
+#include "fuselens/db/Reader.h"
+
+#ifndef FUSELENS_VERSION
+#define FUSELENS_VERSION "unknown"
+#endif
+
+namespace fuselens::cli {
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+struct ExportOptions {
+  std::vector<std::string> files;  // FILE [FILE2]
+  std::string format;
+  std::string output;
+  std::string names = "demangled";
+};
+
+const std::string kGenerator = std::string("FuseLens prof-analyze ") + FUSELENS_VERSION;
+
+int run_export(const ExportOptions& options) {
+  const auto format = analyzer::parse_export_format(options.format);
+  if (!format) return fail("unknown export format '" + options.format + "'", kExitUsage);
+  if (*format == analyzer::ExportFormat::ChromeTrace && options.files.size() > 1) {
+    return fail(
+        "--format chrome-trace exports one capture; got " + std::to_string(options.files.size()),
+        kExitUsage);
+  }
+  const std::map<std::string, analyzer::NameKind> names{
+      {"demangled", analyzer::NameKind::Demangled},
+      {"short", analyzer::NameKind::Short},
+      {"mangled", analyzer::NameKind::Mangled}};
+  const analyzer::NameKind kernel_names = names.at(options.names);
+
+  // Open and check every capture before creating the output file.
+  std::vector<std::unique_ptr<fuselens::db::Reader>> readers;
+  for (const auto& file : options.files) {
+    readers.push_back(std::make_unique<fuselens::db::Reader>(file));
+    if (readers.back()->processes().empty()) {
+      return fail("'" + file + "': the workload never initialized CUDA; nothing to export",
+                  kExitCapture);
+    }
+  }
+
+  if (*format == analyzer::ExportFormat::ChromeTrace) {
+    analyzer::ExportFile out(options.output);
+    analyzer::write_chrome_trace(out.stream(), *readers.front(), {kernel_names, kGenerator});
+    out.commit();
+    return kExitOk;
+  }
+
+  std::vector<analyzer::ExportRun> runs;
+  const char* labels[] = {"A", "B"};
+  for (std::size_t i = 0; i < readers.size(); ++i) {
+    runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names));
+  }
+  analyzer::ExportFile out(options.output);
+  switch (*format) {
+    case analyzer::ExportFormat::Html: {
+      analyzer::HtmlReportOptions html;
+      html.generator = kGenerator;
+      analyzer::make_html_report(runs, html).write(out.stream());
+      break;
+    }
+    case analyzer::ExportFormat::Json:
+      analyzer::write_export_json(out.stream(), runs);
+      break;
+    case analyzer::ExportFormat::Csv:
+      analyzer::write_export_csv(out.stream(), runs);
+      break;
+    case analyzer::ExportFormat::ChromeTrace:
+      break;
+  }
+  out.commit();
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_export_command(CLI::App& app) {
+  auto options = std::make_shared<ExportOptions>();
+  auto* command = app.add_subcommand(
+      "export",
+      "Write a capture as a self-contained HTML report, JSON or CSV of every analysis, or a "
+      "Chrome trace for Perfetto / chrome://tracing; two captures make a side-by-side report");
+  command->footer(kFooter);
+  command
+      ->add_option("FILE", options->files,
+                   "Capture written by prof-run, and optionally a "
+                   "second one (FILE2) to show side by side")
+      ->required()
+      ->expected(1, 2);
+  command->add_option("--format", options->format, "html, json, csv or chrome-trace")
+      ->required()
+      ->check(CLI::IsMember({"html", "json", "csv", "chrome-trace"}));
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output file (written as OUT.tmp, then renamed); '-' for standard output")
+      ->required();
+  command->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
+      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
+      ->capture_default_str();
+  return [options] { return run_export(*options); };
+}
+
+}  // namespace fuselens::cli

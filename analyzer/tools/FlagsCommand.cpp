@@ -1,0 +1,137 @@
+// prof-analyze flags FILE [--format table|csv|json] [--names short|demangled|mangled]
+//                        [--threshold KEY=VALUE]... [--rules R[,R]] [--fail-on R[,R]]
+//                        [--limit N] [--list]
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Cli.h"
+#include "fuselens/analyzer/Flags.h"
+#include "fuselens/analyzer/FlagsFormat.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::cli {
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+struct FlagsOptions {
+  std::string file;
+  std::string format = "table";
+  std::string names = "short";
+  std::vector<std::string> thresholds;
+  std::vector<std::string> rules;
+  std::vector<std::string> fail_on;
+  bool list = false;
+  std::size_t limit = 20;
+};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+void print_rules() {
+  std::cout << "Rules:\n";
+  for (const auto& r : analyzer::flag_rules()) {
+    std::cout << fmt::format("  {:<16} {} ({})\n", r.id, r.title, r.source);
+  }
+  std::cout << "\nThresholds (--threshold KEY=VALUE):\n";
+  for (const auto& t : analyzer::flag_thresholds()) {
+    std::cout << fmt::format("  {:<34} {:>8}  {} ({})\n", t.key, t.default_value, t.meaning,
+                             t.source);
+  }
+}
+
+int run_flags_command(const FlagsOptions& options) {
+  if (options.list) {
+    print_rules();
+    return kExitOk;
+  }
+  if (options.file.empty())
+    return fail("flags: FILE is required (see 'prof-analyze flags --help')", kExitUsage);
+  analyzer::FlagsConfig config;
+  std::vector<std::string> fail_on;
+  try {
+    for (const auto& t : options.thresholds) config.set(t);
+    fail_on = analyzer::parse_rule_list(join(options.fail_on));
+    auto rules = analyzer::parse_rule_list(join(options.rules));
+    if (!rules.empty()) {
+      rules.insert(rules.end(), fail_on.begin(), fail_on.end());  // gated rules always run
+      config.select_rules(rules);
+    }
+  } catch (const analyzer::FlagsError& e) {
+    return fail(std::string("flags: ") + e.what(), kExitUsage);
+  }
+
+  const std::map<std::string, analyzer::NameKind> names{
+      {"demangled", analyzer::NameKind::Demangled},
+      {"short", analyzer::NameKind::Short},
+      {"mangled", analyzer::NameKind::Mangled}};
+  const std::map<std::string, analyzer::OutputFormat> formats{
+      {"table", analyzer::OutputFormat::Table},
+      {"csv", analyzer::OutputFormat::Csv},
+      {"json", analyzer::OutputFormat::Json}};
+  const fuselens::db::Reader reader(options.file);
+  const analyzer::FlagsReport report = analyzer::run_flags(reader, config, names.at(options.names));
+  if (!report.cuda_used) {
+    return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
+                kExitCapture);
+  }
+  analyzer::write_flags(std::cout, report, formats.at(options.format), options.limit);
+  std::cout.flush();
+  if (!std::cout) return fail("writing the flags to standard output failed", kExitCapture);
+
+  std::vector<std::string> fired;
+  for (const auto& rule : fail_on) {
+    if (report.hit_count(rule) > 0) fired.push_back(rule);
+  }
+  if (!fired.empty()) {
+    std::cerr << "prof-analyze: flagged: " << join(fired) << " (--fail-on)" << std::endl;
+    return kExitFlagged;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_flags_command(CLI::App& app) {
+  auto options = std::make_shared<FlagsOptions>();
+  auto* flags = app.add_subcommand(
+      "flags",
+      "Expert rules: launch overhead, GPU idle, synchronous copies and syncs, fusion "
+      "opportunities (docs/rules.md)");
+  flags->footer(kFooter);
+  flags->add_option("FILE", options->file, "Capture written by prof-run");
+  flags->add_option("--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  flags->add_option("--names", options->names, "Kernel names: short, demangled or mangled")
+      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
+      ->capture_default_str();
+  flags
+      ->add_option("--threshold", options->thresholds,
+                   "Change a threshold, e.g. launch_short.runtime_cutoff_us=50 (repeatable; "
+                   "--list shows all)")
+      ->allow_extra_args(false);
+  flags->add_option("--rules", options->rules, "Run only these rules, comma separated")
+      ->allow_extra_args(false);
+  flags
+      ->add_option("--fail-on", options->fail_on,
+                   "Exit with status 3 when any of these rules (comma separated) has a hit")
+      ->allow_extra_args(false);
+  flags
+      ->add_option("--limit", options->limit,
+                   "Table format: at most N hits per rule, highest time at stake first (0: all)")
+      ->capture_default_str();
+  flags->add_flag("--list", options->list, "List the rules and thresholds, then exit");
+  return [options] { return run_flags_command(*options); };
+}
+
+}  // namespace fuselens::cli

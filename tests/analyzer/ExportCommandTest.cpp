@@ -1,0 +1,156 @@
+// Runs `prof-analyze export` and checks its outputs, exit codes and one-line errors.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "Subprocess.h"
+#include "TestSupport.h"
+
+#ifndef PROF_ANALYZE_PATH
+#error "PROF_ANALYZE_PATH must name the prof-analyze binary"
+#endif
+
+namespace fuselens::analyzer {
+namespace {
+
+using test::TempDir;
+using fuselens::test::Result;
+using fuselens::test::run_cli;
+using fuselens::test::slurp;
+namespace fs = std::filesystem;
+
+
+Result export_cli(const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), "export");
+  return run_cli(dir, std::move(args));
+}
+
+void expect_one_error_line(const Result& r) {
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("prof-analyze: error: ", 0), 0U) << r.err;
+}
+
+class ExportCommand : public ::testing::Test {
+ protected:
+  void SetUp() override { test::write_reference_capture(capture_); }
+  TempDir dir_;
+  std::string capture_ = dir_.file("reference.sqlite");
+};
+
+TEST_F(ExportCommand, WritesEveryFormat) {
+  for (const char* format : {"html", "json", "csv", "chrome-trace"}) {
+    const std::string out = dir_.file(std::string("report.") + format);
+    const Result r = export_cli(dir_, {capture_, "--format", format, "-o", out});
+    ASSERT_EQ(r.status, 0) << format << ": " << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_GT(fs::file_size(out), 100U) << format;
+    EXPECT_FALSE(fs::exists(out + ".tmp")) << format;
+  }
+  EXPECT_TRUE(nlohmann::json::accept(slurp(dir_.file("report.chrome-trace"))));
+  EXPECT_TRUE(nlohmann::json::accept(slurp(dir_.file("report.json"))));
+  EXPECT_EQ(slurp(dir_.file("report.html")).rfind("<!DOCTYPE html>", 0), 0U);
+}
+
+TEST_F(ExportCommand, TwoCapturesMakeOneSideBySideDocument) {
+  const std::string out = dir_.file("both.json");
+  const Result r = export_cli(dir_, {capture_, capture_, "--format", "json", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(doc["runs"].size(), 2U);
+  EXPECT_TRUE(doc.contains("side_by_side"));
+  const Result html = export_cli(dir_, {capture_, capture_, "--format=html", "-o", out});
+  EXPECT_EQ(html.status, 0) << html.err;
+}
+
+TEST_F(ExportCommand, DashWritesToStandardOutput) {
+  const Result r = export_cli(dir_, {capture_, "--format", "csv", "-o", "-"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# runs\n", 0), 0U);
+}
+
+TEST_F(ExportCommand, UsageErrorsExitWithTwo) {
+  const std::string out = dir_.file("x.html");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {capture_, "--format", "pdf", "-o", out},
+           {capture_, "--format", "html"},
+           {capture_, "-o", out},
+           {"--format", "html", "-o", out},
+           {capture_, capture_, capture_, "--format", "html", "-o", out},
+           {capture_, capture_, "--format", "chrome-trace", "-o", out},
+           {capture_, "--format", "html", "-o", out, "--names", "pretty"}}) {
+    const Result r = export_cli(dir_, args);
+    EXPECT_EQ(r.status, 2) << args[1] << " " << args[2];
+    expect_one_error_line(r);
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+TEST_F(ExportCommand, UnreadableCaptureExitsWithOneAndWritesNothing) {
+  const std::string out = dir_.file("x.html");
+  const std::string text = dir_.file("text.sqlite");
+  std::ofstream(text) << "not a database" << std::string(4096, 'x');
+  const std::string nocuda = dir_.file("nocuda.sqlite");
+  test::write_capture_without_process(nocuda);
+  for (const auto& bad : {dir_.file("absent.sqlite"), text, nocuda}) {
+    for (const char* format : {"html", "chrome-trace"}) {
+      const Result r = export_cli(dir_, {bad, "--format", format, "-o", out});
+      EXPECT_EQ(r.status, 1) << bad << " " << format;
+      expect_one_error_line(r);
+      EXPECT_FALSE(fs::exists(out));
+      EXPECT_FALSE(fs::exists(out + ".tmp"));
+    }
+  }
+  // A bad second capture fails the same way.
+  const Result r = export_cli(dir_, {capture_, text, "--format", "json", "-o", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(ExportCommand, UnwritableOutputIsOneErrorLineAndNoPartialFile) {
+  const std::string missing_dir = dir_.file("no/such/dir/report.html");
+  Result r = export_cli(dir_, {capture_, "--format", "html", "-o", missing_dir});
+  EXPECT_EQ(r.status, 1);
+  expect_one_error_line(r);
+  EXPECT_NE(r.err.find("no/such/dir/report.html"), std::string::npos) << r.err;
+
+  // OUT is a directory: OUT.tmp is written, the rename fails, and OUT.tmp is removed again.
+  const std::string is_dir = dir_.file("taken");
+  fs::create_directory(is_dir);
+  for (const char* format : {"html", "chrome-trace"}) {
+    r = export_cli(dir_, {capture_, "--format", format, "-o", is_dir});
+    EXPECT_EQ(r.status, 1) << format;
+    expect_one_error_line(r);
+    EXPECT_TRUE(fs::is_directory(is_dir));
+    EXPECT_FALSE(fs::exists(is_dir + ".tmp")) << format;
+  }
+}
+
+TEST_F(ExportCommand, ReplacesAnExistingOutputOnlyWhenComplete) {
+  const std::string out = dir_.file("report.csv");
+  std::ofstream(out) << "old";
+  Result r = export_cli(dir_, {dir_.file("absent.sqlite"), "--format", "csv", "-o", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(slurp(out), "old");
+  r = export_cli(dir_, {capture_, "--format", "csv", "-o", out});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(out).rfind("# runs\n", 0), 0U);
+}
+
+TEST_F(ExportCommand, HelpNamesTheFormats) {
+  const Result r = export_cli(dir_, {"--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* word : {"html", "chrome-trace", "FILE2", "Exit status"}) {
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+  }
+}
+
+}  // namespace
+}  // namespace fuselens::analyzer
