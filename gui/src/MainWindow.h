@@ -1,0 +1,106 @@
+#pragma once
+// MainWindow: prof-gui's window. Open captures (File → Open, recent files in QSettings, drag and
+// drop, command line); each loads off the GUI thread (CaptureLoader) with progress in the
+// status bar; a file that cannot be read gets a dialog with the analyzer's message and the
+// program carries on. The capture selector in the tool bar picks which capture the pages show;
+// every page is a tab (View → page, Ctrl+1…). File → Export writes the report (HTML, PDF), the
+// current view as an image (PNG, SVG) or its table as CSV.
+
+#include <QList>
+#include <QMainWindow>
+#include <QStringList>
+
+#include "CaptureData.h"
+
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
+
+namespace fuselens::gui {
+
+class CaptureLoader;
+class Page;
+class SummaryPage;
+class TimelinePage;
+class FlagsPage;
+class ComparePage;
+class HeatmapPage;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Starts loading each file (asynchronously).
+  void openFiles(const QStringList& paths);
+  const QList<CaptureDataPtr>& captures() const { return captures_; }
+  CaptureDataPtr currentCapture() const;
+  void setCurrentCapture(int index);
+  /// Loads still running.
+  int pendingLoads() const;
+  /// The message of the last load that failed (also shown in a dialog).
+  const QString& lastError() const { return lastError_; }
+  /// Show error dialogs (default); tests turn them off and read lastError().
+  void setErrorDialogsEnabled(bool enabled) { errorDialogs_ = enabled; }
+
+  QList<Page*> pages() const { return pages_; }
+  Page* page(const QString& slug) const;
+  void showPage(Page* page);
+  SummaryPage* summaryPage() const { return summary_; }
+  TimelinePage* timelinePage() const { return timeline_; }
+  FlagsPage* flagsPage() const { return flags_; }
+  ComparePage* comparePage() const { return compare_; }
+  HeatmapPage* heatmapPage() const { return heatmap_; }
+
+  /// Saves a PNG of the whole window per page into `directory` (<slug>.png); returns the files.
+  QStringList screenshotPages(const QString& directory);
+
+  static QStringList recentFiles();
+
+ Q_SIGNALS:
+  /// A load finished (successfully or not) and no other is pending.
+  void loadsFinished();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void createMenus();
+  void onLoaded(const CaptureDataPtr& capture);
+  void onFailed(const QString& path, const QString& message);
+  void refreshPages();
+  void addRecentFile(const QString& path);
+  void rebuildRecentMenu();
+  void openDialog();
+  void closeCurrent();
+  void exportHtml();
+  void exportPdf();
+  void exportImage();
+  void exportCsv();
+  void showAbout();
+  Page* currentPage() const;
+
+  CaptureLoader* loader_ = nullptr;
+  QList<CaptureDataPtr> captures_;
+  int current_ = -1;
+  QTabWidget* tabs_ = nullptr;
+  QList<Page*> pages_;
+  SummaryPage* summary_ = nullptr;
+  TimelinePage* timeline_ = nullptr;
+  FlagsPage* flags_ = nullptr;
+  ComparePage* compare_ = nullptr;
+  HeatmapPage* heatmap_ = nullptr;
+  QComboBox* captureBox_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* status_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QString lastError_;
+  bool errorDialogs_ = true;
+};
+
+}  // namespace fuselens::gui

@@ -1,0 +1,224 @@
+#include "views/CallingContextPage.h"
+
+#include <QComboBox>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QStackedWidget>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <exception>
+
+#include "Format.h"
+#include "fuselens/db/Reader.h"
+#include "models/TableModel.h"
+
+namespace fuselens::gui {
+
+bool CallingContextPage::available() {
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+
+const std::vector<int> CallingContextModel::kNone;
+
+CallingContextModel::CallingContextModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+void CallingContextModel::setReport(analyzer::CctReport report) {
+  beginResetModel();
+  report_ = std::move(report);
+  rowInParent_.assign(report_.rows.size(), 0);
+  for (const auto& row : report_.rows) {
+    for (std::size_t i = 0; i < row.children.size(); ++i) {
+      rowInParent_[static_cast<std::size_t>(row.children[i])] = static_cast<int>(i);
+    }
+  }
+  endResetModel();
+}
+
+const std::vector<int>& CallingContextModel::childrenOf(const QModelIndex& parent) const {
+  if (report_.rows.empty()) return kNone;
+  if (!parent.isValid()) return report_.rows[0].children;  // the root is not shown
+  return report_.rows[static_cast<std::size_t>(parent.internalId())].children;
+}
+
+QModelIndex CallingContextModel::index(int row, int column, const QModelIndex& parent) const {
+  if (column < 0 || column >= Columns || (parent.isValid() && parent.column() != 0)) return {};
+  const auto& children = childrenOf(parent);
+  if (row < 0 || row >= static_cast<int>(children.size())) return {};
+  return createIndex(row, column, static_cast<quintptr>(children[static_cast<std::size_t>(row)]));
+}
+
+QModelIndex CallingContextModel::parent(const QModelIndex& child) const {
+  if (!child.isValid()) return {};
+  const int parentRow = report_.rows[static_cast<std::size_t>(child.internalId())].parent;
+  if (parentRow <= 0) return {};  // top level (child of the hidden root)
+  return createIndex(rowInParent_[static_cast<std::size_t>(parentRow)], 0, static_cast<quintptr>(parentRow));
+}
+
+int CallingContextModel::rowCount(const QModelIndex& parent) const {
+  if (parent.isValid() && parent.column() != 0) return 0;
+  return static_cast<int>(childrenOf(parent).size());
+}
+
+int CallingContextModel::columnCount(const QModelIndex&) const { return Columns; }
+
+QString CallingContextModel::valueText(std::int64_t value) const {
+  switch (report_.metric) {
+    case analyzer::CctMetric::GpuTime:
+      return formatDuration(static_cast<double>(value));
+    case analyzer::CctMetric::Bytes:
+      return formatBytes(static_cast<double>(value));
+    case analyzer::CctMetric::Launches:
+      break;
+  }
+  return formatCount(value);
+}
+
+QVariant CallingContextModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const auto& row = report_.rows[static_cast<std::size_t>(index.internalId())];
+  const std::int64_t inclusive = row.inclusive.get(report_.metric);
+  const std::int64_t exclusive = row.exclusive.get(report_.metric);
+  const std::int64_t total = report_.total.get(report_.metric);
+  switch (index.column()) {
+    case Name:
+      if (role == Qt::ToolTipRole && !row.file.empty()) {
+        return QStringLiteral("%1\n%2:%3").arg(toQString(row.label), toQString(row.file)).arg(row.line);
+      }
+      return TableModel::textCell(toQString(row.label), role);
+    case Inclusive:
+      return TableModel::numberCell(static_cast<double>(inclusive), valueText(inclusive), role);
+    case Exclusive:
+      return TableModel::numberCell(static_cast<double>(exclusive), valueText(exclusive), role);
+    case InclusivePercent: {
+      const double percent = total > 0 ? 100.0 * static_cast<double>(inclusive) / static_cast<double>(total) : 0.0;
+      return TableModel::numberCell(percent, formatPercent(percent), role);
+    }
+    default:
+      return TableModel::textCell(toQString(row.module), role);
+  }
+}
+
+QVariant CallingContextModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* const names[] = {"Calling context", "Inclusive", "Exclusive", "Inclusive %", "Module"};
+  return section >= 0 && section < Columns ? QString::fromLatin1(names[section]) : QVariant();
+}
+
+#endif
+
+CallingContextPage::CallingContextPage(QWidget* parent) : Page(QStringLiteral("Calling Context"), parent) {
+  auto* layout = new QVBoxLayout(this);
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  auto* bar = new QHBoxLayout;
+  view_ = new QComboBox(this);
+  view_->addItems({QStringLiteral("Top-down"), QStringLiteral("Bottom-up"), QStringLiteral("Flat")});
+  metric_ = new QComboBox(this);
+  metric_->addItems({QStringLiteral("GPU time"), QStringLiteral("Launches"), QStringLiteral("Bytes")});
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText(QStringLiteral("Search functions, kernels, modules…"));
+  search_->setClearButtonEnabled(true);
+  bar->addWidget(new QLabel(QStringLiteral("View:"), this));
+  bar->addWidget(view_);
+  bar->addWidget(new QLabel(QStringLiteral("Metric:"), this));
+  bar->addWidget(metric_);
+  bar->addWidget(search_, 1);
+  layout->addLayout(bar);
+  stack_ = new QStackedWidget(this);
+  notice_ = makeNotice(QString(), QString(), stack_);
+  model_ = new CallingContextModel(this);
+  proxy_ = new QSortFilterProxyModel(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(TableModel::SortRole);
+  proxy_->setRecursiveFilteringEnabled(true);
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  proxy_->setFilterKeyColumn(-1);
+  tree_ = new QTreeView(stack_);
+  tree_->setModel(proxy_);
+  tree_->setSortingEnabled(true);
+  tree_->sortByColumn(CallingContextModel::Inclusive, Qt::DescendingOrder);
+  tree_->setAlternatingRowColors(true);
+  tree_->setUniformRowHeights(true);
+  tree_->header()->setStretchLastSection(true);
+  stack_->addWidget(notice_);
+  stack_->addWidget(tree_);
+  layout->addWidget(stack_, 1);
+  connect(view_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
+  connect(metric_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
+  connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+#else
+  notice_ = makeNotice(
+      QStringLiteral("Calling contexts are not available in this build"),
+      QStringLiteral("Top-down, bottom-up and flat trees need the analyzer's calling-context analysis "
+                     "(<code>analyzer/CallingContext.h</code>), which this build of FuseLens does not have. "
+                     "The <b>Timeline</b> page shows each kernel's launching call and NVTX ranges."),
+      this);
+  layout->addWidget(notice_);
+#endif
+}
+
+void CallingContextPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
+  if (current == data_) return;
+  data_ = current;
+  recompute();
+}
+
+void CallingContextPage::recompute() {
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  const int generation = ++generation_;
+  model_->setReport({});
+  if (!data_) {
+    notice_->setText(QStringLiteral("<h2>No capture open</h2>"));
+    stack_->setCurrentWidget(notice_);
+    return;
+  }
+  analyzer::CctOptions options;
+  options.view = static_cast<analyzer::CctView>(view_->currentIndex());
+  options.metric = static_cast<analyzer::CctMetric>(metric_->currentIndex());
+  const std::string path = data_->path.toStdString();
+  using Result = std::pair<std::shared_ptr<analyzer::CctReport>, QString>;
+  auto* watcher = new QFutureWatcher<Result>(this);
+  connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation] {
+    watcher->deleteLater();
+    if (generation != generation_) return;
+    const Result r = watcher->result();
+    if (!r.first || !r.first->available) {
+      const QString why = r.first ? toQString(r.first->unavailable_reason) : r.second;
+      notice_->setText(QStringLiteral("<h2>No calling contexts in this capture</h2><p>%1</p><p>The <b>Timeline</b> "
+                                      "page shows each kernel's launching API call and enclosing NVTX ranges.</p>")
+                           .arg(why.toHtmlEscaped()));
+      stack_->setCurrentWidget(notice_);
+    } else {
+      model_->setReport(std::move(*r.first));
+      stack_->setCurrentWidget(tree_);
+      tree_->expandToDepth(1);
+      tree_->resizeColumnToContents(CallingContextModel::Name);
+    }
+    Q_EMIT finished();
+  });
+  watcher->setFuture(QtConcurrent::run([path, options]() -> Result {
+    try {
+      return {std::make_shared<analyzer::CctReport>(analyzer::calling_context_report(db::Reader(path), options)), {}};
+    } catch (const std::exception& e) {
+      return {nullptr, QString::fromUtf8(e.what())};
+    }
+  }));
+#endif
+}
+
+QAbstractItemView* CallingContextPage::currentTable() const { return tree_; }
+
+QString CallingContextPage::noticeText() const { return notice_ ? notice_->text() : QString(); }
+
+}  // namespace fuselens::gui

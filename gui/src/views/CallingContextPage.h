@@ -1,0 +1,85 @@
+#pragma once
+// CallingContextPage: top-down, bottom-up and flat trees of the CPU calling contexts that
+// launched GPU work, with inclusive and exclusive GPU time (or launches, or bytes), from the
+// analyzer's calling_context_report (CallingContext.h). The report is computed off the GUI
+// thread whenever the view or metric changes. A capture without calling contexts (recorded
+// before stacks were collected, or with stack collection off) shows the analyzer's reason.
+
+#include <memory>
+
+#include <QAbstractItemModel>
+
+#include "views/Page.h"
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+#include "fuselens/analyzer/CallingContext.h"
+#endif
+
+class QComboBox;
+class QLineEdit;
+class QStackedWidget;
+
+namespace fuselens::gui {
+
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+/// CctReport rows as a tree: Name, Inclusive, Exclusive, Inclusive %, Module. The root row is
+/// not shown; its children are the top level. SortRole / RawRole as TableModel.
+class CallingContextModel : public QAbstractItemModel {
+  Q_OBJECT
+ public:
+  enum Column { Name, Inclusive, Exclusive, InclusivePercent, Module, Columns };
+  explicit CallingContextModel(QObject* parent = nullptr);
+
+  void setReport(analyzer::CctReport report);
+  const analyzer::CctReport& report() const { return report_; }
+
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  const std::vector<int>& childrenOf(const QModelIndex& parent) const;
+  QString valueText(std::int64_t value) const;
+
+  analyzer::CctReport report_;
+  std::vector<int> rowInParent_;  // per report row: its position among its parent's children
+  static const std::vector<int> kNone;
+};
+#endif
+
+class CallingContextPage : public Page {
+  Q_OBJECT
+ public:
+  explicit CallingContextPage(QWidget* parent = nullptr);
+  void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
+  QAbstractItemView* currentTable() const override;
+  /// True when this build has the analyzer's calling-context analysis.
+  static bool available();
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  CallingContextModel* model() const { return model_; }
+#endif
+  QString noticeText() const;
+
+ Q_SIGNALS:
+  void finished();
+
+ private:
+  void recompute();
+
+  CaptureDataPtr data_;
+  QComboBox* view_ = nullptr;
+  QComboBox* metric_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QStackedWidget* stack_ = nullptr;
+  QLabel* notice_ = nullptr;
+  QTreeView* tree_ = nullptr;
+  QSortFilterProxyModel* proxy_ = nullptr;
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  CallingContextModel* model_ = nullptr;
+#endif
+  int generation_ = 0;
+};
+
+}  // namespace fuselens::gui

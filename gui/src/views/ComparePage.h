@@ -1,0 +1,65 @@
+#pragma once
+// ComparePage: baseline vs candidate side by side with their differences (analyzer Compare.h):
+// two sets of NVTX ranges of the current capture chosen by glob patterns (paired by what the
+// wildcards matched, e.g. "*/unfused/*" vs "*/fused/*"), or the current capture against another
+// open one (ranges paired by name, plus the kernel diff: added, removed, faster, slower). The
+// comparison runs off the GUI thread; a pattern that matches nothing is reported, not shown.
+
+#include <functional>
+#include <memory>
+
+#include "views/Page.h"
+
+class QComboBox;
+class QLineEdit;
+class QPushButton;
+class QRadioButton;
+
+namespace fuselens::gui {
+
+class CompareEntryModel;
+class KernelDiffModel;
+
+class ComparePage : public Page {
+  Q_OBJECT
+ public:
+  explicit ComparePage(QWidget* parent = nullptr);
+  void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
+  QAbstractItemView* currentTable() const override;
+  static bool available();
+
+  CompareEntryModel* entryModel() const { return entries_; }
+  KernelDiffModel* kernelDiffModel() const { return kernels_; }
+  /// Compares ranges of the current capture (asynchronously; `finished` when done).
+  void compareRanges(const QString& baselinePattern, const QString& candidatePattern);
+  /// Compares the current capture (baseline) with `candidate` (asynchronously).
+  void compareWith(const CaptureDataPtr& candidate);
+  QString statusText() const;
+
+ Q_SIGNALS:
+  void finished();
+
+ private:
+  struct Result;
+  void run(std::function<Result()> job);
+  void showResult(const std::shared_ptr<Result>& result);
+
+  CaptureDataPtr data_;
+  QList<CaptureDataPtr> all_;
+  QRadioButton* rangesMode_ = nullptr;
+  QRadioButton* capturesMode_ = nullptr;
+  QLineEdit* baseline_ = nullptr;
+  QLineEdit* candidate_ = nullptr;
+  QComboBox* other_ = nullptr;
+  QPushButton* go_ = nullptr;
+  QLabel* status_ = nullptr;
+  CompareEntryModel* entries_ = nullptr;
+  KernelDiffModel* kernels_ = nullptr;
+  QTableView* entryView_ = nullptr;
+  QTableView* kernelView_ = nullptr;
+  QWidget* kernelBox_ = nullptr;
+  std::shared_ptr<Result> result_;
+  int generation_ = 0;  // a newer request discards older results
+};
+
+}  // namespace fuselens::gui

@@ -1,0 +1,183 @@
+#include "views/FlagsPage.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "Format.h"
+#include "models/FlagsModel.h"
+
+namespace fuselens::gui {
+
+bool FlagsPage::available() {
+#ifdef FUSELENS_GUI_HAS_FLAGS
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef FUSELENS_GUI_HAS_FLAGS
+namespace {
+
+/// The first kernel a hit names: the subject, or the first of a "a -> b" chain.
+QString kernelOf(const analyzer::Hit& hit) {
+  QString subject = toQString(hit.subject);
+  const qsizetype arrow = subject.indexOf(QStringLiteral(" -> "));
+  if (arrow > 0) subject = subject.left(arrow);
+  return subject;
+}
+
+const analyzer::RuleInfo* ruleInfo(const std::string& id) {
+  for (const auto& rule : analyzer::flag_rules()) {
+    if (rule.id == id) return &rule;
+  }
+  return nullptr;
+}
+
+}  // namespace
+#endif
+
+FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
+  auto* layout = new QVBoxLayout(this);
+#ifdef FUSELENS_GUI_HAS_FLAGS
+  header_ = new QLabel(this);
+  header_->setWordWrap(true);
+  layout->addWidget(header_);
+  model_ = new FlagsModel(this);
+  auto* splitter = new QSplitter(Qt::Vertical, this);
+  view_ = makeTableView(model_, &proxy_, splitter);
+  view_->setObjectName(QStringLiteral("flagsTable"));
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  auto* bottom = new QWidget(splitter);
+  auto* bottomLayout = new QVBoxLayout(bottom);
+  bottomLayout->setContentsMargins(0, 0, 0, 0);
+  explanation_ = new QTextBrowser(bottom);
+  explanation_->setPlaceholderText(QStringLiteral("Select a finding to see what was measured and what to do."));
+  bottomLayout->addWidget(explanation_);
+  auto* buttons = new QHBoxLayout;
+  timelineButton_ = new QPushButton(QStringLiteral("Show kernel in timeline"), bottom);
+  summaryButton_ = new QPushButton(QStringLiteral("Show kernel in summary"), bottom);
+  timelineButton_->setEnabled(false);
+  summaryButton_->setEnabled(false);
+  buttons->addWidget(timelineButton_);
+  buttons->addWidget(summaryButton_);
+  buttons->addStretch(1);
+  bottomLayout->addLayout(buttons);
+  splitter->addWidget(view_);
+  splitter->addWidget(bottom);
+  splitter->setSizes({520, 300});
+  layout->addWidget(splitter, 1);
+
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& index) {
+            showHit(index.isValid() ? proxy_->mapToSource(index).row() : -1);
+          });
+  connect(timelineButton_, &QPushButton::clicked, this, [this] {
+    if (current_ < 0) return;
+    const auto& hit = model_->rowAt(current_);
+    Q_EMIT showKernelInTimeline(kernelOf(hit), hit.first_ns);
+  });
+  connect(summaryButton_, &QPushButton::clicked, this, [this] {
+    if (current_ >= 0) Q_EMIT showKernelInSummary(kernelOf(model_->rowAt(current_)));
+  });
+#else
+  layout->addWidget(makeNotice(QStringLiteral("Flags are not available in this build"),
+                               QStringLiteral("The analyzer's flag rules (<code>analyzer/Flags.h</code>) "
+                                              "are not in this build of FuseLens."),
+                               this));
+#endif
+}
+
+void FlagsPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
+  data_ = current;
+#ifdef FUSELENS_GUI_HAS_FLAGS
+  current_ = -1;
+  explanation_->clear();
+  timelineButton_->setEnabled(false);
+  summaryButton_->setEnabled(false);
+  if (!current || !current->flags) {
+    model_->setRows({});
+    header_->setText(current ? QStringLiteral("The flag rules failed on this capture: %1")
+                                   .arg(current->analysisErrors)
+                             : QString());
+    return;
+  }
+  const auto& report = *current->flags;
+  model_->setRows(report.hits);
+  fitColumns(view_, 420);
+  if (!report.hits.empty()) selectHit(0);  // the costliest finding of the first rule
+  std::int64_t stake = 0;
+  for (const auto& hit : report.hits) stake += hit.time_ns;
+  header_->setText(QStringLiteral("%1 findings from %2 rules (default thresholds, docs/rules.md). "
+                                  "Findings overlap, so their times at stake do not add up.")
+                       .arg(report.hits.size())
+                       .arg(report.rules_run.size()));
+  Q_UNUSED(stake);
+#endif
+}
+
+QAbstractItemView* FlagsPage::currentTable() const { return view_; }
+
+QString FlagsPage::explanationText() const {
+  return explanation_ ? explanation_->toPlainText() : QString();
+}
+
+void FlagsPage::selectHit(int row) {
+  if (!view_ || !proxy_) return;
+  const QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
+  view_->setCurrentIndex(index);
+}
+
+void FlagsPage::showHit(int row) {
+  current_ = row;
+#ifdef FUSELENS_GUI_HAS_FLAGS
+  if (row < 0 || !data_) {
+    explanation_->clear();
+    return;
+  }
+  const auto& hit = model_->rowAt(row);
+  const auto* rule = ruleInfo(hit.rule);
+  QString html = QStringLiteral("<h3>%1</h3>").arg(
+      rule ? toQString(std::string(rule->title)).toHtmlEscaped() : toQString(hit.rule));
+  html += QStringLiteral("<p><b>Subject:</b> %1<br><b>Where:</b> %2<br><b>Instances:</b> %3 · "
+                         "<b>time at stake:</b> %4 · first at %5 after the first record</p>")
+              .arg(toQString(hit.subject).toHtmlEscaped(), FlagsModel::where(hit).toHtmlEscaped(),
+                   formatCount(hit.count), formatDuration(static_cast<double>(hit.time_ns)),
+                   formatDuration(static_cast<double>(hit.first_ns - data_->timeline.begin_ns)));
+  html += QStringLiteral("<p><b>Measured:</b> %1</p><p><b>What to do:</b> %2</p>")
+              .arg(toQString(hit.detail).toHtmlEscaped(), toQString(hit.advice).toHtmlEscaped());
+  if (!hit.metrics.empty()) {
+    QStringList metrics;
+    for (const auto& [key, value] : hit.metrics) {
+      metrics << QStringLiteral("%1 = %2").arg(toQString(key)).arg(value, 0, 'g', 10);
+    }
+    html += QStringLiteral("<p><b>Metrics:</b> %1</p>").arg(metrics.join(QStringLiteral(", ")).toHtmlEscaped());
+  }
+  if (rule) {
+    html += QStringLiteral("<p><i>Rule <code>%1</code>; source: %2</i></p>")
+                .arg(toQString(hit.rule), toQString(std::string(rule->source)).toHtmlEscaped());
+  }
+  explanation_->setHtml(html);
+  // Link to the kernel when the subject is one (timeline names are short, as the rules').
+  const QString kernel = kernelOf(hit);
+  bool isKernel = false;
+  for (const auto& k : data_->summary.kernels) {
+    if (toQString(k.name).contains(kernel)) {
+      isKernel = !kernel.isEmpty();
+      break;
+    }
+  }
+  timelineButton_->setEnabled(isKernel);
+  summaryButton_->setEnabled(isKernel);
+#endif
+}
+
+}  // namespace fuselens::gui

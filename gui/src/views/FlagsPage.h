@@ -1,0 +1,46 @@
+#pragma once
+// FlagsPage: every hit of the analyzer's flag rules (Flags.h, docs/rules.md) with its rule's
+// title and source, what was measured and what to do. A hit that names a kernel links to it:
+// "Show in timeline" selects its first instance, "Show in summary" filters the kernel table.
+
+#include "views/Page.h"
+
+class QTextBrowser;
+class QPushButton;
+
+namespace fuselens::gui {
+
+class FlagsModel;
+
+class FlagsPage : public Page {
+  Q_OBJECT
+ public:
+  explicit FlagsPage(QWidget* parent = nullptr);
+  void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
+  QAbstractItemView* currentTable() const override;
+  static bool available();
+  FlagsModel* model() const { return model_; }
+  QString explanationText() const;
+  /// Selects the hit at source row `row` (tests).
+  void selectHit(int row);
+
+ Q_SIGNALS:
+  /// A hit's kernel (short name) and the start of its first instance.
+  void showKernelInTimeline(const QString& shortName, qint64 fromNs);
+  void showKernelInSummary(const QString& text);
+
+ private:
+  void showHit(int sourceRow);
+
+  CaptureDataPtr data_;
+  FlagsModel* model_ = nullptr;
+  QSortFilterProxyModel* proxy_ = nullptr;
+  QTableView* view_ = nullptr;
+  QLabel* header_ = nullptr;
+  QTextBrowser* explanation_ = nullptr;
+  QPushButton* timelineButton_ = nullptr;
+  QPushButton* summaryButton_ = nullptr;
+  int current_ = -1;
+};
+
+}  // namespace fuselens::gui

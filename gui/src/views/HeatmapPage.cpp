@@ -1,0 +1,165 @@
+#include "views/HeatmapPage.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLinearGradient>
+#include <QPainter>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "Format.h"
+#include "models/HeatmapModel.h"
+
+namespace fuselens::gui {
+
+/// The colour scale of the current heatmap: a bar from min to max with labels.
+class HeatmapLegend : public QWidget {
+ public:
+  explicit HeatmapLegend(const HeatmapModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+    setMinimumHeight(46);
+  }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    const Heatmap& h = model_->heatmap();
+    QPainter p(this);
+    if (h.values.empty() || !(h.max >= h.min)) return;
+    const QRect bar(10, 4, std::min(width() - 20, 520), 16);
+    constexpr int kSteps = 64;
+    for (int i = 0; i < kSteps; ++i) {
+      const double t = static_cast<double>(i) / (kSteps - 1);
+      double value = h.min + (h.max - h.min) * t;
+      if (h.metric != HeatmapMetric::Speedup && h.min > 0 && h.max / h.min > 10) {
+        value = h.min * std::pow(h.max / h.min, t);  // the log scale the cells use
+      } else if (h.metric == HeatmapMetric::Speedup && h.min > 0) {
+        value = h.min * std::pow(h.max / h.min, t);
+      }
+      const int x0 = bar.left() + bar.width() * i / kSteps;
+      const int x1 = bar.left() + bar.width() * (i + 1) / kSteps;
+      p.fillRect(QRect(x0, bar.top(), x1 - x0 + 1, bar.height()), heatmapColor(h, value));
+    }
+    p.setPen(Qt::darkGray);
+    p.drawRect(bar);
+    p.setPen(palette().color(QPalette::WindowText));
+    const QRect labels(bar.left(), bar.bottom() + 2, bar.width(), 20);
+    p.drawText(labels, Qt::AlignLeft | Qt::AlignTop, formatHeatmapValue(h.metric, h.min));
+    p.drawText(labels, Qt::AlignRight | Qt::AlignTop, formatHeatmapValue(h.metric, h.max));
+    p.drawText(labels, Qt::AlignHCenter | Qt::AlignTop,
+               h.higherIsBetter ? QStringLiteral("green: better (higher)") : QStringLiteral("green: better (lower)"));
+  }
+
+ private:
+  const HeatmapModel* model_;
+};
+
+bool HeatmapPage::available() {
+#ifdef FUSELENS_GUI_HAS_COMPARE
+  return true;
+#else
+  return false;
+#endif
+}
+
+HeatmapPage::HeatmapPage(QWidget* parent) : Page(QStringLiteral("Heatmap"), parent) {
+  auto* layout = new QVBoxLayout(this);
+#ifdef FUSELENS_GUI_HAS_COMPARE
+  auto* bar = new QHBoxLayout;
+  metric_ = new QComboBox(this);
+  metric_->setObjectName(QStringLiteral("heatmapMetric"));
+  for (const auto& m : heatmapMetrics()) metric_->addItem(m.name);
+  baseline_ = new QComboBox(this);
+  baseline_->setObjectName(QStringLiteral("heatmapBaseline"));
+  bar->addWidget(new QLabel(QStringLiteral("Metric:"), this));
+  bar->addWidget(metric_);
+  bar->addSpacing(12);
+  bar->addWidget(new QLabel(QStringLiteral("Baseline variant:"), this));
+  bar->addWidget(baseline_);
+  bar->addStretch(1);
+  layout->addLayout(bar);
+  note_ = new QLabel(this);
+  note_->setWordWrap(true);
+  note_->setStyleSheet(QStringLiteral("color: #444"));
+  layout->addWidget(note_);
+
+  chartArea_ = new QWidget(this);
+  auto* chartLayout = new QVBoxLayout(chartArea_);
+  chartLayout->setContentsMargins(0, 0, 0, 0);
+  model_ = new HeatmapModel(this);
+  view_ = makeTableView(model_, nullptr, chartArea_);
+  view_->setObjectName(QStringLiteral("heatmapTable"));
+  view_->setSortingEnabled(false);
+  view_->setAlternatingRowColors(false);
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  view_->setSelectionBehavior(QAbstractItemView::SelectItems);
+  view_->verticalHeader()->setDefaultSectionSize(34);
+  view_->horizontalHeader()->setStretchLastSection(false);
+  view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  chartLayout->addWidget(view_, 1);
+  legend_ = new HeatmapLegend(model_, chartArea_);
+  chartLayout->addWidget(legend_);
+  layout->addWidget(chartArea_, 1);
+
+  connect(metric_, &QComboBox::currentIndexChanged, this, &HeatmapPage::rebuild);
+  connect(baseline_, &QComboBox::currentIndexChanged, this, &HeatmapPage::rebuild);
+#else
+  layout->addWidget(makeNotice(QStringLiteral("Heatmaps are not available in this build"),
+                               QStringLiteral("They need the analyzer's range statistics "
+                                              "(<code>analyzer/Compare.h</code>)."),
+                               this));
+#endif
+}
+
+void HeatmapPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
+  if (current == data_) return;
+  data_ = current;
+#ifdef FUSELENS_GUI_HAS_COMPARE
+  QSignalBlocker block(baseline_);
+  baseline_->clear();
+  if (data_) {
+    const Heatmap h = buildHeatmap(data_->ranges, HeatmapMetric::Latency);
+    baseline_->addItems(h.columns);
+    const int unfused = static_cast<int>(h.columns.indexOf(QStringLiteral("unfused")));
+    if (unfused >= 0) baseline_->setCurrentIndex(unfused);
+  }
+  rebuild();
+#endif
+}
+
+void HeatmapPage::setMetric(int metricIndex, const QString& baselineVariant) {
+  if (!metric_) return;
+  if (!baselineVariant.isEmpty()) baseline_->setCurrentText(baselineVariant);
+  metric_->setCurrentIndex(metricIndex);
+  rebuild();
+}
+
+void HeatmapPage::rebuild() {
+#ifdef FUSELENS_GUI_HAS_COMPARE
+  if (!data_) {
+    model_->setHeatmap({});
+    note_->setText(QStringLiteral("No capture open."));
+    return;
+  }
+  const auto metric = heatmapMetrics()[static_cast<std::size_t>(std::max(0, metric_->currentIndex()))].metric;
+  baseline_->setEnabled(metric == HeatmapMetric::Speedup);
+  model_->setHeatmap(buildHeatmap(data_->ranges, metric, baseline_->currentText()));
+  view_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  legend_->update();
+  if (model_->heatmap().rows.isEmpty()) {
+    note_->setText(QStringLiteral("No NVTX range of this capture is named op/variant/shape (or op/variant): "
+                                  "nothing to lay out. Name ranges like <code>gemm/fused/M64_N128</code>."));
+    return;
+  }
+  note_->setText(QStringLiteral(
+      "From the analyzer's range statistics (the figures of <code>prof-analyze compare</code>): GPU time is "
+      "the kernels launched inside each range, per iteration (its NVTX payload), median over instances. "
+      "Efficiency (percent of peak) is not offered: it needs the roofline's FLOP and byte counts, which "
+      "prof-gui does not read yet."));
+#endif
+}
+
+QAbstractItemView* HeatmapPage::currentTable() const { return view_; }
+
+}  // namespace fuselens::gui

@@ -1,0 +1,92 @@
+#include "views/Page.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+
+#include "GuiExport.h"
+#include "models/TableModel.h"
+
+namespace fuselens::gui {
+
+Page::Page(QString title, QWidget* parent) : QWidget(parent), title_(std::move(title)) {}
+
+QString Page::slug() const {
+  QString s = title_.toLower();
+  s.replace(QLatin1Char(' '), QLatin1Char('-'));
+  return s;
+}
+
+QLabel* makeNotice(const QString& title, const QString& explanation, QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setObjectName(QStringLiteral("notice"));
+  label->setTextFormat(Qt::RichText);
+  label->setWordWrap(true);
+  label->setAlignment(Qt::AlignCenter);
+  label->setMargin(40);
+  label->setText(QStringLiteral("<h2>%1</h2><p style='max-width:600px'>%2</p>")
+                     .arg(title.toHtmlEscaped(), explanation));
+  return label;
+}
+
+QTableView* makeTableView(QAbstractItemModel* source, QSortFilterProxyModel** proxyOut,
+                          QWidget* parent) {
+  auto* proxy = new QSortFilterProxyModel(parent);
+  proxy->setSourceModel(source);
+  proxy->setSortRole(TableModel::SortRole);
+  proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  if (auto* table = qobject_cast<TableModel*>(source)) {
+    proxy->setFilterKeyColumn(table->nameColumn());
+  }
+  if (proxyOut) *proxyOut = proxy;
+
+  auto* view = new QTableView(parent);
+  view->setModel(proxy);
+  view->setSortingEnabled(true);
+  view->sortByColumn(-1, Qt::AscendingOrder);  // analyzer order until a header is clicked
+  view->setAlternatingRowColors(true);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setWordWrap(false);
+  view->setTextElideMode(Qt::ElideMiddle);
+  view->verticalHeader()->hide();
+  view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->horizontalHeader()->setSectionsMovable(true);
+  view->setContextMenuPolicy(Qt::CustomContextMenu);
+  QObject::connect(view, &QWidget::customContextMenuRequested, view, [view](const QPoint& at) {
+    QMenu menu(view);
+    QAction* copy = menu.addAction(QStringLiteral("Copy cell"));
+    QAction* csv = menu.addAction(QStringLiteral("Export table as CSV…"));
+    QAction* chosen = menu.exec(view->viewport()->mapToGlobal(at));
+    if (chosen == copy) {
+      const QModelIndex index = view->indexAt(at);
+      if (index.isValid()) QApplication::clipboard()->setText(index.data().toString());
+    } else if (chosen == csv) {
+      const QString path = QFileDialog::getSaveFileName(view, QStringLiteral("Export table as CSV"),
+                                                        QString(), QStringLiteral("CSV (*.csv)"));
+      QString error;
+      if (!path.isEmpty() && !exportCsv(*view->model(), path, &error)) {
+        QMessageBox::warning(view, QStringLiteral("Export failed"), error);
+      }
+    }
+  });
+  return view;
+}
+
+void fitColumns(QTableView* view, int maxWidth) {
+  auto* header = view->horizontalHeader();
+  const int n = header->count();
+  for (int c = 0; c + 1 < n; ++c) {
+    view->resizeColumnToContents(c);
+    header->resizeSection(c, std::min(header->sectionSize(c) + 12, maxWidth));
+  }
+}
+
+}  // namespace fuselens::gui

@@ -1,0 +1,53 @@
+#pragma once
+// Page: one tab of the main window (as Tracy's View_*.cpp, one file per view). A page shows the
+// current capture (and may offer the other open ones, e.g. for comparing); it says plainly when
+// its analysis is not in this build or not in this capture, and never shows invented data.
+
+#include <QList>
+#include <QString>
+#include <QWidget>
+
+#include "CaptureData.h"
+
+class QAbstractItemView;
+class QAbstractItemModel;
+class QSortFilterProxyModel;
+class QTableView;
+class QTreeView;
+class QLabel;
+
+namespace fuselens::gui {
+
+class Page : public QWidget {
+  Q_OBJECT
+ public:
+  Page(QString title, QWidget* parent = nullptr);
+
+  const QString& title() const { return title_; }
+  /// A file-name-friendly name: "summary", "calling-context", ...
+  QString slug() const;
+
+  /// Shows `current` (may be null: no capture open). `all` holds every open capture.
+  virtual void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) = 0;
+  /// The table "Export table as CSV" writes: the one shown, or null when the page has none.
+  virtual QAbstractItemView* currentTable() const { return nullptr; }
+  /// The widget "Export view as image" saves (a chart, the timeline); the page by default.
+  virtual QWidget* imageWidget() { return this; }
+
+ private:
+  QString title_;
+};
+
+/// A centred notice: a bold title and an explanation (rich text allowed).
+QLabel* makeNotice(const QString& title, const QString& explanation, QWidget* parent);
+
+/// A sortable table view over `source` through a new QSortFilterProxyModel (returned in
+/// `proxy`): sorts by TableModel::SortRole, filters the source's name column case-insensitively,
+/// and offers "Export as CSV…" and "Copy" in its context menu.
+QTableView* makeTableView(QAbstractItemModel* source, QSortFilterProxyModel** proxy,
+                          QWidget* parent);
+
+/// Sizes the columns of `view` to their contents (capped), leaving the last one stretched.
+void fitColumns(QTableView* view, int maxWidth = 260);
+
+}  // namespace fuselens::gui

@@ -1,0 +1,184 @@
+#include "views/TimelinePage.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "Format.h"
+#include "views/TimelineWidget.h"
+
+namespace fuselens::gui {
+
+using analyzer::TimelineItem;
+using analyzer::TimelineItemKind;
+
+TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  auto button = [&](const QString& text, const QString& tip) {
+    auto* b = new QToolButton(this);
+    b->setText(text);
+    b->setToolTip(tip);
+    bar->addWidget(b);
+    return b;
+  };
+  auto* zoomIn = button(QStringLiteral("Zoom in"), QStringLiteral("+ or mouse wheel"));
+  auto* zoomOut = button(QStringLiteral("Zoom out"), QStringLiteral("- or mouse wheel"));
+  auto* zoomAll = button(QStringLiteral("Show all"), QStringLiteral("Home or 0"));
+  auto* hint = new QLabel(QStringLiteral("Wheel: zoom · drag or ←/→: pan · Shift+wheel or ↑/↓: "
+                                         "scroll lanes · click: select"),
+                          this);
+  hint->setStyleSheet(QStringLiteral("color: #555"));
+  bar->addSpacing(12);
+  bar->addWidget(hint);
+  bar->addStretch(1);
+  layout->addLayout(bar);
+
+  auto* splitter = new QSplitter(Qt::Vertical, this);
+  timeline_ = new TimelineWidget(splitter);
+  details_ = new QTextBrowser(splitter);
+  details_->setObjectName(QStringLiteral("timelineDetails"));
+  details_->setPlaceholderText(QStringLiteral("Click an item to see its details and launch context."));
+  splitter->addWidget(timeline_);
+  splitter->addWidget(details_);
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({700, 170});
+  layout->addWidget(splitter, 1);
+
+  connect(zoomIn, &QToolButton::clicked, timeline_, [this] { timeline_->zoom(0.5, timeline_->width() / 2.0); });
+  connect(zoomOut, &QToolButton::clicked, timeline_, [this] { timeline_->zoom(2.0, timeline_->width() / 2.0); });
+  connect(zoomAll, &QToolButton::clicked, timeline_, &TimelineWidget::zoomAll);
+  connect(timeline_, &TimelineWidget::itemSelected, this, &TimelinePage::showDetails);
+}
+
+void TimelinePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
+  if (current == data_) return;
+  data_ = current;
+  timeline_->setCapture(current);
+  showDetails(nullptr);
+}
+
+QWidget* TimelinePage::imageWidget() { return timeline_; }
+
+bool TimelinePage::revealKernel(const QString& shortName, std::int64_t fromNs) {
+  const TimelineItem* item = timeline_->findKernel(shortName, fromNs);
+  if (!item) return false;
+  timeline_->reveal(item->start_ns, item->end_ns);
+  timeline_->select(item);
+  return true;
+}
+
+bool TimelinePage::showLongestKernel() {
+  if (!data_) return false;
+  const auto& t = data_->timeline;
+  // The longest kernel launched inside an NVTX range (checking at most 100k kernels), else the
+  // longest kernel.
+  const TimelineItem* longest = nullptr;
+  const TimelineItem* longestInRange = nullptr;
+  std::size_t checked = 0;
+  const auto duration = [](const TimelineItem* i) { return i ? i->end_ns - i->start_ns : -1; };
+  for (const auto& lane : t.lanes) {
+    if (lane.kind != analyzer::LaneKind::Gpu) continue;
+    for (const auto& item : lane.rows[0].items) {
+      if (item.kind != TimelineItemKind::Kernel) continue;
+      if (duration(&item) > duration(longest)) longest = &item;
+      if (checked++ < 100000 && duration(&item) > duration(longestInRange) &&
+          !analyzer::launch_context(t, item).ranges.empty()) {
+        longestInRange = &item;
+      }
+    }
+  }
+  const TimelineItem* kernel = longestInRange ? longestInRange : longest;
+  if (!kernel) return false;
+  const auto context = analyzer::launch_context(t, *kernel);
+  if (!context.ranges.empty()) {
+    const auto* range = context.ranges.back();
+    const double margin = static_cast<double>(range->end_ns - range->start_ns) * 0.02;
+    timeline_->setView(static_cast<double>(range->start_ns) - margin, static_cast<double>(range->end_ns) + margin);
+  } else {
+    timeline_->reveal(kernel->start_ns, kernel->end_ns);
+  }
+  timeline_->select(kernel);
+  return true;
+}
+
+QString TimelinePage::detailsText() const { return details_->toPlainText(); }
+
+void TimelinePage::showDetails(const TimelineItem* item) {
+  if (!item || !data_) {
+    details_->clear();
+    return;
+  }
+  const auto& t = data_->timeline;
+  const auto name = [&](std::uint32_t i) { return toQString(t.names[i]).toHtmlEscaped(); };
+  const double origin = static_cast<double>(t.begin_ns);
+  QString html = QStringLiteral("<b>%1</b> &nbsp; <i>%2</i><br>")
+                     .arg(name(item->name), QString::fromUtf8(analyzer::to_string(item->kind)));
+  html += QStringLiteral("start %1 after the first record · duration %2 · end %3<br>")
+              .arg(formatDuration(static_cast<double>(item->start_ns) - origin),
+                   formatDuration(static_cast<double>(item->end_ns - item->start_ns)),
+                   formatDuration(static_cast<double>(item->end_ns) - origin));
+  switch (item->kind) {
+    case TimelineItemKind::Kernel: {
+      const auto& k = t.kernels[item->detail];
+      html += QStringLiteral("%1<br>grid (%2, %3, %4) · block (%5, %6, %7) · %8 registers/thread · "
+                             "shared %9 static + %10 dynamic · correlation id %11<br>")
+                  .arg(name(k.demangled_name))
+                  .arg(k.grid[0]).arg(k.grid[1]).arg(k.grid[2])
+                  .arg(k.block[0]).arg(k.block[1]).arg(k.block[2])
+                  .arg(k.registers_per_thread)
+                  .arg(formatBytes(k.static_shared_bytes), formatBytes(k.dynamic_shared_bytes))
+                  .arg(k.correlation_id);
+      break;
+    }
+    case TimelineItemKind::Memcpy:
+    case TimelineItemKind::Memset: {
+      const auto& c = t.copies[item->detail];
+      const double ns = static_cast<double>(item->end_ns - item->start_ns);
+      html += QStringLiteral("%1 · %2 · %3 GB/s · correlation id %4<br>")
+                  .arg(formatBytes(static_cast<double>(c.bytes)),
+                       c.is_async ? QStringLiteral("asynchronous") : QStringLiteral("synchronous"))
+                  .arg(ns > 0 ? static_cast<double>(c.bytes) / ns : 0.0, 0, 'f', 2)
+                  .arg(c.correlation_id);
+      break;
+    }
+    case TimelineItemKind::Api: {
+      const auto& a = t.api_calls[item->detail];
+      html += QStringLiteral("%1 API · thread %2 · correlation id %3 · return code %4<br>")
+                  .arg(a.driver ? QStringLiteral("driver") : QStringLiteral("runtime"))
+                  .arg(a.tid)
+                  .arg(a.correlation_id)
+                  .arg(a.return_code);
+      break;
+    }
+    case TimelineItemKind::Nvtx: {
+      const auto& r = t.nvtx_ranges[item->detail];
+      html += QStringLiteral("thread %1 · depth %2%3%4<br>")
+                  .arg(r.tid)
+                  .arg(r.depth)
+                  .arg(r.unterminated ? QStringLiteral(" · never ended") : QString())
+                  .arg(r.payload ? QStringLiteral(" · payload %1").arg(*r.payload) : QString());
+      break;
+    }
+  }
+  const auto context = analyzer::launch_context(t, *item);
+  if (context.call) {
+    QStringList ranges;
+    for (const auto* range : context.ranges) ranges << name(range->name);
+    html += QStringLiteral("<b>Launched by</b> %1 on thread %2, %3 before the GPU started it")
+                .arg(name(context.call->name))
+                .arg(context.tid)
+                .arg(formatDuration(static_cast<double>(item->start_ns - context.call->start_ns)));
+    html += ranges.isEmpty() ? QStringLiteral(" · outside any NVTX range")
+                             : QStringLiteral(" · inside NVTX ") + ranges.join(QStringLiteral(" › "));
+  } else if (item->kind != TimelineItemKind::Api && item->kind != TimelineItemKind::Nvtx) {
+    html += QStringLiteral("<i>No launching API call in this capture (API tracing off?).</i>");
+  }
+  details_->setHtml(html);
+}
+
+}  // namespace fuselens::gui

@@ -1,0 +1,571 @@
+#include "views/TimelineWidget.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#include "Format.h"
+
+namespace fuselens::gui {
+
+using analyzer::LaneKind;
+using analyzer::TimelineItem;
+using analyzer::TimelineItemKind;
+
+namespace {
+
+const QColor kBackground(0xfb, 0xfb, 0xfc);
+const QColor kGutter(0xee, 0xf0, 0xf3);
+const QColor kGrid(0xdd, 0xe0, 0xe5);
+const QColor kSelection(0x10, 0x10, 0x10);
+
+QColor mergedColor(LaneKind kind) {
+  switch (kind) {
+    case LaneKind::Gpu:
+      return QColor(0x4a, 0x6f, 0x96);
+    case LaneKind::Nvtx:
+      return QColor(0x8a, 0x72, 0xb8);
+    case LaneKind::Api:
+      return QColor(0x7b, 0x86, 0x92);
+  }
+  return Qt::gray;
+}
+
+/// A ruler label: the duration with trailing zeros removed ("200 ms", "1.5 s").
+QString rulerLabel(double ns) {
+  QString text = formatDuration(ns);
+  static const QRegularExpression zeros(QStringLiteral("\\.?0+(?= )"));
+  if (text.contains(QLatin1Char('.'))) text.replace(zeros, QString());
+  return text;
+}
+
+/// 1-2-5 steps: the smallest at least `minimum` ns.
+double niceStep(double minimum) {
+  double step = 1;
+  while (step * 10 <= minimum) step *= 10;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (step * m >= minimum) return step * m;
+  }
+  return step * 10;
+}
+
+}  // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setMinimumSize(400, 200);
+  vbar_ = new QScrollBar(Qt::Vertical, this);
+  connect(vbar_, &QScrollBar::valueChanged, this, [this](int value) {
+    scrollY_ = value;
+    update();
+  });
+}
+
+const analyzer::Timeline* TimelineWidget::timeline() const {
+  return data_ ? &data_->timeline : nullptr;
+}
+
+void TimelineWidget::setCapture(const CaptureDataPtr& capture) {
+  data_ = capture;
+  selected_ = nullptr;
+  names_.clear();
+  colors_.clear();
+  if (data_) {
+    const auto& t = data_->timeline;
+    names_.reserve(t.names.size());
+    colors_.reserve(t.names.size());
+    for (const auto& n : t.names) {
+      names_.push_back(toQString(n));
+      colors_.push_back(colorForName(names_.back()));
+    }
+  }
+  layoutTracks();
+  zoomAll();
+}
+
+void TimelineWidget::layoutTracks() {
+  tracks_.clear();
+  int y = 0;
+  if (data_) {
+    const auto& t = data_->timeline;
+    auto addLane = [&](int laneIndex) {
+      const auto& lane = t.lanes[static_cast<std::size_t>(laneIndex)];
+      for (std::size_t r = 0; r < lane.rows.size(); ++r) {
+        tracks_.push_back({laneIndex, static_cast<int>(r), -1, y, kRowHeight, r == 0});
+        y += kRowHeight;
+      }
+      y += kLaneGap;
+    };
+    const int lanes = static_cast<int>(t.lanes.size());
+    for (int l = 0; l < lanes; ++l) {
+      if (t.lanes[static_cast<std::size_t>(l)].kind == LaneKind::Gpu) addLane(l);
+    }
+    for (std::size_t c = 0; c < t.counters.size(); ++c) {
+      tracks_.push_back({-1, 0, static_cast<int>(c), y, kCounterHeight, true});
+      y += kCounterHeight + kLaneGap;
+    }
+    for (int l = 0; l < lanes; ++l) {
+      if (t.lanes[static_cast<std::size_t>(l)].kind != LaneKind::Gpu) addLane(l);
+    }
+  }
+  contentHeight_ = y;
+  updateScrollBar();
+}
+
+void TimelineWidget::updateScrollBar() {
+  const int visible = height() - kRulerHeight;
+  vbar_->setRange(0, std::max(0, contentHeight_ - visible));
+  vbar_->setPageStep(std::max(1, visible));
+  vbar_->setSingleStep(kRowHeight);
+  vbar_->setVisible(contentHeight_ > visible);
+}
+
+QRect TimelineWidget::timeArea() const {
+  const int right = vbar_->isVisible() ? vbar_->width() : 0;
+  return QRect(kGutterWidth, kRulerHeight, std::max(1, width() - kGutterWidth - right),
+               std::max(1, height() - kRulerHeight));
+}
+
+double TimelineWidget::xOf(double ns, const QRect& area) const {
+  return area.left() + (ns - viewStart_) * area.width() / (viewEnd_ - viewStart_);
+}
+
+double TimelineWidget::nsAt(double x, const QRect& area) const {
+  return viewStart_ + (x - area.left()) * (viewEnd_ - viewStart_) / area.width();
+}
+
+void TimelineWidget::setView(double startNs, double endNs) {
+  if (!(endNs > startNs)) endNs = startNs + 1;
+  const double minSpan = 10;  // 10 ns across the widget is as deep as it goes
+  if (endNs - startNs < minSpan) {
+    const double mid = (startNs + endNs) / 2;
+    startNs = mid - minSpan / 2;
+    endNs = mid + minSpan / 2;
+  }
+  viewStart_ = startNs;
+  viewEnd_ = endNs;
+  update();
+  Q_EMIT viewChanged();
+}
+
+void TimelineWidget::zoomAll() {
+  const auto* t = timeline();
+  if (!t || t->end_ns <= t->begin_ns) {
+    setView(0, 1000);
+    return;
+  }
+  const double margin = static_cast<double>(t->end_ns - t->begin_ns) * 0.01;
+  setView(static_cast<double>(t->begin_ns) - margin, static_cast<double>(t->end_ns) + margin);
+}
+
+void TimelineWidget::zoom(double factor, double anchorX) {
+  const QRect area = timeArea();
+  const double anchor = nsAt(anchorX, area);
+  setView(anchor - (anchor - viewStart_) * factor, anchor + (viewEnd_ - anchor) * factor);
+}
+
+void TimelineWidget::pan(double pixels) {
+  const double ns = pixels * (viewEnd_ - viewStart_) / timeArea().width();
+  setView(viewStart_ + ns, viewEnd_ + ns);
+}
+
+void TimelineWidget::reveal(std::int64_t startNs, std::int64_t endNs) {
+  const double span = std::max<double>(static_cast<double>(endNs - startNs), 1000.0);
+  setView(static_cast<double>(startNs) - span, static_cast<double>(endNs) + span);
+}
+
+void TimelineWidget::select(const TimelineItem* item) {
+  selected_ = item;
+  update();
+  Q_EMIT itemSelected(item);
+}
+
+const TimelineWidget::Track* TimelineWidget::trackAt(int y) const {
+  const int content = y - kRulerHeight + scrollY_;
+  for (const auto& track : tracks_) {
+    if (content >= track.y && content < track.y + track.height) return &track;
+  }
+  return nullptr;
+}
+
+const TimelineItem* TimelineWidget::itemAt(const QPoint& pos) const {
+  const Track* track = trackAt(pos.y());
+  const QRect area = timeArea();
+  if (!track || track->lane < 0 || !area.contains(pos)) return nullptr;
+  const auto& row =
+      timeline()->lanes[static_cast<std::size_t>(track->lane)].rows[static_cast<std::size_t>(track->row)];
+  const double t = nsAt(pos.x(), area);
+  const double tolerance = 2.0 * (viewEnd_ - viewStart_) / area.width();
+  std::size_t i = analyzer::first_visible(row, static_cast<std::int64_t>(t - tolerance));
+  const TimelineItem* best = nullptr;
+  double bestDistance = tolerance;
+  for (; i < row.items.size() && static_cast<double>(row.items[i].start_ns) <= t + tolerance; ++i) {
+    const auto& item = row.items[i];
+    const double distance = t < static_cast<double>(item.start_ns)
+                                ? static_cast<double>(item.start_ns) - t
+                                : std::max(0.0, t - static_cast<double>(item.end_ns));
+    if (distance <= bestDistance) {
+      best = &item;
+      bestDistance = distance;
+      if (distance == 0) break;
+    }
+  }
+  return best;
+}
+
+const TimelineItem* TimelineWidget::findKernel(const QString& name, std::int64_t fromNs) const {
+  const auto* t = timeline();
+  if (!t) return nullptr;
+  const TimelineItem* best = nullptr;
+  for (const auto& lane : t->lanes) {
+    if (lane.kind != LaneKind::Gpu) continue;
+    for (const auto& row : lane.rows) {
+      for (std::size_t i = analyzer::first_starting_at(row, 0, fromNs); i < row.items.size(); ++i) {
+        const auto& item = row.items[i];
+        if (item.kind != TimelineItemKind::Kernel || names_[item.name] != name) continue;
+        if (!best || item.start_ns < best->start_ns) best = &item;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+QColor TimelineWidget::itemColor(const TimelineItem& item) const {
+  switch (item.kind) {
+    case TimelineItemKind::Memcpy:
+      return QColor(0xe8, 0x8a, 0x3c);
+    case TimelineItemKind::Memset:
+      return QColor(0xd4, 0xb1, 0x2f);
+    case TimelineItemKind::Api:
+      return data_->timeline.api_calls[item.detail].driver ? QColor(0xb8, 0xc4, 0xa8)
+                                                           : QColor(0xa9, 0xbc, 0xd6);
+    case TimelineItemKind::Nvtx:
+      return colors_[item.name].lighter(118);
+    case TimelineItemKind::Kernel:
+      break;
+  }
+  return colors_[item.name];
+}
+
+void TimelineWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  paintTimeline(p, rect());
+}
+
+void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
+  stats_ = {};
+  p.fillRect(target, kBackground);
+  const QRect area = timeArea().translated(target.topLeft());
+  p.fillRect(QRect(target.left(), target.top(), kGutterWidth, target.height()), kGutter);
+  if (!data_) {
+    p.setPen(Qt::darkGray);
+    p.drawText(target, Qt::AlignCenter, QStringLiteral("No capture open"));
+    return;
+  }
+  const auto& t = data_->timeline;
+  QFont small = font();
+  small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+  p.setFont(small);
+
+  // Tracks, clipped below the ruler.
+  p.save();
+  p.setClipRect(QRect(target.left(), area.top(), target.width(), area.height()));
+  for (const auto& track : tracks_) {
+    const int y = area.top() + track.y - scrollY_;
+    if (y + track.height < area.top() || y > area.bottom()) continue;
+    QString title;
+    if (track.lane >= 0) {
+      const auto& lane = t.lanes[static_cast<std::size_t>(track.lane)];
+      if (track.firstOfLane) {
+        title = toQString(lane.title);
+        p.setPen(kGrid);
+        p.drawLine(target.left(), y - kLaneGap / 2, target.right(), y - kLaneGap / 2);
+      }
+      p.save();
+      p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
+      paintRow(p, lane, lane.rows[static_cast<std::size_t>(track.row)], area, y + 1, track.height - 2);
+      p.restore();
+    } else {
+      const auto& counter = t.counters[static_cast<std::size_t>(track.counter)];
+      title = toQString(counter.title) + QStringLiteral("\nmax ") +
+              formatBytes(static_cast<double>(counter.max_value));
+      p.setPen(kGrid);
+      p.drawLine(target.left(), y - kLaneGap / 2, target.right(), y - kLaneGap / 2);
+      p.save();
+      p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
+      paintCounter(p, counter, area, y + 2, track.height - 4);
+      p.restore();
+    }
+    if (!title.isEmpty()) {
+      p.setPen(QColor(0x30, 0x34, 0x3a));
+      p.drawText(QRect(target.left() + 6, y, kGutterWidth - 10, track.lane >= 0 ? kRowHeight : track.height),
+                 Qt::AlignLeft | Qt::AlignVCenter, title);
+    }
+  }
+  p.restore();
+  paintRuler(p, area, target.top());
+}
+
+void TimelineWidget::paintRuler(QPainter& p, const QRect& area, int top) {
+  const QRect ruler(area.left(), top, area.width(), kRulerHeight);
+  p.fillRect(QRect(0, top, width(), kRulerHeight), kGutter);
+  const double nsPerPx = (viewEnd_ - viewStart_) / area.width();
+  const double step = niceStep(nsPerPx * 110);
+  const double origin = static_cast<double>(data_->timeline.begin_ns);
+  const double first = std::ceil((viewStart_ - origin) / step) * step + origin;
+  p.setPen(QColor(0x55, 0x5b, 0x63));
+  // When the label of the first tick cannot tell ticks apart (deep zoom far into the capture),
+  // the others are labelled by their offset from it.
+  const bool relative = step < 2e-3 * std::abs(first - origin);
+  for (int k = 0; first + k * step <= viewEnd_ && k < 1000; ++k) {
+    const double tick = first + k * step;
+    const int x = static_cast<int>(std::lround(xOf(tick, area)));
+    p.setPen(kGrid);
+    p.drawLine(x, ruler.bottom(), x, area.bottom());
+    p.setPen(QColor(0x55, 0x5b, 0x63));
+    p.drawLine(x, ruler.bottom() - 6, x, ruler.bottom());
+    p.drawText(QRect(x + 3, top, 120, kRulerHeight - 6), Qt::AlignLeft | Qt::AlignVCenter,
+               relative && k > 0 ? QStringLiteral("+") + rulerLabel(k * step) : rulerLabel(tick - origin));
+  }
+  p.drawText(QRect(6, top, kGutterWidth - 10, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
+             QStringLiteral("span %1").arg(formatDuration(viewEnd_ - viewStart_)));
+}
+
+void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
+                              const analyzer::TimelineRow& row, const QRect& area, int y, int h) {
+  const auto& items = row.items;
+  const std::size_t n = items.size();
+  const double nsPerPx = (viewEnd_ - viewStart_) / area.width();
+  const double left = area.left();
+  auto toX = [&](std::int64_t ns) { return left + (static_cast<double>(ns) - viewStart_) / nsPerPx; };
+  const QColor merged = mergedColor(lane.kind);
+  const QFontMetrics metrics = p.fontMetrics();
+  p.setPen(Qt::NoPen);
+
+  std::size_t i = analyzer::first_visible(row, static_cast<std::int64_t>(std::floor(viewStart_)));
+  const double viewEnd = viewEnd_;
+  while (i < n && static_cast<double>(items[i].start_ns) <= viewEnd) {
+    const TimelineItem& item = items[i];
+    const double a = toX(item.start_ns), b = toX(item.end_ns);
+    if (b < left) {
+      ++i;
+      continue;
+    }
+    if (b - a >= 1.0) {  // wide enough to draw on its own
+      const QRectF r(std::max(a, left - 2), y, std::min(b, left + area.width() + 2) - std::max(a, left - 2), h);
+      p.fillRect(r, itemColor(item));
+      if (r.width() > 36) {
+        p.setPen(QColor(0x1c, 0x1e, 0x22));
+        p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                   metrics.elidedText(names_[item.name], Qt::ElideRight, static_cast<int>(r.width()) - 5));
+        p.setPen(Qt::NoPen);
+      }
+      if (&item == selected_) {
+        p.setPen(QPen(kSelection, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(0, 0, 0, -1));
+        p.setPen(Qt::NoPen);
+      }
+      ++stats_.items;
+      ++i;
+      continue;
+    }
+    // A run of items narrower than a pixel: merge every item that starts in the same pixel
+    // column (one binary search per column), and neighbouring columns while they are no more
+    // than a pixel apart.
+    const double blockStart = a;
+    double blockEnd = a;
+    std::size_t count = 0;
+    const TimelineItem* only = &item;
+    while (i < n) {
+      const TimelineItem& m = items[i];
+      const double ma = toX(m.start_ns);
+      if (ma > blockEnd + 1.0 || ma > left + area.width()) break;
+      if (toX(m.end_ns) - ma >= 1.0) break;
+      const double nextPixel = std::floor(ma) + 1.0;
+      const auto nextNs = static_cast<std::int64_t>(std::ceil(viewStart_ + (nextPixel - left) * nsPerPx));
+      const std::size_t j = std::max(i + 1, analyzer::first_starting_at(row, i + 1, nextNs));
+      blockEnd = std::max({blockEnd, ma, toX(items[j - 1].end_ns)});
+      count += j - i;
+      i = j;
+    }
+    const QRectF r(blockStart, y, std::max(1.0, blockEnd - blockStart), h);
+    if (count == 1) {
+      p.fillRect(r, itemColor(*only));
+      ++stats_.items;
+    } else {
+      p.fillRect(r, merged);
+      ++stats_.blocks;
+      stats_.mergedItems += static_cast<std::int64_t>(count);
+    }
+  }
+  // The selection stays visible however narrow it is.
+  if (selected_ && selected_ >= items.data() && selected_ < items.data() + n) {
+    const double a = toX(selected_->start_ns), b = toX(selected_->end_ns);
+    if (b - a < 1.0) {
+      p.setPen(QPen(kSelection, 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(QRectF(a - 2, y, std::max(4.0, b - a + 4), h - 1));
+      p.setPen(Qt::NoPen);
+    }
+  }
+}
+
+void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& track, const QRect& area,
+                                  int y, int h) {
+  const auto& points = track.points;
+  if (points.empty() || track.max_value <= 0) return;
+  const double scale = static_cast<double>(h) / static_cast<double>(track.max_value);
+  const int width = area.width();
+  const double nsPerPx = (viewEnd_ - viewStart_) / width;
+  // Value in force at the view's start.
+  auto it = std::upper_bound(points.begin(), points.end(), static_cast<std::int64_t>(viewStart_),
+                             [](std::int64_t t, const analyzer::CounterPoint& pt) { return t < pt.time_ns; });
+  std::size_t i = static_cast<std::size_t>(it - points.begin());
+  std::int64_t current = i > 0 ? points[i - 1].value : 0;
+  QPainterPath path;
+  const double base = y + h;
+  path.moveTo(area.left(), base);
+  for (int column = 0; column < width; ++column) {
+    const double columnEnd = viewStart_ + (column + 1) * nsPerPx;
+    std::int64_t highest = current;
+    while (i < points.size() && static_cast<double>(points[i].time_ns) < columnEnd) {
+      current = points[i].value;
+      highest = std::max(highest, current);
+      ++i;
+    }
+    const double top = base - static_cast<double>(std::max<std::int64_t>(highest, 0)) * scale;
+    path.lineTo(area.left() + column, top);
+    path.lineTo(area.left() + column + 1, top);
+    if (i >= points.size() && static_cast<double>(points.back().time_ns) < columnEnd - nsPerPx) {
+      // past the last event: the value stays; finish in one segment
+      path.lineTo(area.left() + width, base - static_cast<double>(std::max<std::int64_t>(current, 0)) * scale);
+      break;
+    }
+  }
+  path.lineTo(area.left() + width, base);
+  path.closeSubpath();
+  QPen outline(QColor(0x2e, 0x7d, 0x32), 0);  // cosmetic: no stroker for thousands of segments
+  outline.setCosmetic(true);
+  p.setPen(outline);
+  p.setBrush(QColor(0x66, 0xbb, 0x6a, 150));
+  p.drawPath(path);
+  stats_.items += 1;
+}
+
+QString TimelineWidget::tooltipFor(const TimelineItem& item) const {
+  const auto& t = data_->timeline;
+  return QStringLiteral("<b>%1</b><br>%2, %3<br>starts at %4")
+      .arg(names_[item.name].toHtmlEscaped(), QString::fromUtf8(analyzer::to_string(item.kind)),
+           formatDuration(static_cast<double>(item.end_ns - item.start_ns)),
+           formatDuration(static_cast<double>(item.start_ns - t.begin_ns)));
+}
+
+bool TimelineWidget::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip && data_) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    if (const auto* item = itemAt(help->pos())) {
+      QToolTip::showText(help->globalPos(), tooltipFor(*item), this);
+    } else {
+      QToolTip::hideText();
+    }
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent*) {
+  const int w = vbar_->sizeHint().width();
+  vbar_->setGeometry(width() - w, kRulerHeight, w, height() - kRulerHeight);
+  updateScrollBar();
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* e) {
+  const int delta = e->angleDelta().y();
+  if (delta == 0) return;
+  if (e->modifiers() & Qt::ShiftModifier || e->position().x() < kGutterWidth) {
+    vbar_->setValue(vbar_->value() - delta / 2);
+  } else {
+    zoom(std::pow(0.8, delta / 120.0), e->position().x());
+  }
+  e->accept();
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  pressPos_ = e->pos();
+  pressViewStart_ = viewStart_;
+  dragging_ = false;
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
+  if (!(e->buttons() & Qt::LeftButton)) return;
+  const QPoint d = e->pos() - pressPos_;
+  if (!dragging_ && d.manhattanLength() < 4) return;
+  dragging_ = true;
+  setCursor(Qt::ClosedHandCursor);
+  const double span = viewEnd_ - viewStart_;
+  const double start = pressViewStart_ - d.x() * span / timeArea().width();
+  setView(start, start + span);
+  vbar_->setValue(vbar_->value() - (e->pos().y() - pressPos_.y()) / 4);
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  unsetCursor();
+  if (!dragging_) select(itemAt(e->pos()));
+  dragging_ = false;
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* e) {
+  const double center = timeArea().center().x();
+  switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      zoom(0.5, center);
+      break;
+    case Qt::Key_Minus:
+      zoom(2.0, center);
+      break;
+    case Qt::Key_Left:
+      pan(-timeArea().width() / 8.0);
+      break;
+    case Qt::Key_Right:
+      pan(timeArea().width() / 8.0);
+      break;
+    case Qt::Key_Up:
+      vbar_->setValue(vbar_->value() - kRowHeight);
+      break;
+    case Qt::Key_Down:
+      vbar_->setValue(vbar_->value() + kRowHeight);
+      break;
+    case Qt::Key_PageUp:
+      vbar_->setValue(vbar_->value() - vbar_->pageStep());
+      break;
+    case Qt::Key_PageDown:
+      vbar_->setValue(vbar_->value() + vbar_->pageStep());
+      break;
+    case Qt::Key_Home:
+    case Qt::Key_0:
+      zoomAll();
+      break;
+    case Qt::Key_Escape:
+      select(nullptr);
+      break;
+    default:
+      QWidget::keyPressEvent(e);
+  }
+}
+
+}  // namespace fuselens::gui

@@ -1,0 +1,127 @@
+#pragma once
+// TimelineWidget: the zoomable, pannable timeline of one capture, drawn from analyzer::Timeline
+// (lanes per device and stream, a device-memory counter track per device, NVTX and CUDA API
+// lanes per thread).
+//
+// Level of detail (as Tracy): each row is a vector sorted by start, so a repaint visits only
+// what is visible. An item at least one pixel wide is drawn (with its name when there is room);
+// a run of items narrower than a pixel is merged into one block, jumping over the items of each
+// pixel column with a binary search (analyzer::first_starting_at). A repaint therefore costs
+// O(width x log n) per row, not O(n): a million kernels fully zoomed out draw as about a
+// thousand blocks. Counters are drawn as one step polygon with each pixel column's maximum.
+//
+// Input: wheel zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the centre,
+// drag or Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a
+// click selects the item under the cursor (itemSelected), hovering shows its tooltip.
+
+#include <QColor>
+#include <QString>
+#include <QWidget>
+
+#include <cstdint>
+#include <vector>
+
+#include "CaptureData.h"
+
+class QScrollBar;
+
+namespace fuselens::gui {
+
+class TimelineWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelineWidget(QWidget* parent = nullptr);
+
+  /// Shows the timeline of `data` (null: nothing), zoomed out to the whole capture.
+  void setCapture(const CaptureDataPtr& capture);
+  const analyzer::Timeline* timeline() const;
+
+  /// Visible time span, absolute ns (CUPTI clock).
+  double viewStart() const { return viewStart_; }
+  double viewEnd() const { return viewEnd_; }
+  void setView(double startNs, double endNs);
+  void zoomAll();
+  /// Zooms by `factor` (< 1 zooms in) keeping the time under widget x `anchorX` in place.
+  void zoom(double factor, double anchorX);
+  /// Pans by `pixels` (positive: later times).
+  void pan(double pixels);
+  /// Widget x of time `ns` in the current view.
+  double xForTime(double ns) const { return xOf(ns, timeArea()); }
+  /// Shows [start, end] with a margin and selects `item` when given.
+  void reveal(std::int64_t startNs, std::int64_t endNs);
+
+  void select(const analyzer::TimelineItem* item);
+  const analyzer::TimelineItem* selectedItem() const { return selected_; }
+  /// The item under widget point `pos`, if any (within two pixels).
+  const analyzer::TimelineItem* itemAt(const QPoint& pos) const;
+  /// The first item named `name` (short kernel name) at or after `fromNs`, in any Gpu lane.
+  const analyzer::TimelineItem* findKernel(const QString& name, std::int64_t fromNs) const;
+
+  /// Draws the timeline into `target` (what paintEvent does); benchmarks time it.
+  void paintTimeline(QPainter& painter, const QRect& target);
+
+  /// What the last paint drew: items at full size, merged blocks, and the items those blocks
+  /// stand for.
+  struct PaintStats {
+    std::int64_t items = 0, blocks = 0, mergedItems = 0;
+  };
+  const PaintStats& lastPaintStats() const { return stats_; }
+
+  static constexpr int kGutterWidth = 210;
+  static constexpr int kRulerHeight = 30;
+  static constexpr int kRowHeight = 20;
+  static constexpr int kCounterHeight = 64;
+  static constexpr int kLaneGap = 8;
+
+ Q_SIGNALS:
+  void itemSelected(const fuselens::analyzer::TimelineItem* item);
+  void viewChanged();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  /// One horizontal band: a row of a lane, or a counter track.
+  struct Track {
+    int lane = -1, row = 0;  ///< lane index and depth; lane -1 for a counter
+    int counter = -1;
+    int y = 0, height = 0;   ///< in content coordinates (before scrolling)
+    bool firstOfLane = false;
+  };
+
+  void layoutTracks();
+  void updateScrollBar();
+  QRect timeArea() const;
+  double xOf(double ns, const QRect& area) const;
+  double nsAt(double x, const QRect& area) const;
+  const Track* trackAt(int y) const;
+  void paintRuler(QPainter& p, const QRect& area, int top);
+  void paintRow(QPainter& p, const analyzer::TimelineLane& lane, const analyzer::TimelineRow& row,
+                const QRect& area, int y, int h);
+  void paintCounter(QPainter& p, const analyzer::CounterTrack& track, const QRect& area, int y, int h);
+  QColor itemColor(const analyzer::TimelineItem& item) const;
+  QString tooltipFor(const analyzer::TimelineItem& item) const;
+
+  CaptureDataPtr data_;
+  std::vector<QString> names_;  // Timeline::names as QStrings
+  std::vector<QColor> colors_;  // by name
+  std::vector<Track> tracks_;
+  int contentHeight_ = 0;
+  int scrollY_ = 0;
+  QScrollBar* vbar_ = nullptr;
+  double viewStart_ = 0, viewEnd_ = 1;
+  const analyzer::TimelineItem* selected_ = nullptr;
+  QPoint pressPos_;
+  double pressViewStart_ = 0;
+  bool dragging_ = false;
+  PaintStats stats_;
+};
+
+}  // namespace fuselens::gui

@@ -1,0 +1,183 @@
+// MainWindow: opens the H100 captures off the GUI thread and fills every page with the
+// analyzer's numbers; a file it cannot read gives the db::Error message and the window keeps
+// working; recent files; exports (CSV, PNG, SVG, PDF, HTML); screenshots of every page.
+
+#include <QAbstractItemView>
+#include <QFile>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+
+#include "GuiExport.h"
+#include "MainWindow.h"
+#include "fuselens/analyzer/Summary.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/Sqlite.h"
+#include "models/CompareModel.h"
+#include "models/FlagsModel.h"
+#include "models/HeatmapModel.h"
+#include "models/SummaryModels.h"
+#include "views/ComparePage.h"
+#include "views/FlagsPage.h"
+#include "views/HeatmapPage.h"
+#include "views/SummaryPage.h"
+#include "views/TimelinePage.h"
+#include "views/TimelineWidget.h"
+
+using namespace fuselens;
+using namespace fuselens::gui;
+
+namespace {
+
+QString capture(const char* name) { return QStringLiteral(FUSELENS_TEST_DATA_DIR "/") + QString::fromLatin1(name); }
+
+/// The message db::Reader gives for `path`.
+QString readerError(const QString& path) {
+  try {
+    db::Reader reader(path.toStdString());
+  } catch (const db::Error& e) {
+    return QString::fromUtf8(e.what());
+  }
+  return {};
+}
+
+bool waitForLoads(MainWindow& window) {
+  if (window.pendingLoads() == 0) return true;
+  QSignalSpy spy(&window, &MainWindow::loadsFinished);
+  return spy.wait(120000) || window.pendingLoads() == 0;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { QSettings().clear(); }
+
+  void opensCapturesAndFillsEveryPage() {
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.show();
+    window.openFiles({capture("fusion_bench.sqlite"), capture("pytorch_mlp.sqlite")});
+    QVERIFY(window.pendingLoads() > 0);  // asynchronous: the GUI thread is free meanwhile
+    QVERIFY(waitForLoads(window));
+    QTRY_COMPARE(window.captures().size(), 2);
+    QVERIFY(window.lastError().isEmpty());
+    window.setCurrentCapture(0);
+    const auto current = window.currentCapture();
+    QCOMPARE(current->displayName, QStringLiteral("fusion_bench.sqlite"));
+
+    const auto summary = analyzer::summarize(db::Reader(capture("fusion_bench.sqlite").toStdString()));
+    QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), static_cast<int>(summary.kernels.size()));
+    QCOMPARE(window.summaryPage()->apiModel()->rowCount(), static_cast<int>(summary.api.size()));
+    QCOMPARE(window.summaryPage()->nvtxModel()->rowCount(), static_cast<int>(summary.nvtx.size()));
+
+    const auto* timeline = window.timelinePage()->timelineWidget()->timeline();
+    QVERIFY(timeline);
+    QVERIFY(timeline->item_count() >= static_cast<std::size_t>(summary.totals.kernel_count));
+
+#ifdef FUSELENS_GUI_HAS_FLAGS
+    QCOMPARE(window.flagsPage()->model()->rowCount(), static_cast<int>(current->flags->hits.size()));
+#endif
+#ifdef FUSELENS_GUI_HAS_COMPARE
+    QVERIFY(window.heatmapPage()->model()->rowCount() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(window.comparePage()->entryModel()->rowCount() > 0, 30000);
+#endif
+    QVERIFY(MainWindow::recentFiles().contains(capture("fusion_bench.sqlite")));
+
+    // Switching captures updates the pages.
+    window.setCurrentCapture(1);
+    const auto mlp = analyzer::summarize(db::Reader(capture("pytorch_mlp.sqlite").toStdString()));
+    QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), static_cast<int>(mlp.kernels.size()));
+  }
+
+  void badFilesGiveTheReaderMessageAndTheWindowCarriesOn_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("missing") << QStringLiteral("missing");
+    QTest::newRow("not sqlite") << QStringLiteral("text");
+    QTest::newRow("newer schema") << QStringLiteral("newer");
+  }
+
+  void badFilesGiveTheReaderMessageAndTheWindowCarriesOn() {
+    QFETCH(QString, kind);
+    QTemporaryDir dir;
+    QString path = dir.filePath(QStringLiteral("bad.sqlite"));
+    if (kind == QLatin1String("text")) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("this is not a database\n");
+    } else if (kind == QLatin1String("newer")) {
+      QVERIFY(QFile::copy(capture("pytorch_mlp.sqlite"), path));
+      QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+      db::Connection c(path.toStdString(), db::Connection::Mode::ReadWrite);
+      c.exec("PRAGMA user_version = 99");
+    }
+    const QString expected = readerError(path);
+    QVERIFY(!expected.isEmpty());
+
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.openFiles({path});
+    QVERIFY(waitForLoads(window));
+    QVERIFY2(window.lastError().contains(expected), qPrintable(window.lastError()));
+    QCOMPARE(window.captures().size(), 0);
+    // Still usable: a good file opens afterwards.
+    window.openFiles({capture("pytorch_mlp.sqlite")});
+    QVERIFY(waitForLoads(window));
+    QCOMPARE(window.captures().size(), 1);
+  }
+
+  void exportsWriteFiles() {
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.resize(1400, 900);
+    window.show();
+    window.openFiles({capture("fusion_bench.sqlite")});
+    QVERIFY(waitForLoads(window));
+    QTemporaryDir dir;
+    QString error;
+    auto* table = window.summaryPage()->currentTable();
+    QVERIFY(exportCsv(*table->model(), dir.filePath(QStringLiteral("k.csv")), &error));
+    QVERIFY(QFileInfo(dir.filePath(QStringLiteral("k.csv"))).size() > 100);
+    QWidget* timeline = window.timelinePage()->imageWidget();
+    QVERIFY(exportImage(timeline, dir.filePath(QStringLiteral("t.png")), &error));
+    QVERIFY(exportImage(timeline, dir.filePath(QStringLiteral("t.svg")), &error));
+    QFile svg(dir.filePath(QStringLiteral("t.svg")));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("<svg"));
+    QVERIFY(exportPdfReport(*window.currentCapture(), {{QStringLiteral("Timeline"), timeline->grab().toImage()}},
+                            dir.filePath(QStringLiteral("r.pdf")), &error));
+    QFile pdf(dir.filePath(QStringLiteral("r.pdf")));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    if (htmlReportAvailable()) {
+      QVERIFY2(exportHtmlReport(*window.currentCapture(), nullptr, dir.filePath(QStringLiteral("r.html")), &error),
+               qPrintable(error));
+      QFile html(dir.filePath(QStringLiteral("r.html")));
+      QVERIFY(html.open(QIODevice::ReadOnly));
+      QVERIFY(html.readAll().contains("fuselens:slot"));
+    }
+    QVERIFY(!exportImage(timeline, QStringLiteral("/nonexistent/dir/t.png"), &error));
+    QVERIFY(!error.isEmpty());
+  }
+
+  void screenshotsEveryPage() {
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.resize(1400, 900);
+    window.show();
+    window.openFiles({capture("fusion_bench.sqlite")});
+    QVERIFY(waitForLoads(window));
+    QTemporaryDir dir;
+    const QStringList files = window.screenshotPages(dir.path());
+    QCOMPARE(files.size(), window.pages().size());
+    for (const auto& f : files) QVERIFY(!QImage(f).isNull());
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
