@@ -48,6 +48,7 @@ struct Variant {
     const char* name;         // "unfused" or "fused"
     int kernels_per_iter;     // exact launches per iteration
     std::function<void()> iteration;
+    fw::DeclaredWork work;    // per iteration, declared for the range (work_model.h)
 };
 
 struct Row {
@@ -121,7 +122,7 @@ void run_variants(const std::string& op, const std::string& shape, const fw::Var
     for (const Variant& variant : variants) {
         const std::string range = op + "/" + variant.name + "/" + shape;
         const fw::VariantTiming timing =
-            fw::run_variant(range, settings, output.data(), output.bytes(), variant.iteration);
+            fw::run_variant(range, settings, output.data(), output.bytes(), variant.iteration, variant.work);
         const std::vector<float> result = output.copy_to_host();  // one Device-to-Host copy
         report.add(Row{op, shape, variant.name, variant.kernels_per_iter, timing.median_us(),
                        fk::compare_relative_l2(result, reference)});
@@ -153,12 +154,14 @@ void run_gemm_case(const GemmShape& s, const fw::VariantSettings& settings, Repo
          [&] {
              fk::launch_gemm_bias_relu_unfused(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N,
                                                s.K);
-         }},
+         },
+         fw::gemm_bias_relu_work(false, s.M, s.N, s.K)},
         {"fused", 1,
          [&] {
              fk::launch_gemm_bias_relu_fused(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N,
                                              s.K);
-         }},
+         },
+         fw::gemm_bias_relu_work(true, s.M, s.N, s.K)},
     }};
     run_variants("gemm_bias_relu", shape, settings, d_c, reference, variants, report);
 }
@@ -176,8 +179,10 @@ void run_swish_case(const SwishShape& s, const fw::VariantSettings& settings, Re
 
     const std::string shape = std::to_string(s.rows) + "x" + std::to_string(s.cols);
     const std::array<Variant, 2> variants{{
-        {"unfused", 2, [&] { fk::launch_swish_unfused(d_x.data(), d_s.data(), d_y.data(), n); }},
-        {"fused", 1, [&] { fk::launch_swish_fused(d_x.data(), d_y.data(), n); }},
+        {"unfused", 2, [&] { fk::launch_swish_unfused(d_x.data(), d_s.data(), d_y.data(), n); },
+         fw::swish_work(false, static_cast<double>(n))},
+        {"fused", 1, [&] { fk::launch_swish_fused(d_x.data(), d_y.data(), n); },
+         fw::swish_work(true, static_cast<double>(n))},
     }};
     run_variants("swish", shape, settings, d_y, reference, variants, report);
 }

@@ -4,6 +4,8 @@
 
 #include "common/cuda_check.h"
 
+#include <fuselens/annotate.h>
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -49,7 +51,8 @@ double VariantTiming::median_us() const {
 }
 
 VariantTiming run_variant(const std::string& range_name, const VariantSettings& settings, void* output,
-                          std::size_t output_bytes, const std::function<void()>& iteration) {
+                          std::size_t output_bytes, const std::function<void()>& iteration,
+                          const DeclaredWork& work) {
     if (settings.iters < 1 || settings.warmup < 0) {
         throw std::invalid_argument("run_variant: need iters >= 1 and warmup >= 0");
     }
@@ -64,6 +67,8 @@ VariantTiming run_variant(const std::string& range_name, const VariantSettings& 
 
     {
         const NvtxRange range(range_name, static_cast<std::uint64_t>(iters));
+        const auto n = static_cast<double>(iters);
+        fuselens::annotate::declare_work(work.flops * n, work.bytes * n);
         FUSELENS_CUDA_CHECK(cudaEventRecord(events[0]));
         for (std::size_t i = 0; i < iters; ++i) {
             iteration();

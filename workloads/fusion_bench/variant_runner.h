@@ -7,6 +7,7 @@
 //   2. `warmup` × iteration()                          outside any NVTX range
 //   3. cudaDeviceSynchronize()
 //   4. push NVTX range `range_name` (payload: iters as uint64)
+//        declare the range's work: iters × `work` (fuselens/annotate.h, one NVTX mark)
 //        cudaEventRecord(e[0]); for i in [0, iters): iteration(); cudaEventRecord(e[i + 1])
 //        cudaDeviceSynchronize()
 //      pop the range
@@ -20,6 +21,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "work_model.h"
 
 namespace fuselens::workloads {
 
@@ -35,9 +38,10 @@ struct VariantTiming {
     [[nodiscard]] double median_us() const;
 };
 
-/// Runs one variant as described above. `iteration` must launch one iteration's kernels and nothing else.
+/// Runs one variant as described above. `iteration` must launch one iteration's kernels and nothing else;
+/// `work` is what one iteration does (work_model.h).
 [[nodiscard]] VariantTiming run_variant(const std::string& range_name, const VariantSettings& settings,
                                         void* output, std::size_t output_bytes,
-                                        const std::function<void()>& iteration);
+                                        const std::function<void()>& iteration, const DeclaredWork& work);
 
 }  // namespace fuselens::workloads

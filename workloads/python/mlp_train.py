@@ -12,11 +12,16 @@ Timeline (what a profiler should see):
 No host-to-device copies happen inside the step ranges (the data is created on the device up front).
 Does not use torch.profiler. Exits 1 with one line on stderr when CUDA is not available.
 
-Usage: mlp_train.py [--steps N] [--warmup-steps N] [--seed S]
+With --time, prints the median host wall time of one training step in µs (each step ends with
+torch.cuda.synchronize(), so it is the step's latency), for overhead measurements.
+
+Usage: mlp_train.py [--steps N] [--warmup-steps N] [--seed S] [--time]
 """
 
 import argparse
+import statistics
 import sys
+import time
 
 import torch
 from torch import nn
@@ -66,6 +71,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=10, help="measured steps (default 10)")
     parser.add_argument("--warmup-steps", type=int, default=3, help="unannotated warm-up steps (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed (default 0)")
+    parser.add_argument("--time", action="store_true", help="print the median step time (µs)")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup_steps < 0:
         parser.error("need --steps >= 1 and --warmup-steps >= 0")
@@ -89,14 +95,21 @@ def main() -> int:
     torch.cuda.synchronize()
 
     loss = None
+    step_us = []
     for i in range(args.steps):
         b = i % NUM_BATCHES
+        start = time.perf_counter()
         torch.cuda.nvtx.range_push(f"mlp/step{i}")
         loss = train_step(model, loss_fn, optimizer, inputs[b], labels[b], annotate=True)
         torch.cuda.nvtx.range_pop()
+        if args.time:
+            torch.cuda.synchronize()
+            step_us.append((time.perf_counter() - start) * 1e6)
     torch.cuda.synchronize()
 
     print(f"final loss: {loss.item():.6f}")
+    if args.time:
+        print(f"median step time: {statistics.median(step_us):.1f} us over {len(step_us)} steps")
     return 0
 
 
