@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Binaries.h"
+#include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
 #include "fuselens/analyzer/Summary.h"
@@ -110,4 +111,11 @@ TEST_F(ProfRunGpu, TwentyThousandLaunchesAreAllRecorded) {
   fuselens::db::Reader reader(path);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), json["total_kernels_launched"].get<std::int64_t>());
   EXPECT_EQ(reader.run().dropped_records, 0u);
+}
+
+TEST_F(ProfRunGpu, CallingContextsNameEveryLaunchPath) {
+  const auto path = dir.file("cct.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--", binary("cct_paths", CCT_PATHS_PATH)});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  fuselens::test::expect_cct_paths(path);
 }
