@@ -165,7 +165,9 @@ TEST_F(CallingContextViews, FormatsDepthPercentAndFilter) {
   EXPECT_EQ(records[0][0], "id");
   EXPECT_EQ(records[0][9], "incl_gpu_time_ns");
   for (std::size_t i = 1; i < records.size(); ++i) {
-    if (!records[i].empty() && records[i].size() > 2) EXPECT_LE(std::stoi(records[i][2]), 1);
+    if (!records[i].empty() && records[i].size() > 2) {
+      EXPECT_LE(std::stoi(records[i][2]), 1);
+    }
   }
 }
 
