@@ -433,6 +433,7 @@ HtmlReport make_html_report(const std::vector<ExportRun>& runs, const HtmlReport
   report.add(overview_section(runs, options));
   if (runs.size() == 2) report.add(comparison_section(runs, options));
   for (const ExportRun& run : runs) report.add(summary_section(run, runs.size(), options));
+  add_analysis_sections(report, runs);
   return report;
 }
 

@@ -59,6 +59,37 @@ std::string legend(const std::vector<std::string>& labels, double y) {
   return out;
 }
 
+/// Colour of `t` in [0, 1] on a light-yellow -> orange -> dark-red scale.
+std::string heat_color(double t) {
+  static constexpr double kStops[3][3] = {{255, 243, 196}, {245, 158, 66}, {163, 32, 42}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0);
+  const std::size_t i = t < 0.5 ? 0 : 1;
+  const double f = (t - 0.5 * static_cast<double>(i)) * 2;
+  const auto mix = [&](std::size_t c) {
+    return static_cast<int>(std::lround(kStops[i][c] + (kStops[i + 1][c] - kStops[i][c]) * f));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2));
+}
+
+/// 10^exponent with an SI prefix: "1", "10", "100", "1 k", ... "100 P"; plain decimals below 1.
+std::string decade_text(int exponent, const char* unit) {
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  if (exponent < 0) return fmt::format("{:g}{}", std::pow(10.0, exponent), unit);
+  const int group = std::min(exponent / 3, 6);
+  return fmt::format("{:g} {}{}", std::pow(10.0, exponent - 3 * group), kPrefixes[group], unit);
+}
+
+/// `value` with an SI prefix and three significant digits ("67 T", "3.35 T").
+std::string si_text(double value, const char* unit) {
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int group = 0;
+  while (group < 6 && std::abs(value) >= 1000) {
+    value /= 1000;
+    ++group;
+  }
+  return fmt::format("{:.3g} {}{}", value, kPrefixes[group], unit);
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -239,6 +270,189 @@ std::string svg_step_chart(const StepChart& chart) {
     out += fmt::format(
         "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></path>",
         path, chart_colors()[s % chart_colors().size()], html_escape(chart.series[s].label));
+  }
+  return out + "</svg>\n";
+}
+
+std::string svg_heatmap(const Heatmap& chart) {
+  constexpr double kLabelRight = 330, kCellLeft = 340, kCellH = 26, kTop = 50;
+  const double n_cols = static_cast<double>(std::max<std::size_t>(1, chart.columns.size()));
+  const double cell_w = std::min(180.0, (kChartWidth - kCellLeft) / n_cols);
+  double lo = 0, hi = 0;
+  for (const auto& row : chart.values) {
+    for (const auto& v : row) {
+      if (!v || !(*v > 0) || !std::isfinite(*v)) continue;
+      lo = lo > 0 ? std::min(lo, *v) : *v;
+      hi = std::max(hi, *v);
+    }
+  }
+  const auto scale = [&](double v) {
+    return hi > lo ? (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) : 0.5;
+  };
+  const double grid_bottom = kTop + kCellH * static_cast<double>(chart.rows.size());
+  std::string out = svg_open(grid_bottom + 56, chart.title);
+  for (std::size_t c = 0; c < chart.columns.size(); ++c) {
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>",
+                       kCellLeft + cell_w * (static_cast<double>(c) + 0.5), kTop - 8,
+                       html_escape(truncate_text(chart.columns[c], 24)));
+  }
+  for (std::size_t r = 0; r < chart.rows.size(); ++r) {
+    const double y = kTop + kCellH * static_cast<double>(r);
+    out += fmt::format(
+        "<text class=\"bar-label\" x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">"
+        "<title>{}</title>{}</text>",
+        kLabelRight, y + kCellH / 2 + 4, html_escape(chart.rows[r]),
+        html_escape(truncate_text(chart.rows[r], 40)));
+    for (std::size_t c = 0; c < chart.columns.size(); ++c) {
+      const double x = kCellLeft + cell_w * static_cast<double>(c);
+      const std::optional<double> v =
+          r < chart.values.size() && c < chart.values[r].size() ? chart.values[r][c] : std::nullopt;
+      if (!v || !(*v > 0) || !std::isfinite(*v)) {
+        out += fmt::format(
+            "<rect class=\"heat-empty\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+            "height=\"{:.0f}\" fill=\"#eef0f3\" stroke=\"#fff\"><title>no data</title></rect>",
+            x, y, cell_w, kCellH);
+        continue;
+      }
+      const double t = scale(*v);
+      const std::string text =
+          chart.format_value ? chart.format_value(*v) : fmt::format("{:g}", *v);
+      out += fmt::format(
+          "<rect class=\"heat-cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" "
+          "fill=\"{}\" stroke=\"#fff\"><title>{} · {}: {}</title></rect>"
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" style=\"fill:{}\">{}</text>",
+          x, y, cell_w, kCellH, heat_color(t), html_escape(chart.rows[r]),
+          html_escape(chart.columns[c]), html_escape(text), x + cell_w / 2, y + kCellH / 2 + 4,
+          t > 0.62 ? "#fff" : "#1d2430", html_escape(text));
+    }
+  }
+  if (hi > 0) {  // colour scale: six swatches from the smallest to the largest value
+    const double y = grid_bottom + 18;
+    out +=
+        fmt::format("<text class=\"tick\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{}</text>",
+                    kLabelRight, y + 13, html_escape(chart.scale_label + " (log scale)"));
+    constexpr int kSwatches = 6;
+    for (int i = 0; i < kSwatches; ++i) {
+      const double t = static_cast<double>(i) / (kSwatches - 1);
+      const double v = hi > lo ? std::exp(std::log(lo) + t * (std::log(hi) - std::log(lo))) : lo;
+      const std::string text = chart.format_value ? chart.format_value(v) : fmt::format("{:g}", v);
+      out += fmt::format(
+          "<rect class=\"heat-legend\" x=\"{:.0f}\" y=\"{:.0f}\" width=\"90\" height=\"18\" "
+          "fill=\"{}\"/><text class=\"tick\" x=\"{:.0f}\" y=\"{:.0f}\" "
+          "text-anchor=\"middle\">{}</text>",
+          kCellLeft + 92.0 * i, y, heat_color(t), kCellLeft + 92.0 * i + 45, y + 32,
+          html_escape(text));
+    }
+  }
+  return out + "</svg>\n";
+}
+
+std::string svg_roofline_chart(const RooflinePlot& chart) {
+  constexpr double kLeft = 96, kRight = kChartWidth - 170, kTop = 44, kBottom = 400;
+  constexpr double kHeight = 444;
+  double max_compute = 0, max_memory = 0, min_ridge = 0, max_ridge = 0;
+  for (const auto& c : chart.compute) max_compute = std::max(max_compute, c.value);
+  for (const auto& m : chart.memory) max_memory = std::max(max_memory, m.value);
+  const auto note_ridge = [&](double ridge) {
+    if (!(ridge > 0) || !std::isfinite(ridge)) return;
+    min_ridge = min_ridge > 0 ? std::min(min_ridge, ridge) : ridge;
+    max_ridge = std::max(max_ridge, ridge);
+  };
+  for (const auto& m : chart.memory) {
+    if (m.value > 0) note_ridge(max_compute / m.value);
+  }
+  for (const auto& c : chart.compute) {
+    if (c.value > 0 && max_memory > 0) note_ridge(c.value / max_memory);
+  }
+  double x_min = min_ridge > 0 ? min_ridge / 10 : 0, x_max = max_ridge * 10;
+  double y_min = 0, y_max = max_compute;
+  for (const auto& p : chart.points) {
+    if (!(p.intensity > 0) || !(p.flops_per_s > 0)) continue;
+    x_min = x_min > 0 ? std::min(x_min, p.intensity) : p.intensity;
+    x_max = std::max(x_max, p.intensity);
+    y_min = y_min > 0 ? std::min(y_min, p.flops_per_s) : p.flops_per_s;
+    y_max = std::max(y_max, p.flops_per_s);
+  }
+  const int x_lo = x_min > 0 ? static_cast<int>(std::floor(std::log10(x_min))) : -1;
+  const int x_hi =
+      std::max(x_lo + 1, x_max > 0 ? static_cast<int>(std::ceil(std::log10(x_max * 1.01))) : 3);
+  const int y_hi = y_max > 0 ? static_cast<int>(std::ceil(std::log10(y_max * 1.05))) : 15;
+  const int y_lo =
+      std::min(y_hi - 3, y_min > 0 ? static_cast<int>(std::floor(std::log10(y_min))) : y_hi - 4);
+  const auto px = [&](double x) {
+    return kLeft + (kRight - kLeft) * (std::log10(x) - x_lo) / (x_hi - x_lo);
+  };
+  const auto py = [&](double y) {
+    return kBottom - (kBottom - kTop) * (std::log10(y) - y_lo) / (y_hi - y_lo);
+  };
+  std::string out = svg_open(kHeight, chart.title);
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {  // legend, right-aligned
+    const double x = kChartWidth - 210.0 * static_cast<double>(chart.series.size() - i);
+    out += fmt::format(
+        "<circle cx=\"{:.0f}\" cy=\"12\" r=\"5\" fill=\"{}\"/><text x=\"{:.0f}\" "
+        "y=\"16\">{}</text>",
+        x + 6, chart_colors()[i % chart_colors().size()], x + 16,
+        html_escape(truncate_text(chart.series[i], 28)));
+  }
+  for (int e = x_lo; e <= x_hi; ++e) {
+    const double x = px(std::pow(10.0, e));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.0f}\" y2=\"{:.0f}\"/>"
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>",
+        x, x, kTop, kBottom, x, kBottom + 18, html_escape(decade_text(e, "")));
+  }
+  for (int e = y_lo; e <= y_hi; ++e) {
+    const double y = py(std::pow(10.0, e));
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{:.0f}\" x2=\"{:.0f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text class=\"tick\" x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>",
+        kLeft, kRight, y, y, kLeft - 6, y + 4, html_escape(decade_text(e, "FLOP/s")));
+  }
+  out += fmt::format(
+      "<line class=\"axis\" x1=\"{0:.0f}\" x2=\"{1:.0f}\" y1=\"{2:.0f}\" y2=\"{2:.0f}\"/>"
+      "<line class=\"axis\" x1=\"{0:.0f}\" x2=\"{0:.0f}\" y1=\"{3:.0f}\" y2=\"{2:.0f}\"/>"
+      "<text class=\"axis-label\" x=\"{4:.0f}\" y=\"{5:.0f}\" text-anchor=\"middle\">"
+      "arithmetic intensity (FLOP per DRAM byte)</text>"
+      "<text class=\"axis-label\" x=\"{0:.0f}\" y=\"{6:.0f}\">achieved FLOP/s</text>",
+      kLeft, kRight, kBottom, kTop, (kLeft + kRight) / 2, kHeight - 4, kTop - 10);
+  const double x_left = std::pow(10.0, x_lo), x_right = std::pow(10.0, x_hi);
+  const double y_bottom = std::pow(10.0, y_lo);
+  for (const auto& m : chart.memory) {  // diagonal up to the highest compute roof
+    if (!(m.value > 0)) continue;
+    const double x0 = std::max(x_left, y_bottom / m.value);
+    const double x1 = max_compute > 0 ? std::min(x_right, max_compute / m.value) : x_right;
+    if (!(x0 < x1)) continue;
+    // The label runs along the diagonal, above it, a third of the way up.
+    const double lx = std::sqrt(x0 * std::sqrt(x0 * x1));
+    const double angle =
+        std::atan2(py(m.value * x1) - py(m.value * x0), px(x1) - px(x0)) * 180 / 3.14159265358979;
+    out += fmt::format(
+        "<line class=\"roof roof-memory\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+        "stroke=\"#5b6577\" stroke-width=\"2\" stroke-dasharray=\"6 3\"><title>{}</title></line>"
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" transform=\"rotate({:.1f} {:.1f} {:.1f})\">"
+        "{}</text>",
+        px(x0), py(m.value * x0), px(x1), py(m.value * x1),
+        html_escape(m.label + " " + si_text(m.value, "B/s")), px(lx), py(m.value * lx) - 6, angle,
+        px(lx), py(m.value * lx), html_escape(m.label + " " + si_text(m.value, "B/s")));
+  }
+  for (const auto& c : chart.compute) {  // horizontal from the ridge with the fastest memory
+    if (!(c.value > 0)) continue;
+    const double x0 = max_memory > 0 ? std::max(x_left, c.value / max_memory) : x_left;
+    if (!(x0 < x_right)) continue;
+    out += fmt::format(
+        "<line class=\"roof roof-compute\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+        "stroke=\"#1d2430\" stroke-width=\"2\"><title>{}</title></line>"
+        "<text class=\"tick\" x=\"{:.0f}\" y=\"{:.1f}\">{}</text>",
+        px(x0), py(c.value), kRight, py(c.value), html_escape(c.label), kRight + 6, py(c.value) + 4,
+        html_escape(c.label + " " + si_text(c.value, "FLOP/s")));
+  }
+  for (const auto& p : chart.points) {
+    if (!(p.intensity > 0) || !(p.flops_per_s > 0)) continue;
+    out += fmt::format(
+        "<circle class=\"roof-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\" "
+        "fill-opacity=\"0.85\" stroke=\"#fff\"><title>{}: {:.3g} FLOP/byte, {}</title></circle>",
+        px(p.intensity), py(p.flops_per_s), chart_colors()[p.series % chart_colors().size()],
+        html_escape(p.label), p.intensity, html_escape(si_text(p.flops_per_s, "FLOP/s")));
   }
   return out + "</svg>\n";
 }

@@ -70,7 +70,8 @@ int run_export(const ExportOptions& options) {
   std::vector<analyzer::ExportRun> runs;
   const char* labels[] = {"A", "B"};
   for (std::size_t i = 0; i < readers.size(); ++i) {
-    runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names));
+    runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
+                                             *format == analyzer::ExportFormat::Html));
   }
   analyzer::ExportFile out(options.output);
   switch (*format) {

@@ -22,6 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "fuselens/analyzer/CallingContext.h"
+#include "fuselens/analyzer/Compare.h"
+#include "fuselens/analyzer/Flags.h"
+#include "fuselens/analyzer/Peaks.h"
+#include "fuselens/analyzer/Roofline.h"
 #include "fuselens/analyzer/Summary.h"
 #include "fuselens/db/Reader.h"
 
@@ -69,20 +74,43 @@ struct DeviceMemorySeries {
 std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
                                                      std::size_t max_points = 2000);
 
+/// The further analyses of one capture that the HTML report shows (ExportHtml.h). Each is
+/// either present or absent with a note saying why (the analysis threw, or the capture has no
+/// data for it): loading them never fails the export.
+struct ExportAnalyses {
+  std::optional<PeaksChoice> peaks;  ///< choose_peaks("auto")
+  std::string peaks_note;
+  std::optional<CctReport> calling_contexts;  ///< top-down, by GPU time
+  std::string calling_contexts_note;
+  std::optional<FlagsReport> flags;  ///< every rule, default thresholds, short kernel names
+  std::string flags_note;
+  /// compare_ranges("*/unfused/*", "*/fused/*") when the capture has NVTX ranges named
+  /// op/unfused/shape and op/fused/shape; absent otherwise.
+  std::optional<CompareReport> variants;
+  std::string variants_note;
+  std::optional<RooflineReport> roofline;  ///< analyze_roofline, peaks "auto"
+  std::string roofline_note;
+};
+
+/// Runs the analyses above; never throws (each failure becomes that analysis's note).
+ExportAnalyses load_export_analyses(const db::Reader& reader);
+
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
   std::string label;  ///< "A" for FILE, "B" for FILE2
   Summary summary;
   TimeRange time_range;
   std::vector<DeviceMemorySeries> device_memory;
-  // Extension point: results of later analyses of this capture (flags, calling contexts,
-  // roofline) go here, computed in load_export_run.
+  /// Flags, calling contexts, compare and roofline for the HTML report; absent when
+  /// load_export_run was asked not to compute them (the Json and Csv exports).
+  std::optional<ExportAnalyses> analyses;
 };
 
 /// Reads every analysis of the capture opened by `reader` (summarize, capture_time_range,
-/// device_memory_series). Throws db::Error when a query fails.
+/// device_memory_series, and with `with_analyses` load_export_analyses). Throws db::Error when
+/// a query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
-                          NameKind kernel_names = NameKind::Demangled);
+                          NameKind kernel_names = NameKind::Demangled, bool with_analyses = true);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.
 struct SideBySideRow {

@@ -7,8 +7,9 @@
 //
 // The report is a list of sections, each in a named slot; slots are written in the order of
 // HtmlSlot, sections within a slot in the order they were added, and a table of contents links
-// them. make_html_report fills the built-in slots from one or two ExportRuns; the other slots
-// are extension points for the analyses that come later, which add their own sections:
+// them. make_html_report fills the built-in slots from one or two ExportRuns and the analysis
+// slots (peaks, flags, calling contexts, roofline, heatmaps) from their ExportAnalyses
+// (ExportHtmlAnalyses.cpp); any slot takes further sections:
 //   report.add({HtmlSlot::Flags, "flags", "Flags", body_html});
 // Every slot leaves a marker comment "<!-- fuselens:slot NAME -->" in the document, so the place
 // of an empty slot can be found in the output too.
@@ -28,14 +29,14 @@ namespace fuselens::analyzer {
 enum class HtmlSlot {
   Run,              ///< built in: capture, command line, host, how the run ended, processes
   Devices,          ///< built in: device properties
-  Peaks,            ///< extension: datasheet peaks (FLOP/s, bandwidth) of each device
+  Peaks,            ///< analyses: datasheet peaks (FLOP/s, bandwidth) matched to the device
   Overview,         ///< built in: totals, top-kernel chart, device memory over time
-  Flags,            ///< extension: findings of the flags analysis
-  Comparison,       ///< built in for two runs: summaries side by side; compare adds more
+  Flags,            ///< analyses: findings of the flags analysis
+  Comparison,       ///< built in for two runs: summaries side by side; one run: unfused vs fused
   Summary,          ///< built in: kernel, memory-operation, API, NVTX, device-memory tables
-  CallingContexts,  ///< extension: kernels by NVTX range / call stack
-  Roofline,         ///< extension: roofline chart
-  Heatmaps,         ///< extension: heatmaps (e.g. kernel time over the run)
+  CallingContexts,  ///< analyses: top-down calling contexts by GPU time
+  Roofline,         ///< analyses: roofline chart
+  Heatmaps,         ///< analyses: op · shape × variant heatmap of the comparison
   Appendix,         ///< extension: anything else
 };
 
@@ -72,8 +73,18 @@ struct HtmlReportOptions {
   std::size_t chart_bars = 15;         ///< kernels in the top-kernels chart
 };
 
-/// The built-in sections for `runs`: one run, or two (labelled A and B) side by side.
+/// The built-in sections for `runs`: one run, or two (labelled A and B) side by side, followed
+/// by add_analysis_sections.
 HtmlReport make_html_report(const std::vector<ExportRun>& runs,
                             const HtmlReportOptions& options = {});
+
+/// The sections of the runs' ExportAnalyses (runs without them add none), in their slots:
+/// peaks (Peaks), flags (Flags, top 30 hits by time at stake), the unfused/fused comparison
+/// (Comparison, one run only, when the capture has such ranges), the top 15 top-down calling
+/// contexts (CallingContexts), the roofline chart (Roofline) and the op · shape × variant
+/// heatmap of the comparison (Heatmaps, one run only). An analysis that failed or has no data
+/// gives a section of one sentence saying why. Ids: "peaks", "flags", "variant-comparison",
+/// "calling-contexts", "roofline", "heatmap", with "-A" / "-B" appended for two runs.
+void add_analysis_sections(HtmlReport& report, const std::vector<ExportRun>& runs);
 
 }  // namespace fuselens::analyzer

@@ -11,6 +11,7 @@
 // Errors: none.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,5 +77,40 @@ struct StepChart {
   std::string x_label, y_label;
 };
 std::string svg_step_chart(const StepChart& chart);
+
+/// A heatmap: one cell per row and column, coloured on a logarithmic scale between the smallest
+/// and the largest value, with the value printed in the cell and a colour-scale legend. Absent
+/// values draw an empty (hatched-grey) cell with class "heat-empty"; present ones have class
+/// "heat-cell".
+struct Heatmap {
+  std::string title;
+  std::vector<std::string> rows;     ///< labels, cut to 40 code points (full text on hover)
+  std::vector<std::string> columns;  ///< labels
+  std::vector<std::vector<std::optional<double>>> values;  ///< [row][column], > 0 to colour
+  std::function<std::string(double)> format_value;         ///< the printed value
+  std::string scale_label;                                 ///< e.g. "median GPU time / iteration"
+};
+std::string svg_heatmap(const Heatmap& chart);
+
+/// A log-log roofline chart: x = arithmetic intensity (FLOP/byte), y = FLOP/s; memory roofs are
+/// diagonals (y = bandwidth x intensity) up to the highest compute roof, compute roofs are
+/// horizontal from their ridge point with the fastest memory roof. Points (class "roof-point")
+/// are coloured by series; a legend names the series.
+struct RooflinePlot {
+  std::string title;
+  struct Roof {
+    std::string label;
+    double value = 0;  ///< FLOP/s (compute) or bytes/s (memory); <= 0 is skipped
+  };
+  std::vector<Roof> compute, memory;
+  struct Point {
+    std::string label;                      ///< shown on hover
+    double intensity = 0, flops_per_s = 0;  ///< both > 0, else skipped
+    std::size_t series = 0;                 ///< index into series
+  };
+  std::vector<std::string> series;  ///< series labels (legend)
+  std::vector<Point> points;
+};
+std::string svg_roofline_chart(const RooflinePlot& chart);
 
 }  // namespace fuselens::analyzer
