@@ -152,8 +152,10 @@ HtmlSection variants_section(const Context& c, const CompareReport& r) {
                                            r.baseline_pattern, r.candidate_pattern),
                                "note") +
                      t.to_html();
-  return {HtmlSlot::Comparison, "variant-comparison" + c.suffix, c.title("Unfused vs fused"),
-          std::move(body)};
+  const bool auto_detected =
+      r.baseline_pattern == "*/unfused/*" && r.candidate_pattern == "*/fused/*";
+  return {HtmlSlot::Comparison, "variant-comparison" + c.suffix,
+          c.title(auto_detected ? "Unfused vs fused" : "Baseline vs candidate"), std::move(body)};
 }
 
 HtmlSection heatmap_section(const Context& c, const ExportAnalyses& a) {
@@ -308,7 +310,7 @@ HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
 
 }  // namespace
 
-ExportAnalyses load_export_analyses(const db::Reader& reader) {
+ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareReport* comparison) {
   ExportAnalyses a;
   guarded<PeaksChoice>(a.peaks, a.peaks_note, "peak profile",
                        [&] { return choose_peaks("auto", reader, builtin_peaks()); });
@@ -317,7 +319,11 @@ ExportAnalyses load_export_analyses(const db::Reader& reader) {
   guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis",
                        [&] { return run_flags(reader, FlagsConfig(), NameKind::Short); });
   try {
-    a.variants = compare_ranges(reader, "*/unfused/*", "*/fused/*");
+    if (comparison) {
+      a.variants = *comparison;
+    } else {
+      a.variants = compare_ranges(reader, "*/unfused/*", "*/fused/*");
+    }
   } catch (const CompareError& e) {
     a.variants_note = fmt::format("No unfused/fused NVTX ranges to compare ({}).", e.what());
   } catch (const std::exception& e) {

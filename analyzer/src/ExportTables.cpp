@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "fuselens/analyzer/CompareFormat.h"
 #include "fuselens/analyzer/SummaryFormat.h"
 
 namespace fuselens::analyzer {
@@ -98,6 +99,9 @@ json export_to_json(const std::vector<ExportRun>& runs) {
                            {"memory_operations", side_by_side_json(joined.memory_operations)},
                            {"api", side_by_side_json(joined.api)},
                            {"nvtx", side_by_side_json(joined.nvtx)}};
+  }
+  if (!runs.empty() && runs.front().comparison) {
+    doc["comparison"] = compare_to_json(*runs.front().comparison);
   }
   return doc;
 }

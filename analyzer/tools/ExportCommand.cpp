@@ -1,5 +1,11 @@
 // prof-analyze export FILE [FILE2] --format html|json|csv|chrome-trace -o OUT
 //                     [--names demangled|short|mangled]
+//                     [--baseline GLOB --candidate GLOB]   (html or json, one FILE)
+//
+// --baseline/--candidate compare two sets of NVTX ranges of FILE (compare_ranges, as
+// `prof-analyze compare FILE --baseline GLOB --candidate GLOB`): the HTML report shows that
+// comparison and heatmap instead of the "*/unfused/*" vs "*/fused/*" auto-detection, and the
+// JSON document gains a "comparison" key (compare_to_json).
 //
 // Writes OUT.tmp and renames it to OUT once complete ("-o -" writes to standard output), so a
 // failed export never leaves a partial OUT. chrome-trace takes one capture.
@@ -7,10 +13,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "Cli.h"
+#include "fuselens/analyzer/Compare.h"
 #include "fuselens/analyzer/Export.h"
 #include "fuselens/analyzer/ExportChromeTrace.h"
 #include "fuselens/analyzer/ExportFile.h"
@@ -32,6 +40,7 @@ struct ExportOptions {
   std::string format;
   std::string output;
   std::string names = "demangled";
+  std::string baseline, candidate;  // NVTX range globs; both or neither
 };
 
 const std::string kGenerator = std::string("FuseLens prof-analyze ") + FUSELENS_VERSION;
@@ -43,6 +52,20 @@ int run_export(const ExportOptions& options) {
     return fail(
         "--format chrome-trace exports one capture; got " + std::to_string(options.files.size()),
         kExitUsage);
+  }
+  const bool patterns = !options.baseline.empty() || !options.candidate.empty();
+  if (patterns) {
+    if (options.baseline.empty() || options.candidate.empty()) {
+      return fail("export: --baseline GLOB and --candidate GLOB go together; give both or neither",
+                  kExitUsage);
+    }
+    if (*format != analyzer::ExportFormat::Html && *format != analyzer::ExportFormat::Json) {
+      return fail("export: --baseline/--candidate need --format html or json", kExitUsage);
+    }
+    if (options.files.size() > 1) {
+      return fail("export: --baseline/--candidate select ranges of one FILE; not with two files",
+                  kExitUsage);
+    }
   }
   const std::map<std::string, analyzer::NameKind> names{
       {"demangled", analyzer::NameKind::Demangled},
@@ -60,6 +83,15 @@ int run_export(const ExportOptions& options) {
     }
   }
 
+  std::optional<analyzer::CompareReport> comparison;
+  if (patterns) {
+    try {
+      comparison = analyzer::compare_ranges(*readers.front(), options.baseline, options.candidate);
+    } catch (const analyzer::CompareError& e) {
+      return fail(std::string("export: ") + e.what(), kExitCapture);
+    }
+  }
+
   if (*format == analyzer::ExportFormat::ChromeTrace) {
     analyzer::ExportFile out(options.output);
     analyzer::write_chrome_trace(out.stream(), *readers.front(), {kernel_names, kGenerator});
@@ -71,7 +103,8 @@ int run_export(const ExportOptions& options) {
   const char* labels[] = {"A", "B"};
   for (std::size_t i = 0; i < readers.size(); ++i) {
     runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
-                                             *format == analyzer::ExportFormat::Html));
+                                             *format == analyzer::ExportFormat::Html,
+                                             comparison ? &*comparison : nullptr));
   }
   analyzer::ExportFile out(options.output);
   switch (*format) {
@@ -119,6 +152,12 @@ Runner add_export_command(CLI::App& app) {
   command->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
       ->check(CLI::IsMember({"demangled", "short", "mangled"}))
       ->capture_default_str();
+  command->add_option("--baseline", options->baseline,
+                      "With --candidate (html, json): glob of the baseline NVTX ranges of FILE, "
+                      "e.g. 'swish/unfused/*'; replaces the unfused/fused auto-detection");
+  command->add_option("--candidate", options->candidate,
+                      "With --baseline: glob of the candidate NVTX ranges, paired by what the "
+                      "wildcards matched");
   return [options] { return run_export(*options); };
 }
 

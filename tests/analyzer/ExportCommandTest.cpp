@@ -21,12 +21,11 @@
 namespace fuselens::analyzer {
 namespace {
 
-using test::TempDir;
 using fuselens::test::Result;
 using fuselens::test::run_cli;
 using fuselens::test::slurp;
+using test::TempDir;
 namespace fs = std::filesystem;
-
 
 Result export_cli(const TempDir& dir, std::vector<std::string> args) {
   args.insert(args.begin(), "export");
@@ -144,10 +143,98 @@ TEST_F(ExportCommand, ReplacesAnExistingOutputOnlyWhenComplete) {
   EXPECT_EQ(slurp(out).rfind("# runs\n", 0), 0U);
 }
 
+std::string fusion_bench() { return std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite"; }
+
+/// The body of the HTML section with `id` (up to its </section>), or "" when it is missing.
+std::string html_section(const std::string& html, const std::string& id) {
+  const auto start = html.find("<section id=\"" + id + "\"");
+  if (start == std::string::npos) return {};
+  return html.substr(start, html.find("</section>", start) - start);
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ExportCommand, BaselineAndCandidateReplaceTheAutoDetectedComparison) {
+  const std::string out = dir_.file("swish.html");
+  const Result r = export_cli(dir_, {fusion_bench(), "--format", "html", "-o", out, "--baseline",
+                                     "swish/unfused/*", "--candidate", "swish/fused/*"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const std::string html = slurp(out);
+  const std::string table = html_section(html, "variant-comparison");
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(occurrences(table, "<tr>"), 3U) << table;  // header + the two swish shapes
+  EXPECT_NE(table.find("1024x1024"), std::string::npos);
+  EXPECT_NE(table.find("4096x4096"), std::string::npos);
+  EXPECT_EQ(table.find("gemm"), std::string::npos);
+  EXPECT_NE(table.find("swish/unfused/*"), std::string::npos);
+  EXPECT_NE(table.find("Baseline vs candidate"), std::string::npos);
+  const std::string heatmap = html_section(html, "heatmap");
+  EXPECT_EQ(occurrences(heatmap, "class=\"heat-cell\""), 4U);
+  EXPECT_EQ(heatmap.find("gemm"), std::string::npos);
+
+  // Without the options the report keeps the unfused/fused auto-detection (gemm rows too).
+  const std::string plain = dir_.file("plain.html");
+  ASSERT_EQ(export_cli(dir_, {fusion_bench(), "--format", "html", "-o", plain}).status, 0);
+  const std::string all = html_section(slurp(plain), "variant-comparison");
+  EXPECT_NE(all.find("gemm"), std::string::npos);
+  EXPECT_NE(all.find("Unfused vs fused"), std::string::npos);
+}
+
+TEST_F(ExportCommand, JsonGainsAComparisonKey) {
+  const std::string out = dir_.file("swish.json");
+  const Result r = export_cli(dir_, {fusion_bench(), "--format", "json", "-o", out, "--baseline",
+                                     "swish/unfused/*", "--candidate", "swish/fused/*"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(slurp(out));
+  ASSERT_TRUE(doc.contains("comparison"));
+  const auto& comparison = doc["comparison"];
+  EXPECT_EQ(comparison["baseline"]["pattern"], "swish/unfused/*");
+  EXPECT_EQ(comparison["candidate"]["pattern"], "swish/fused/*");
+  ASSERT_EQ(comparison["comparisons"].size(), 2U);
+  for (const auto& row : comparison["comparisons"]) EXPECT_EQ(row["op"], "swish");
+  EXPECT_EQ(doc["runs"].size(), 1U);
+
+  const std::string plain = dir_.file("plain.json");
+  ASSERT_EQ(export_cli(dir_, {fusion_bench(), "--format", "json", "-o", plain}).status, 0);
+  EXPECT_FALSE(nlohmann::json::parse(slurp(plain)).contains("comparison"));
+}
+
+TEST_F(ExportCommand, BaselineAndCandidateErrors) {
+  const std::string out = dir_.file("x.html");
+  const std::string bench = fusion_bench();
+  // One option alone, a format without comparisons, two files: usage errors.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {bench, "--format", "html", "-o", out, "--baseline", "swish/unfused/*"},
+           {bench, "--format", "json", "-o", out, "--candidate", "swish/fused/*"},
+           {bench, "--format", "csv", "-o", out, "--baseline", "swish/unfused/*", "--candidate",
+            "swish/fused/*"},
+           {bench, bench, "--format", "html", "-o", out, "--baseline", "swish/unfused/*",
+            "--candidate", "swish/fused/*"}}) {
+    const Result r = export_cli(dir_, args);
+    EXPECT_EQ(r.status, 2) << args[4] << " " << args.back();
+    expect_one_error_line(r);
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // A pattern that matches no range: exit 1, one line naming it, nothing written.
+  const Result r = export_cli(dir_, {bench, "--format", "html", "-o", out, "--baseline", "nosuch/*",
+                                     "--candidate", "swish/fused/*"});
+  EXPECT_EQ(r.status, 1);
+  expect_one_error_line(r);
+  EXPECT_NE(r.err.find("nosuch/*"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
 TEST_F(ExportCommand, HelpNamesTheFormats) {
   const Result r = export_cli(dir_, {"--help"});
   EXPECT_EQ(r.status, 0);
-  for (const char* word : {"html", "chrome-trace", "FILE2", "Exit status"}) {
+  for (const char* word :
+       {"html", "chrome-trace", "FILE2", "Exit status", "--baseline", "--candidate"}) {
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   }
 }

@@ -84,16 +84,20 @@ struct ExportAnalyses {
   std::string calling_contexts_note;
   std::optional<FlagsReport> flags;  ///< every rule, default thresholds, short kernel names
   std::string flags_note;
-  /// compare_ranges("*/unfused/*", "*/fused/*") when the capture has NVTX ranges named
-  /// op/unfused/shape and op/fused/shape; absent otherwise.
+  /// The comparison given to load_export_analyses (`prof-analyze export --baseline GLOB
+  /// --candidate GLOB`); without one, compare_ranges("*/unfused/*", "*/fused/*") when the
+  /// capture has NVTX ranges named op/unfused/shape and op/fused/shape; absent otherwise.
   std::optional<CompareReport> variants;
   std::string variants_note;
   std::optional<RooflineReport> roofline;  ///< analyze_roofline, peaks "auto"
   std::string roofline_note;
 };
 
-/// Runs the analyses above; never throws (each failure becomes that analysis's note).
-ExportAnalyses load_export_analyses(const db::Reader& reader);
+/// Runs the analyses above; never throws (each failure becomes that analysis's note). A
+/// non-null `comparison` (compare_ranges of explicit patterns) becomes `variants` instead of the
+/// unfused/fused auto-detection.
+ExportAnalyses load_export_analyses(const db::Reader& reader,
+                                    const CompareReport* comparison = nullptr);
 
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
@@ -104,13 +108,19 @@ struct ExportRun {
   /// Flags, calling contexts, compare and roofline for the HTML report; absent when
   /// load_export_run was asked not to compute them (the Json and Csv exports).
   std::optional<ExportAnalyses> analyses;
+  /// compare_ranges of the --baseline/--candidate patterns given to `prof-analyze export`;
+  /// absent without them. The Json export writes it as "comparison" (compare_to_json); the
+  /// HTML report shows it in place of the unfused/fused auto-detection.
+  std::optional<CompareReport> comparison;
 };
 
 /// Reads every analysis of the capture opened by `reader` (summarize, capture_time_range,
-/// device_memory_series, and with `with_analyses` load_export_analyses). Throws db::Error when
-/// a query of the summary fails.
+/// device_memory_series, and with `with_analyses` load_export_analyses(reader, comparison)).
+/// A non-null `comparison` is also copied into ExportRun::comparison. Throws db::Error when a
+/// query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
-                          NameKind kernel_names = NameKind::Demangled, bool with_analyses = true);
+                          NameKind kernel_names = NameKind::Demangled, bool with_analyses = true,
+                          const CompareReport* comparison = nullptr);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.
 struct SideBySideRow {

@@ -8,7 +8,9 @@
 //   {"format": "fuselens-export", "format_version": 1,
 //    "runs": [{"label": "A", "summary": <summary_to_json>}, {"label": "B", ...}],
 //    "side_by_side": {"kernels": [...], "memory_operations": [...], "api": [...],
-//                     "nvtx": [...]}}                      <- only with two runs
+//                     "nvtx": [...]}},                     <- only with two runs
+//    "comparison": <compare_to_json>}   <- only when the first run has a comparison
+//                                          (export --baseline GLOB --candidate GLOB)
 //   side_by_side rows: {"name", "a_total_ns", "b_total_ns", "ratio" (null when A is 0),
 //                       "a_count", "b_count"}.
 // CSV: sections as in SummaryFormat ("# <section>" line, header row, rows, blank line between
