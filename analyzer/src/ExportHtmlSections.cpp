@@ -46,21 +46,6 @@ std::string utc_text(std::uint64_t utc_ns) {
   return fmt::format("{}.{:03d} UTC", text, static_cast<int>(utc_ns / 1'000'000ULL % 1000));
 }
 
-std::string run_ending(const db::RunEnd& end) {
-  switch (end.reason) {
-    case db::EndReason::Exited:
-      return end.exit_status ? fmt::format("exited with status {}", *end.exit_status) : "exited";
-    case db::EndReason::Signaled:
-      return end.exit_signal ? fmt::format("killed by signal {}", *end.exit_signal)
-                             : "killed by a signal";
-    case db::EndReason::ProfilerInterrupted:
-      return "interrupted by the profiler";
-    case db::EndReason::NotFinalized:
-      break;
-  }
-  return "not finalized (the profiler did not finish the capture)";
-}
-
 /// argv as a shell would need it: arguments with blanks or quotes in single quotes.
 std::string command_text(const std::vector<std::string>& argv) {
   std::string out;
@@ -135,7 +120,7 @@ HtmlSection run_section(const std::vector<ExportRun>& runs) {
         ended && s.run.end.end_utc_ns >= info.start_utc_ns
             ? ns_text(static_cast<double>(s.run.end.end_utc_ns - info.start_utc_ns))
             : "unknown",
-        run_ending(s.run.end),
+        describe_run_end(s.run.end),
         s.run.dropped_records == 0
             ? "0"
             : fmt::format("{} (the tables are incomplete)", s.run.dropped_records),

@@ -275,20 +275,6 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::string run_ending(const db::RunEnd& end) {
-  switch (end.reason) {
-    case db::EndReason::Exited:
-      return end.exit_status ? fmt::format("exited with status {}", *end.exit_status) : "exited";
-    case db::EndReason::Signaled:
-      return end.exit_signal ? fmt::format("killed by signal {}", *end.exit_signal)
-                             : "killed by a signal";
-    case db::EndReason::ProfilerInterrupted:
-      return "interrupted by the profiler";
-    case db::EndReason::NotFinalized:
-      break;
-  }
-  return "not finalized (the profiler did not finish the capture)";
-}
 
 void write_header(std::ostream& out, const Summary& s) {
   const auto line = [&](std::string_view label, const std::string& value) {
@@ -297,7 +283,7 @@ void write_header(std::ostream& out, const Summary& s) {
   out << "FuseLens summary of '" << s.path << "'\n";
   line("Command:", shell_join(s.run.info.command_line));
   line("Host:", s.run.info.host_name);
-  line("Run:", run_ending(s.run.end));
+  line("Run:", describe_run_end(s.run.end));
   line("Dropped records:",
        s.run.dropped_records == 0
            ? std::string("0")
@@ -458,6 +444,21 @@ void write_summary(std::ostream& out, const Summary& summary, OutputFormat forma
           << '\n';
       break;
   }
+}
+
+std::string describe_run_end(const db::RunEnd& end) {
+  switch (end.reason) {
+    case db::EndReason::Exited:
+      return end.exit_status ? fmt::format("exited with status {}", *end.exit_status) : "exited";
+    case db::EndReason::Signaled:
+      return end.exit_signal ? fmt::format("killed by signal {}", *end.exit_signal)
+                             : "killed by a signal";
+    case db::EndReason::ProfilerInterrupted:
+      return "interrupted by the profiler";
+    case db::EndReason::NotFinalized:
+      break;
+  }
+  return "not finalized (the profiler did not finish the capture)";
 }
 
 }  // namespace fuselens::analyzer

@@ -75,4 +75,7 @@ std::string format_bytes(double bytes);
 /// inner double quotes doubled.
 std::string csv_field(const std::string& value);
 
+/// How the run ended, in words: "exited with status 3", "killed by signal 9", ...
+std::string describe_run_end(const db::RunEnd& end);
+
 }  // namespace fuselens::analyzer
