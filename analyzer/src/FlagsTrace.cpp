@@ -129,20 +129,27 @@ std::unordered_map<std::uint64_t, int> launch_calls(const FlagsTrace& t) {
   return by_key;
 }
 
+// The columns every GPU operation query selects first: pid, device_id, context_id, stream_id,
+// correlation_id, start_ns, end_ns.
+TraceOp gpu_op(OpKind kind, const db::Statement& s) {
+  TraceOp op;
+  op.kind = kind;
+  op.pid = u32(s.int64(0));
+  op.device_id = u32(s.int64(1));
+  op.context_id = u32(s.int64(2));
+  op.stream_id = u32(s.int64(3));
+  op.correlation_id = u32(s.int64(4));
+  op.start_ns = s.int64(5);
+  op.end_ns = s.int64(6);
+  return op;
+}
+
 void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, FlagsTrace& t) {
   auto k = reader.prepare(std::string("SELECT pid, device_id, context_id, stream_id, "
                                       "correlation_id, start_ns, end_ns, ") +
                           name_column(names) + " FROM kernel");
   while (k.step()) {
-    TraceOp op;
-    op.kind = OpKind::Kernel;
-    op.pid = u32(k.int64(0));
-    op.device_id = u32(k.int64(1));
-    op.context_id = u32(k.int64(2));
-    op.stream_id = u32(k.int64(3));
-    op.correlation_id = u32(k.int64(4));
-    op.start_ns = k.int64(5);
-    op.end_ns = k.int64(6);
+    TraceOp op = gpu_op(OpKind::Kernel, k);
     op.name = strings.get(k.int64(7));
     t.ops.push_back(std::move(op));
   }
@@ -150,15 +157,7 @@ void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, 
       "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
       " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy");
   while (c.step()) {
-    TraceOp op;
-    op.kind = OpKind::Memcpy;
-    op.pid = u32(c.int64(0));
-    op.device_id = u32(c.int64(1));
-    op.context_id = u32(c.int64(2));
-    op.stream_id = u32(c.int64(3));
-    op.correlation_id = u32(c.int64(4));
-    op.start_ns = c.int64(5);
-    op.end_ns = c.int64(6);
+    TraceOp op = gpu_op(OpKind::Memcpy, c);
     op.copy_kind = static_cast<db::MemcpyKind>(c.int64(7));
     op.src_kind = static_cast<db::MemoryKind>(c.int64(8));
     op.dst_kind = static_cast<db::MemoryKind>(c.int64(9));
@@ -171,15 +170,7 @@ void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, 
       "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
       " memory_kind, bytes, is_async FROM memset");
   while (m.step()) {
-    TraceOp op;
-    op.kind = OpKind::Memset;
-    op.pid = u32(m.int64(0));
-    op.device_id = u32(m.int64(1));
-    op.context_id = u32(m.int64(2));
-    op.stream_id = u32(m.int64(3));
-    op.correlation_id = u32(m.int64(4));
-    op.start_ns = m.int64(5);
-    op.end_ns = m.int64(6);
+    TraceOp op = gpu_op(OpKind::Memset, m);
     op.memory_kind = static_cast<db::MemoryKind>(m.int64(7));
     op.bytes = m.int64(8);
     op.is_async = m.int64(9) != 0;
