@@ -13,6 +13,11 @@ namespace fuselens::kernels {
 
 /// Tolerance for FP32 kernels checked against a double-precision reference.
 inline constexpr double kFp32RelativeTolerance = 1e-5;
+/// FP16 storage (unit roundoff 2^-11 ≈ 4.9e-4) with FP32 accumulation: rounding the inputs and the
+/// output each contributes at most u per element, so a relative L2 error above 2e-3 is a bug.
+inline constexpr double kFp16RelativeTolerance = 2e-3;
+/// BF16 storage (unit roundoff 2^-8 ≈ 3.9e-3) with FP32 accumulation: same argument, bound 1.6e-2.
+inline constexpr double kBf16RelativeTolerance = 1.6e-2;
 
 /// Result of compare_relative_l2.
 struct Comparison {

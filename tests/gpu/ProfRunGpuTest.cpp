@@ -1,12 +1,11 @@
 // prof-run end to end on a real GPU: what the collector records equals what the workload did.
-#include <cuda.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "Binaries.h"
+#include "GpuSkip.h"
 #include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
@@ -19,25 +18,10 @@ using fuselens::test::TempDir;
 
 namespace {
 
-// Why no GPU test can run here, or empty when a CUDA device is usable.
-std::string no_gpu_reason() {
-  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY);
-  if (!cuda) return "no CUDA driver (libcuda.so.1 not found)";
-  using Init = CUresult (*)(unsigned);
-  using Count = CUresult (*)(int*);
-  auto init = reinterpret_cast<Init>(dlsym(cuda, "cuInit"));
-  auto count = reinterpret_cast<Count>(dlsym(cuda, "cuDeviceGetCount"));
-  int n = 0;
-  if (!init || !count || init(0) != CUDA_SUCCESS) return "cuInit failed: no usable CUDA device";
-  if (count(&n) != CUDA_SUCCESS || n == 0) return "no CUDA device";
-  return "";
-}
-
 class ProfRunGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    static const std::string reason = no_gpu_reason();
-    if (!reason.empty()) GTEST_SKIP() << "GPU test skipped: " << reason;
+    FUSELENS_SKIP_WITHOUT_GPU();
   }
   std::string prof_run() const { return binary("prof-run", PROF_RUN_PATH); }
   TempDir dir;

@@ -1,12 +1,12 @@
 #pragma once
 // Command line of fusion_bench (parsed by hand; no dependencies).
 //
-//   fusion_bench [--iters N] [--warmup N] [--quick] [--only gemm_bias_relu|swish] [--help]
+//   fusion_bench [--iters N] [--warmup N] [--quick] [--only OP] [--help]
 //
 // --iters N    iterations inside each measured NVTX range (default 50, N >= 1)
 // --warmup N   iterations before each range, outside any range (default 5, N >= 0)
-// --quick      iters 5, warmup 2; an explicit --iters / --warmup wins regardless of order
-// --only OP    run one op only
+// --quick      iters 5, warmup 2 and each op's smallest shapes; an explicit --iters / --warmup wins
+// --only OP    run one op only (main() checks OP against the registered ops: bench_case.h)
 // --help       print usage, exit 0
 // Values may also be given as --iters=N. Anything else throws UsageError (main prints one line, exits 2).
 
@@ -25,7 +25,8 @@ public:
 struct BenchOptions {
     int iters = 50;
     int warmup = 5;
-    std::optional<std::string> only;  ///< "gemm_bias_relu" or "swish"; empty = both
+    std::optional<std::string> only;  ///< one registered op; empty = all
+    bool quick = false;
     bool help = false;
 
     /// True when `op` is selected by --only (or no --only was given).
