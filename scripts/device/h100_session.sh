@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from the repository root with stage/ carried (scripts/device/stage.sh):
 # GPU tests, the real captures kept under tests/data, the launch-overhead measurement and the
-# PyTorch step overhead. SECTIONS picks what runs (default: all). Everything it produces goes to
-# $OUT (at most 8 files come back).
+# PyTorch step overhead, the kernel suite's study (fusion_bench full, fusion_microbench, the PyTorch
+# eager / torch.compile peers). SECTIONS picks what runs (default: all but suite). Everything it
+# produces goes to $OUT.
 set -u
 OUT=${OUT:-/tmp/fuselens-out}
 SECTIONS=${SECTIONS:-"tests captures overhead torch"}
@@ -20,6 +21,22 @@ echo "== device"; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,
 if has tests; then
   echo "== gpu tests"
   gpu_tests 2>&1 | tail -n 30
+  echo "== kernel tests"
+  kernel_tests 2>&1 | grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|FAILED" | tail -n 40
+fi
+
+if has suite; then
+  echo "== fusion_bench (all shapes, 50 iterations per range)"
+  (cd /tmp && fusion_bench > "$OUT/fusion_bench_full.txt" 2>&1; echo "fusion_bench exit $?")
+  grep -E "MISMATCH|^op |^[a-z_0-9]+ +[A-Za-z0-9_x]+ +[a-z_]+ +[0-9]+ " "$OUT/fusion_bench_full.txt" | head -n 200
+  echo "== fusion_microbench (warm and cold, 3 repetitions, medians)"
+  fusion_microbench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_min_time=${MICROBENCH_MIN_TIME:-0.05} --benchmark_format=console \
+    --benchmark_out="$OUT/fusion_microbench.json" --benchmark_out_format=json 2>&1 \
+    | grep -E "median|ceilings|ERROR" | head -n 400
+  echo "== PyTorch eager and torch.compile peers"
+  python3 "$root/workloads/python/torch_ops.py" --json "$OUT/torch_ops.json" > "$OUT/torch_ops.txt" 2>&1
+  echo "torch_ops exit $?"; tail -n 120 "$OUT/torch_ops.txt"
 fi
 
 if has captures; then

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "Binaries.h"
@@ -83,7 +85,22 @@ TEST_F(ProfRunGpu, FusionBenchRangesHoldTheKernelsTheCodeLaunches) {
     EXPECT_EQ(kernels[std::string("swish/unfused/") + shape], 2 * iters) << shape;
     EXPECT_EQ(kernels[std::string("swish/fused/") + shape], iters) << shape;
   }
-  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE payload = 5"), 10);
+  // Every row of fusion_bench's table (op, shape, variant, kernels/iter): its range holds exactly
+  // kernels/iter x iters kernels, for every op the suite registers.
+  std::istringstream table(r.out.substr(r.out.find("kernels/iter")));
+  std::string line;
+  std::getline(table, line);  // header
+  int rows = 0;
+  while (std::getline(table, line) && !line.starts_with("speedup")) {
+    std::istringstream fields(line);
+    std::string op, shape, variant;
+    std::int64_t per_iter = 0;
+    ASSERT_TRUE(fields >> op >> shape >> variant >> per_iter) << line;
+    EXPECT_EQ(kernels[op + "/" + variant + "/" + shape], per_iter * iters) << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 10);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE payload = 5"), rows);
 }
 
 TEST_F(ProfRunGpu, TwentyThousandLaunchesAreAllRecorded) {
