@@ -11,6 +11,7 @@
 #include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
+#include "fuselens/analyzer/Roofline.h"
 #include "fuselens/analyzer/Summary.h"
 #include "fuselens/db/Reader.h"
 
@@ -119,4 +120,31 @@ TEST_F(ProfRunGpu, CallingContextsNameEveryLaunchPath) {
   const auto r = run({prof_run(), "-o", path, "--", binary("cct_paths", CCT_PATHS_PATH)});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   fuselens::test::expect_cct_paths(path);
+}
+
+// prof-run --metrics roofline end to end: every kernel launch gets counters, and the FP32 FLOPs the
+// counters report for the suite's own GEMM+bias+ReLU kernels equal the analytic model fusion_bench
+// declares (2·M·N·K + M·N per iteration: exact, docs/BENCHMARKS.md "counters vs the analytic model").
+TEST_F(ProfRunGpu, RooflineCountersCountTheGemmFlopsExactly) {
+  const auto path = dir.file("roofline.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--", binary("fusion_bench", FUSION_BENCH_PATH),
+                      "--quick", "--only", "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  fuselens::db::Reader reader(path);
+  const auto report = fuselens::analyzer::analyze_roofline(reader);
+  ASSERT_TRUE(report.has_counters);
+  ASSERT_TRUE(report.has_annotations);
+  EXPECT_FALSE(report.metric_sessions.empty());
+  int checked = 0;
+  for (const auto& row : report.ranges) {
+    EXPECT_EQ(row.kernels_with_counters, row.kernels) << row.name;  // every launch profiled
+    const bool own = row.name.starts_with("gemm_bias_relu/unfused/") || row.name.starts_with("gemm_bias_relu/fused/");
+    if (!own) continue;
+    ASSERT_TRUE(row.counters && row.annotation) << row.name;
+    const auto fp32 = fuselens::analyzer::Precision::Fp32;
+    EXPECT_EQ(row.counters->work.flops_of(fp32), row.annotation->work.flops_of(fp32)) << row.name;
+    EXPECT_GT(row.counters->work.flops_of(fp32), 0) << row.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);  // 3 quick shapes x {unfused, fused}
 }
