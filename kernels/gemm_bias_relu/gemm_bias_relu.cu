@@ -44,6 +44,12 @@ struct BiasReluEpilogue {
     }
 };
 
+/// Epilogue of the bias-only fused kernel (a Linear layer without activation).
+struct BiasEpilogue {
+    const float* __restrict__ bias;
+    __device__ float operator()(float acc, int col) const { return acc + bias[col]; }
+};
+
 /// One 64×64 tile of C = epilogue(A·B) per thread block. Shared by both GEMM kernels.
 template <class Epilogue>
 __device__ __forceinline__ void sgemm_block_tile(const float* __restrict__ A, const float* __restrict__ B,
@@ -140,6 +146,12 @@ __global__ void __launch_bounds__(kThreads)
     sgemm_block_tile(A, B, C, M, N, K, BiasReluEpilogue{bias});
 }
 
+__global__ void __launch_bounds__(kThreads)
+    gemm_bias_fused_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                           const float* __restrict__ bias, float* __restrict__ C, int M, int N, int K) {
+    sgemm_block_tile(A, B, C, M, N, K, BiasEpilogue{bias});
+}
+
 __global__ void add_bias_kernel(float* __restrict__ C, const float* __restrict__ bias, int M, int N) {
     const std::size_t total = static_cast<std::size_t>(M) * static_cast<std::size_t>(N);
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -208,6 +220,16 @@ void launch_gemm_bias_relu_fused(const float* A, const float* B, const float* bi
         return;
     }
     gemm_bias_relu_fused_kernel<<<gemm_grid(M, N), kThreads, 0, stream>>>(A, B, bias, C, M, N, K);
+    FUSELENS_CUDA_CHECK_LAST();
+}
+
+void launch_gemm_bias_fused(const float* A, const float* B, const float* bias, float* C, int M, int N, int K,
+                            cudaStream_t stream) {
+    validate_gemm_shape("launch_gemm_bias_fused", M, N, K);
+    if (M == 0 || N == 0) {
+        return;
+    }
+    gemm_bias_fused_kernel<<<gemm_grid(M, N), kThreads, 0, stream>>>(A, B, bias, C, M, N, K);
     FUSELENS_CUDA_CHECK_LAST();
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "GpuSkip.h"
 #include "KernelTestSupport.h"
@@ -48,6 +49,31 @@ TEST_P(GemmBiasReluFp32, UnfusedMatchesReference) {
 
 TEST_P(GemmBiasReluFp32, FusedMatchesReference) {
   const auto c = check([](auto... args) { fk::launch_gemm_bias_relu_fused(args...); });
+  EXPECT_TRUE(c.passes(fk::kFp32RelativeTolerance)) << c.relative_l2 << " non-finite " << c.nonfinite_count;
+}
+
+TEST_P(GemmBiasReluFp32, BiasOnlyFusedMatchesReference) {
+  const auto [M, N, K] = GetParam();
+  const auto a = ft::random_floats(static_cast<std::size_t>(M) * K, 14);
+  const auto b = ft::random_floats(static_cast<std::size_t>(K) * N, 15);
+  const auto bias = ft::random_floats(static_cast<std::size_t>(N), 16);
+  std::vector<float> reference(static_cast<std::size_t>(M) * N);
+  for (int r = 0; r < M; ++r) {
+    for (int c = 0; c < N; ++c) {
+      double acc = bias[static_cast<std::size_t>(c)];
+      for (int k = 0; k < K; ++k) {
+        acc += double{a[static_cast<std::size_t>(r) * K + k]} * b[static_cast<std::size_t>(k) * N + c];
+      }
+      reference[static_cast<std::size_t>(r) * N + c] = static_cast<float>(acc);
+    }
+  }
+  fk::DeviceBuffer<float> da(a.size()), db(b.size()), dbias(bias.size()), dc(reference.size());
+  da.copy_from_host(a);
+  db.copy_from_host(b);
+  dbias.copy_from_host(bias);
+  ft::poison(dc);
+  fk::launch_gemm_bias_fused(da.data(), db.data(), dbias.data(), dc.data(), M, N, K);
+  const auto c = fk::compare_relative_l2(dc.copy_to_host(), reference);
   EXPECT_TRUE(c.passes(fk::kFp32RelativeTolerance)) << c.relative_l2 << " non-finite " << c.nonfinite_count;
 }
 
