@@ -1,8 +1,11 @@
 // fusion_bench op "gemm_bias_relu": FP32 C = relu(A·B + bias), unfused chain (3 kernels) vs fused
-// epilogue (1 kernel). Quick: seed 002's three shapes; full: every FP32 study shape of issue #3 up to
+// epilogue (1 kernel), and the vendor peers (kernels/peers): cublas_unfused_epilogue (cuBLAS SGEMM without
+// TF32 + the suite's add_bias_kernel and relu_kernel; launches measured by graph capture) and
+// cublaslt_epilogue (cuBLASLt with CUBLASLT_EPILOGUE_RELU_BIAS; skipped if its algorithm is not one kernel). Quick: seed 002's three shapes; full: every FP32 study shape of issue #3 up to
 // 1024³ plus 4096³ and 8192³ (the CPU reference of those is checked on a sample of rows, see check_rows).
 #include <array>
 #include <cstddef>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -10,8 +13,10 @@
 #include "common/device_buffer.h"
 #include "gemm_bias_relu/gemm_bias_relu.cuh"
 #include "gemm_bias_relu/reference.h"
+#include "peers/peers.h"
 
 namespace fk = fuselens::kernels;
+namespace fp = fuselens::kernels::peers;
 namespace fw = fuselens::workloads;
 
 namespace {
@@ -73,15 +78,42 @@ void run_shape(const GemmShape& s, const fw::CaseContext& context, fw::Report& r
         return fk::compare_relative_l2(picked, reference);
     };
 
+    // Peers: set up and their launches counted before any range (capture on a side stream).
+    fp::CublasGemm cublas(fp::DType::F32);
+    const int cublas_kernels = fp::count_kernel_launches([&](cudaStream_t stream) {
+        cublas.set_stream(stream);
+        fp::launch_cublas_gemm_bias_relu_unfused(cublas, d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M,
+                                                 s.N, s.K);
+    });
+    cublas.set_stream(nullptr);
+    fp::CublasLtGemm cublaslt(fp::DType::F32, fp::Epilogue::ReluBias, s.M, s.N, s.K);
+    const int cublaslt_kernels = fp::count_kernel_launches([&](cudaStream_t stream) {
+        cublaslt.run(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), stream);
+    });
+
     const std::string shape = "M" + std::to_string(s.M) + "_N" + std::to_string(s.N) + "_K" + std::to_string(s.K);
-    const std::vector<fw::Variant> variants{
+    std::vector<fw::Variant> variants{
         {"unfused", 3,
          [&] { fk::launch_gemm_bias_relu_unfused(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N, s.K); },
          fw::gemm_bias_relu_work(false, s.M, s.N, s.K)},
         {"fused", 1,
          [&] { fk::launch_gemm_bias_relu_fused(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N, s.K); },
          fw::gemm_bias_relu_work(true, s.M, s.N, s.K)},
+        {"cublas_unfused_epilogue", cublas_kernels,
+         [&] {
+             fp::launch_cublas_gemm_bias_relu_unfused(cublas, d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M,
+                                                      s.N, s.K);
+         },
+         fw::gemm_bias_relu_work(false, s.M, s.N, s.K)},
     };
+    if (cublaslt_kernels == 1) {
+        variants.push_back({"cublaslt_epilogue", 1,
+                            [&] { cublaslt.run(d_a.data(), d_b.data(), d_bias.data(), d_c.data()); },
+                            fw::gemm_bias_relu_work(true, s.M, s.N, s.K)});
+    } else {
+        std::fprintf(stderr, "fusion_bench: gemm_bias_relu/cublaslt_epilogue/%s skipped: cuBLASLt launches %d kernels\n",
+                     shape.c_str(), cublaslt_kernels);
+    }
     fw::run_variants("gemm_bias_relu", shape, context, output, variants, report);
 }
 
