@@ -48,7 +48,7 @@ TEST(FmnistCapture, SummaryCountsEachBuildsKernels) {
   auto count = [&](const std::string& needle) {
     std::int64_t n = 0;
     for (const auto& k : summary.kernels)
-      if (k.name.find(needle) != std::string::npos) n += k.instances;
+      if (k.name.find(needle) != std::string::npos) n += k.stats.count;
     return n;
   };
   EXPECT_EQ(count("gemm_bias_relu_fused_kernel"), 110);   // 100 steps + 10 eval batches, fused build
