@@ -13,6 +13,7 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev fonts-dejavu-core  # prof-gui (Qt 6 Widgets, Charts, Svg)
   xvfb xauth  # GUI tests and screenshots under a virtual X server
   libunwind-dev libdw-dev  # collector: native call stacks (libunwind) and their symbols (elfutils)
+  clang libclang-rt-14-dev  # fuzz/: libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer
   dataset-fashion-mnist zlib1g-dev  # workloads/fashion_mnist: the IDX files (gzip) and zlib to read them
   python3
 )

@@ -49,11 +49,19 @@ const char* name_column(NameKind kind) {
   return "demangled_name_id";
 }
 
+/// a + b, clamped to the int64 range: timestamps come from the file, and a damaged capture can hold
+/// durations whose sum does not fit (found by fuzz/capture_fuzzer).
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+
 /// Sorts rows by total time descending, then name, and fills in their share of the total.
 template <typename Row>
 void finish_rows(std::vector<Row>& rows) {
   std::int64_t total = 0;
-  for (const auto& r : rows) total += r.stats.total_ns;
+  for (const auto& r : rows) total = saturating_add(total, r.stats.total_ns);
   for (auto& r : rows) {
     r.time_percent =
         total > 0 ? 100.0 * static_cast<double>(r.stats.total_ns) / static_cast<double>(total)
@@ -239,7 +247,7 @@ DurationStats compute_stats(std::vector<std::int64_t> durations) {
   s.count = static_cast<std::int64_t>(n);
   s.min_ns = durations.front();
   s.max_ns = durations.back();
-  s.total_ns = std::accumulate(durations.begin(), durations.end(), std::int64_t{0});
+  s.total_ns = std::accumulate(durations.begin(), durations.end(), std::int64_t{0}, saturating_add);
   const long double mean = static_cast<long double>(s.total_ns) / static_cast<long double>(n);
   s.avg_ns = static_cast<double>(mean);
   s.median_ns = n % 2 == 1 ? static_cast<double>(durations[n / 2])
