@@ -1,10 +1,10 @@
--- FuseLens capture database, schema version 2.
+-- FuseLens capture database, schema version 3.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (2). Readers refuse other application ids and
--- newer versions. Versions only add tables: a version-1 capture is read as a version-2 capture
--- whose version-2 tables (calling contexts; roofline ceilings and kernel metrics, below) are
--- absent, and analyses that need them say so. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
+-- `PRAGMA user_version` is the schema version (3). Readers refuse other application ids and
+-- newer versions. Versions only add tables: an older capture is read as a version-3 capture
+-- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
+-- version 3: kernel arguments; all below) are absent, and analyses that need them say so. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
 -- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
 -- Enumerations are stored as integers with stable values; the `enum_*` tables name them.
@@ -287,6 +287,20 @@ CREATE TABLE IF NOT EXISTS metric_session (
   status               TEXT    NOT NULL,
   PRIMARY KEY (pid, device_id)
 );
+
+-- Version 3: kernel arguments (trace group `args`, off by default). At the entry of each driver
+-- kernel launch (cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms, which the runtime's
+-- cudaLaunchKernel goes through) the collector reads the values of the kernel's 8-byte
+-- parameters (layout from cuFuncGetParamInfo; the first 16 parameters): the candidates for
+-- device pointers. The analyzer keeps those that fall inside a recorded allocation
+-- (memory_event) to tell which kernels share a buffer. Joins kernel rows on (pid, correlation_id).
+CREATE TABLE IF NOT EXISTS kernel_arg (
+  pid             INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  param_index     INTEGER NOT NULL,  -- position in the kernel's parameter list, from 0
+  value           INTEGER NOT NULL,  -- the 8 bytes as a signed 64-bit integer (two's complement)
+  PRIMARY KEY (pid, correlation_id, param_index)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS enum_end_reason (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT OR IGNORE INTO enum_end_reason VALUES

@@ -7,28 +7,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "CallingContextData.h"
+
 namespace fuselens::analyzer {
+namespace cct {
 namespace {
-
-struct Frame {
-  std::string label, function, module, file;
-  std::uint32_t line = 0;
-  bool internal = false;
-};
-
-struct Operation {
-  std::string label;  // "<gpu kernel> name"
-  CctCost cost;
-  std::int64_t node = -1;  // cct_node id, -1 when the call had no recorded context
-};
 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string source_location(const std::string& file, std::uint32_t line) {
-  return base_name(file) + ":" + std::to_string(line);
 }
 
 std::uint64_t op_key(std::int64_t pid, std::int64_t correlation) {
@@ -47,43 +34,51 @@ bool is_internal_module(const std::string& module) {
   return false;
 }
 
-std::unordered_map<std::int64_t, Frame> load_frames(const db::Reader& reader) {
+}  // namespace
+
+FrameMap load_frames(const db::Reader& reader) {
   auto s = reader.prepare(
       "SELECT f.id, COALESCE(fn.value, ''), COALESCE(m.value, ''), COALESCE(f.module_offset, 0),"
-      " COALESCE(fl.value, ''), COALESCE(f.line, 0) FROM frame f"
+      " COALESCE(fl.value, ''), COALESCE(f.line, 0), f.kind FROM frame f"
       " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
       " LEFT JOIN strings fl ON fl.id = f.file_id");
-  std::unordered_map<std::int64_t, Frame> frames;
+  FrameMap frames;
   while (s.step()) {
     Frame f;
     f.function = s.text(1);
     f.module = s.text(2);
     f.file = s.text(4);
     f.line = static_cast<std::uint32_t>(s.int64(5));
+    f.python = s.int64(6) == static_cast<std::int64_t>(db::FrameKind::Python);
     f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s.int64(3)), f.file, f.line);
-    f.internal = is_internal_module(f.module);
+    f.internal = !f.python && is_internal_module(f.module);
     frames.emplace(s.int64(0), std::move(f));
   }
   return frames;
 }
 
 std::vector<Operation> load_operations(const db::Reader& reader) {
-  std::unordered_map<std::uint64_t, std::int64_t> context;
+  std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> context;  // node, tid
   {
-    auto s = reader.prepare("SELECT pid, correlation_id, cct_node_id FROM api_context");
-    while (s.step()) context.emplace(op_key(s.int64(0), s.int64(1)), s.int64(2));
+    auto s = reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context");
+    while (s.step()) context.emplace(op_key(s.int64(0), s.int64(1)), std::make_pair(s.int64(2), s.int64(3)));
   }
   std::vector<Operation> ops;
   auto add = [&](const char* sql) {
     auto s = reader.prepare(sql);
     while (s.step()) {
       Operation op;
+      op.pid = s.int64(0);
+      op.correlation = s.int64(1);
       op.label = s.text(2);
       op.cost.gpu_time_ns = s.int64(3);
       op.cost.launches = 1;
       op.cost.bytes = s.int64(4);
-      const auto it = context.find(op_key(s.int64(0), s.int64(1)));
-      if (it != context.end()) op.node = it->second;
+      const auto it = context.find(op_key(op.pid, op.correlation));
+      if (it != context.end()) {
+        op.node = it->second.first;
+        op.tid = it->second.second;
+      }
       ops.push_back(std::move(op));
     }
   };
@@ -94,6 +89,46 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
   add("SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes FROM memset");
   return ops;
 }
+
+std::vector<const Frame*> NodeTable::path(std::int64_t node, const FrameMap& frames, bool show_internal) const {
+  std::vector<const Frame*> out;
+  for (auto it = parent_frame.find(node); it != parent_frame.end() && it->second.second != 0;
+       it = parent_frame.find(it->second.first)) {
+    const auto f = frames.find(it->second.second);
+    if (f != frames.end() && (show_internal || !f->second.internal)) out.push_back(&f->second);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+NodeTable load_nodes(const db::Reader& reader) {
+  NodeTable t;
+  auto s = reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node");
+  while (s.step()) {
+    t.parent_frame.emplace(s.int64(0), std::make_pair(s.int64(1), s.int64(2)));
+    t.pid.emplace(s.int64(0), s.int64(3));
+  }
+  return t;
+}
+
+}  // namespace cct
+
+namespace {
+
+using cct::Frame;
+using cct::Operation;
+
+std::string source_location(const std::string& file, std::uint32_t line) {
+  const auto slash = file.rfind('/');
+  return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
+}
+
+// One level of a path as shown: a frame, or a row the analysis adds ("<backward> OP").
+struct Step {
+  CctRow::Kind kind = CctRow::Kind::Frame;
+  std::string label;
+  const Frame* frame = nullptr;
+};
 
 // Builds a tree of rows keyed by (parent, kind, label) and accumulates costs along paths.
 class RowTree {
@@ -124,41 +159,17 @@ class RowTree {
     index_.emplace(key, id);
     return id;
   }
-  void add_inclusive(int row, const CctCost& cost) { report_.rows[static_cast<std::size_t>(row)].inclusive += cost; }
+  void add_inclusive(int row, const CctCost& cost, CctPhase phase) {
+    auto& r = report_.rows[static_cast<std::size_t>(row)];
+    r.inclusive += cost;
+    r.phases |= 1u << static_cast<unsigned>(phase);
+  }
   void add_exclusive(int row, const CctCost& cost) { report_.rows[static_cast<std::size_t>(row)].exclusive += cost; }
 
  private:
   CctReport& report_;
   std::unordered_map<std::string, int> index_;
 };
-
-struct NodeTable {
-  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> parent_frame;  // id -> parent, frame
-  std::unordered_map<std::int64_t, std::int64_t> pid;
-
-  // Frames from the root to `node`, internal frames dropped unless wanted.
-  std::vector<const Frame*> path(std::int64_t node, const std::unordered_map<std::int64_t, Frame>& frames,
-                                 bool show_internal) const {
-    std::vector<const Frame*> out;
-    for (auto it = parent_frame.find(node); it != parent_frame.end() && it->second.second != 0;
-         it = parent_frame.find(it->second.first)) {
-      const auto f = frames.find(it->second.second);
-      if (f != frames.end() && (show_internal || !f->second.internal)) out.push_back(&f->second);
-    }
-    std::reverse(out.begin(), out.end());
-    return out;
-  }
-};
-
-NodeTable load_nodes(const db::Reader& reader) {
-  NodeTable t;
-  auto s = reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node");
-  while (s.step()) {
-    t.parent_frame.emplace(s.int64(0), std::make_pair(s.int64(1), s.int64(2)));
-    t.pid.emplace(s.int64(0), s.int64(3));
-  }
-  return t;
-}
 
 void sort_children(CctReport& report) {
   for (auto& row : report.rows) {
@@ -167,6 +178,41 @@ void sort_children(CctReport& report) {
              report.rows[static_cast<std::size_t>(b)].inclusive.get(report.metric);
     });
   }
+}
+
+const char* phase_row_label(CctPhase phase) {
+  switch (phase) {
+    case CctPhase::Forward: return "<forward>";
+    case CctPhase::Backward: return "<backward>";
+    case CctPhase::Unknown: break;
+  }
+  return "<unknown phase>";
+}
+
+// The path of an operation as shown: its own frames, or for a backward operation the forward
+// context it belongs to (or its thread), the autograd node, then its own Python frames.
+std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase, const cct::NodeTable& nodes,
+                           const cct::FrameMap& frames, bool show_internal) {
+  std::vector<Step> steps;
+  const auto own = op.node < 0 ? std::vector<const Frame*>{} : nodes.path(op.node, frames, show_internal);
+  if (phase.phase != CctPhase::Backward) {
+    for (const Frame* f : own) steps.push_back({CctRow::Kind::Frame, f->label, f});
+    return steps;
+  }
+  if (phase.forward_node >= 0) {
+    for (const Frame* f : cct::forward_context(nodes.path(phase.forward_node, frames, show_internal))) {
+      steps.push_back({CctRow::Kind::Frame, f->label, f});
+    }
+  } else {
+    steps.push_back({CctRow::Kind::BackwardThread, "<backward thread> " + phase.thread, nullptr});
+  }
+  steps.push_back({CctRow::Kind::BackwardOp,
+                   "<backward> " + (phase.backward_op.empty() ? std::string("autograd node") : phase.backward_op),
+                   nullptr});
+  for (const Frame* f : own) {
+    if (f->python) steps.push_back({CctRow::Kind::Frame, f->label, f});
+  }
+  return steps;
 }
 
 }  // namespace
@@ -187,6 +233,25 @@ CctCost& CctCost::operator+=(const CctCost& other) {
   return *this;
 }
 
+const char* phase_name(CctPhase phase) {
+  switch (phase) {
+    case CctPhase::Forward: return "forward";
+    case CctPhase::Backward: return "backward";
+    case CctPhase::Unknown: break;
+  }
+  return "unknown";
+}
+
+std::string row_phase(const CctRow& row) {
+  switch (row.phases) {
+    case 0: return "";
+    case 1u << static_cast<unsigned>(CctPhase::Unknown): return "unknown";
+    case 1u << static_cast<unsigned>(CctPhase::Forward): return "forward";
+    case 1u << static_cast<unsigned>(CctPhase::Backward): return "backward";
+    default: return "mixed";
+  }
+}
+
 std::string frame_label(const std::string& function, const std::string& module,
                         std::uint64_t module_offset, const std::string& file, std::uint32_t line) {
   std::string label;
@@ -195,7 +260,7 @@ std::string frame_label(const std::string& function, const std::string& module,
   } else {
     char offset[32];
     std::snprintf(offset, sizeof offset, "+0x%" PRIx64, module_offset);
-    label = (module.empty() ? std::string("<unknown>") : base_name(module)) + offset;
+    label = (module.empty() ? std::string("<unknown>") : cct::base_name(module)) + offset;
   }
   if (!file.empty() && line > 0) label += " [" + source_location(file, line) + "]";
   return label;
@@ -218,42 +283,58 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     return report;
   }
   report.available = true;
-  const auto frames = load_frames(reader);
-  const auto nodes = load_nodes(reader);
-  const auto ops = load_operations(reader);
+  const auto frames = cct::load_frames(reader);
+  const auto nodes = cct::load_nodes(reader);
+  const auto ops = cct::load_operations(reader);
+  const auto phases = cct::operation_phases(reader, ops, nodes, frames);
   const bool several_processes = reader.query_int("SELECT COUNT(DISTINCT pid) FROM cct_node") > 1;
   RowTree tree(report);
 
-  for (const auto& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    const CctPhase phase = phases[i].phase;
+    report.phase_total[static_cast<int>(phase)] += op.cost;
+    report.has_phases = report.has_phases || phase != CctPhase::Unknown;
+    if (options.phase && *options.phase != phase) continue;
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
-    const auto path = op.node < 0 ? std::vector<const Frame*>{}
-                                  : nodes.path(op.node, frames, options.show_internal);
+    if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
+    const auto steps = steps_of(op, phases[i], nodes, frames, options.show_internal);
     std::vector<int> rows{0};
     auto step = [&](CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
       rows.push_back(tree.child(rows.back(), kind, label, frame));
     };
     if (options.view == CctView::TopDown) {
+      if (options.split_phase) step(CctRow::Kind::Phase, phase_row_label(phase));
       if (op.node < 0) {
         step(CctRow::Kind::Unattributed, "<no calling context>");
       } else {
         if (several_processes) step(CctRow::Kind::Process, "process " + std::to_string(nodes.pid.at(op.node)));
-        for (const Frame* f : path) step(CctRow::Kind::Frame, f->label, f);
+        for (const auto& s : steps) step(s.kind, s.label, s.frame);
       }
       step(CctRow::Kind::GpuOperation, op.label);
-      for (const int r : rows) tree.add_inclusive(r, op.cost);
+      for (const int r : rows) tree.add_inclusive(r, op.cost, phase);
       tree.add_exclusive(rows.back(), op.cost);
     } else if (options.view == CctView::BottomUp) {
+      if (options.split_phase) step(CctRow::Kind::Phase, phase_row_label(phase));
       step(CctRow::Kind::GpuOperation, op.label);
+      const int op_row = rows.back();
       if (op.node < 0) step(CctRow::Kind::Unattributed, "<no calling context>");
-      for (auto it = path.rbegin(); it != path.rend(); ++it) step(CctRow::Kind::Frame, (*it)->label, *it);
-      for (const int r : rows) tree.add_inclusive(r, op.cost);
-      tree.add_exclusive(rows[1], op.cost);
+      for (auto it = steps.rbegin(); it != steps.rend(); ++it) step(it->kind, it->label, it->frame);
+      for (const int r : rows) tree.add_inclusive(r, op.cost, phase);
+      tree.add_exclusive(op_row, op.cost);
     } else {
-      tree.add_inclusive(0, op.cost);
+      tree.add_inclusive(0, op.cost, phase);
+      // Frames only: a backward operation is charged to its forward context's frames (or its
+      // own native frames when it has no forward link).
+      std::vector<const Frame*> path;
+      for (const auto& s : steps) {
+        if (s.frame) path.push_back(s.frame);
+      }
+      if (path.empty() && op.node >= 0) path = nodes.path(op.node, frames, options.show_internal);
       if (path.empty()) {
         const int r = tree.child(0, CctRow::Kind::Unattributed, "<no calling context>");
-        tree.add_inclusive(r, op.cost);
+        tree.add_inclusive(r, op.cost, phase);
         tree.add_exclusive(r, op.cost);
         continue;
       }
@@ -263,8 +344,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
         const int module = tree.child(0, CctRow::Kind::Module, f->module.empty() ? "<unknown module>" : f->module);
         const std::string name = f->function.empty() ? f->label : f->function;
         const int function = tree.child(module, CctRow::Kind::Function, name, f);
-        if (seen.insert(module).second) tree.add_inclusive(module, op.cost);
-        if (seen.insert(function).second) tree.add_inclusive(function, op.cost);
+        if (seen.insert(module).second) tree.add_inclusive(module, op.cost, phase);
+        if (seen.insert(function).second) tree.add_inclusive(function, op.cost, phase);
       }
       const Frame* leaf = path.back();
       const int module = tree.child(0, CctRow::Kind::Module, leaf->module.empty() ? "<unknown module>" : leaf->module);
@@ -274,7 +355,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       const int line = tree.child(function, CctRow::Kind::Line, line_label, leaf);
       tree.add_exclusive(module, op.cost);
       tree.add_exclusive(function, op.cost);
-      tree.add_inclusive(line, op.cost);
+      tree.add_inclusive(line, op.cost, phase);
       tree.add_exclusive(line, op.cost);
     }
   }

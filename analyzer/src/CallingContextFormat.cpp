@@ -35,6 +35,9 @@ const char* kind_name(CctRow::Kind k) {
     case CctRow::Kind::Module: return "module";
     case CctRow::Kind::Function: return "function";
     case CctRow::Kind::Line: return "line";
+    case CctRow::Kind::BackwardOp: return "backward_op";
+    case CctRow::Kind::BackwardThread: return "backward_thread";
+    case CctRow::Kind::Phase: return "phase";
   }
   return "frame";
 }
@@ -92,7 +95,8 @@ nlohmann::json row_json(const CctReport& r, int id) {
           {"incl_launches", row.inclusive.launches},
           {"excl_launches", row.exclusive.launches},
           {"incl_bytes", row.inclusive.bytes},
-          {"excl_bytes", row.exclusive.bytes}};
+          {"excl_bytes", row.exclusive.bytes},
+          {"phase", row_phase(row)}};
 }
 
 }  // namespace
@@ -106,6 +110,11 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
                                    {"launches", r.total.launches},
                                    {"bytes", r.total.bytes}}},
                         {"unattributed_operations", r.unattributed_operations},
+                        {"phases", {{"forward_gpu_time_ns", r.phase_total[1].gpu_time_ns},
+                                    {"backward_gpu_time_ns", r.phase_total[2].gpu_time_ns},
+                                    {"unknown_gpu_time_ns", r.phase_total[0].gpu_time_ns},
+                                    {"backward_linked", r.backward_linked},
+                                    {"backward_unlinked", r.backward_unlinked}}},
                         {"rows", nlohmann::json::array()}};
     for (const int id : rows) {
       auto row = row_json(r, id);
@@ -117,7 +126,7 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
   }
   if (format == OutputFormat::Csv) {
     out << "id,parent,depth,kind,label,module,file,line,incl_percent,incl_gpu_time_ns,"
-           "excl_gpu_time_ns,incl_launches,excl_launches,incl_bytes,excl_bytes\n";
+           "excl_gpu_time_ns,incl_launches,excl_launches,incl_bytes,excl_bytes,phase\n";
     for (const int id : rows) {
       const auto& row = r.rows[static_cast<std::size_t>(id)];
       out << id << ',' << row.parent << ',' << row.depth << ',' << kind_name(row.kind) << ','
@@ -125,7 +134,7 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
           << ',' << row.line << ',' << fmt::format("{:.4f}", percent(r, row)) << ','
           << row.inclusive.gpu_time_ns << ',' << row.exclusive.gpu_time_ns << ','
           << row.inclusive.launches << ',' << row.exclusive.launches << ',' << row.inclusive.bytes
-          << ',' << row.exclusive.bytes << '\n';
+          << ',' << row.exclusive.bytes << ',' << row_phase(row) << '\n';
     }
     return;
   }
@@ -135,17 +144,29 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
   if (r.unattributed_operations > 0) {
     out << fmt::format(" ({} without a recorded calling context)", r.unattributed_operations);
   }
-  out << "\n\n";
-  out << fmt::format(" {:>7}  {:>11}  {:>11}  {:>8}  {:>11}  {}\n", "Incl %", "Incl time",
-                     "Excl time", "Launches", "Bytes", "Context");
-  out << fmt::format(" {:>7}  {:>11}  {:>11}  {:>8}  {:>11}  {}\n", "------", "---------",
-                     "---------", "--------", "-----", "-------");
+  out << '\n';
+  if (r.has_phases) {
+    // PyTorch: the GPU time of the forward and backward passes, and how backward work is placed.
+    out << fmt::format("Phases: forward {}, backward {}, unknown {}; backward operations under their "
+                       "forward context: {}, under their thread: {}\n",
+                       format_duration(static_cast<double>(r.phase_total[1].gpu_time_ns)),
+                       format_duration(static_cast<double>(r.phase_total[2].gpu_time_ns)),
+                       format_duration(static_cast<double>(r.phase_total[0].gpu_time_ns)),
+                       r.backward_linked, r.backward_unlinked);
+  }
+  out << '\n';
+  const bool phases = r.has_phases;
+  out << fmt::format(" {:>7}  {:>11}  {:>11}  {:>8}  {:>11}  {}{}\n", "Incl %", "Incl time",
+                     "Excl time", "Launches", "Bytes", phases ? "Phase     " : "", "Context");
+  out << fmt::format(" {:>7}  {:>11}  {:>11}  {:>8}  {:>11}  {}{}\n", "------", "---------",
+                     "---------", "--------", "-----", phases ? "-----     " : "", "-------");
   for (const int id : rows) {
     const auto& row = r.rows[static_cast<std::size_t>(id)];
-    out << fmt::format(" {:>7.1f}  {:>11}  {:>11}  {:>8}  {:>11}  {}{}\n", percent(r, row),
+    out << fmt::format(" {:>7.1f}  {:>11}  {:>11}  {:>8}  {:>11}  {}{}{}\n", percent(r, row),
                        format_duration(static_cast<double>(row.inclusive.gpu_time_ns)),
                        format_duration(static_cast<double>(row.exclusive.gpu_time_ns)),
                        row.inclusive.launches, format_bytes(static_cast<double>(row.inclusive.bytes)),
+                       phases ? fmt::format("{:<10}", row_phase(row)) : std::string(),
                        std::string(static_cast<std::size_t>(row.depth) * 2, ' '), row.label);
   }
 }

@@ -54,7 +54,7 @@ const std::vector<RuleInfo>& flag_rules() {
       {"sync_memset", "Synchronous memsets on pinned or managed memory", kNsys},
       {"sync_api", "Synchronization calls in the hot path", kNsys},
       {"fusion_chain", "Fusion opportunities: repeated back-to-back kernel chains",
-       "FuseLens (launch costs as HTA; memory-bound test pending roofline counters)"},
+       "FuseLens (launch costs as HTA; memory-bound test as the roofline model)"},
   };
   return rules;
 }
@@ -213,7 +213,12 @@ HitSite op_site(const FlagsTrace& trace, const TraceOp& op) {
   site.device_id = op.device_id;
   site.stream_id = op.stream_id;
   site.pid = op.pid;
-  if (const TraceCall* call = trace.launch_call(op)) site.tid = call->tid;
+  if (const TraceCall* call = trace.launch_call(op)) {
+    site.tid = call->tid;
+    if (call->context >= 0) {
+      site.context = trace.context_texts[static_cast<std::size_t>(call->context)];
+    }
+  }
   if (const TraceRange* range = trace.launch_range(op)) site.range = range->name;
   return site;
 }
@@ -224,6 +229,7 @@ HitSite call_site(const FlagsTrace& trace, const TraceCall& call, std::string su
   site.pid = call.pid;
   site.tid = call.tid;
   if (call.range >= 0) site.range = trace.ranges[static_cast<std::size_t>(call.range)].name;
+  if (call.context >= 0) site.context = trace.context_texts[static_cast<std::size_t>(call.context)];
   return site;
 }
 
@@ -236,6 +242,7 @@ Hit make_hit(std::string rule, const HitSite& site, std::int64_t time_ns, std::i
   h.pid = site.pid;
   h.tid = site.tid;
   h.range = site.range;
+  h.context = site.context;
   h.count = 1;
   h.time_ns = time_ns;
   h.first_ns = start_ns;

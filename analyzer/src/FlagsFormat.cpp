@@ -101,6 +101,7 @@ void write_table(std::ostream& out, const FlagsReport& r, std::size_t limit) {
     }
     if (limit > 0 && n >= limit) continue;
     out << fmt::format(" {:>3}. {}\n", ++n, where(h));
+    if (!h.context.empty()) out << "      called from " << h.context << "\n";
     out << fmt::format("      at stake {} over {} instance{}, first at {}\n",
                        format_duration(static_cast<double>(h.time_ns)), h.count,
                        h.count == 1 ? "" : "s", rel(r, h.first_ns));
@@ -114,12 +115,13 @@ void write_table(std::ostream& out, const FlagsReport& r, std::size_t limit) {
 }
 
 void write_csv(std::ostream& out, const FlagsReport& r) {
-  out << "rule,time_ns,count,subject,device_id,stream_id,pid,tid,range,first_ns,detail,advice,"
-         "metrics\n";
+  out << "rule,time_ns,count,subject,device_id,stream_id,pid,tid,range,context,first_ns,detail,"
+         "advice,metrics\n";
   for (const Hit& h : r.hits) {
     out << csv_field(h.rule) << ',' << h.time_ns << ',' << h.count << ',' << csv_field(h.subject)
         << ',' << id_text(h.device_id) << ',' << id_text(h.stream_id) << ',' << id_text(h.pid)
-        << ',' << id_text(h.tid) << ',' << csv_field(h.range) << ',' << h.first_ns << ','
+        << ',' << id_text(h.tid) << ',' << csv_field(h.range) << ',' << csv_field(h.context)
+        << ',' << h.first_ns << ','
         << csv_field(h.detail) << ',' << csv_field(h.advice) << ',' << csv_field(metrics_text(h))
         << '\n';
   }
@@ -156,6 +158,7 @@ json flags_to_json(const FlagsReport& r) {
                            {"pid", optional_id(h.pid)},
                            {"tid", optional_id(h.tid)},
                            {"range", h.range},
+                           {"context", h.context},
                            {"first_ns", h.first_ns},
                            {"detail", h.detail},
                            {"advice", h.advice},

@@ -6,7 +6,11 @@
 // repeats one sequence of kernel names (smallest period p of the name sequence, from its longest
 // border, O(n)) yields floor(n / p) occurrences of that p-kernel chain; a run without repetition
 // is one occurrence of itself. Chains of >= min_kernels kernels seen >= min_repeats times in one
-// (stream, thread, range name) are reported, ranked by estimated GPU time saved.
+// (stream, thread, range name, call path) are reported, ranked by estimated GPU time saved.
+//
+// Evidence per hit (FlagsFusionEvidence.cpp): whether each kernel's output feeds the next
+// (kernel arguments pointing into one allocation), whether the chain is memory-bound (its
+// arithmetic intensity against the device's ridge point) and the bytes of the shared buffers.
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
@@ -15,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fuselens/analyzer/FlagsFusionEvidence.h"
 #include "fuselens/analyzer/FlagsRules.h"
 
 namespace fuselens::analyzer {
@@ -59,6 +64,21 @@ class ChainFinder {
 
   std::vector<Hit> take() { return agg_.take(); }
 
+  /// The counters of the chain's launches at `hit`'s site, when every launch had them.
+  std::optional<Work> counted(const Hit& hit) const {
+    HitSite site;
+    site.subject = hit.subject;
+    site.device_id = hit.device_id;
+    site.stream_id = hit.stream_id;
+    site.pid = hit.pid;
+    site.tid = hit.tid;
+    site.range = hit.range;
+    site.context = hit.context;
+    const auto it = counted_.find(site);
+    if (it == counted_.end() || !it->second.complete) return std::nullopt;
+    return it->second.work;
+  }
+
  private:
   bool continues(const TraceOp& prev, const TraceOp& op) const {
     const TraceCall* a = trace_.launch_call(prev);
@@ -89,9 +109,11 @@ class ChainFinder {
   void add_occurrence(const std::vector<std::size_t>& run, std::size_t first, std::size_t p) {
     const TraceOp& head = trace_.ops[run[first]];
     HitSite site = op_site(trace_, head);
+    std::vector<const TraceOp*> chain;
     std::int64_t gaps = 0, gpu = 0, cpu = 0;
     for (std::size_t j = first; j < first + p; ++j) {
       const TraceOp& op = trace_.ops[run[j]];
+      chain.push_back(&op);
       if (j > first) {
         site.subject += " -> " + op.name;
         gaps += std::max<std::int64_t>(0, op.start_ns - trace_.ops[run[j - 1]].end_ns);
@@ -99,6 +121,15 @@ class ChainFinder {
       gpu += op.duration_ns();
       const TraceCall* call = trace_.launch_call(op);
       cpu += call->end_ns - call->start_ns;
+    }
+    site.context = chain_context(trace_, chain);
+    CountedWork& counted = counted_[site];
+    for (const TraceOp* op : chain) {
+      if (op->counters) {
+        counted.work += *op->counters;
+      } else {
+        counted.complete = false;
+      }
     }
     Hit& h = agg_.add(site, gaps, head.start_ns);
     h.set_metric("kernels_per_chain", static_cast<double>(p));
@@ -108,16 +139,23 @@ class ChainFinder {
     h.add_metric("cpu_launch_ns", static_cast<double>(cpu));
     h.add_metric("host_saving_ns",
                  static_cast<double>(cpu) * static_cast<double>(p - 1) / static_cast<double>(p));
+    add_sharing(h, share_buffers(trace_, chain));
   }
 
   const FlagsTrace& trace_;
   std::int64_t max_gap_;
   std::size_t min_kernels_;
+  struct CountedWork {
+    Work work;
+    bool complete = true;
+  };
   HitAggregator agg_;
+  std::map<HitSite, CountedWork> counted_;
   std::unordered_map<std::string, int> names_;
 };
 
-void describe(Hit& h, std::int64_t max_gap_ns) {
+void describe(Hit& h, const FlagsTrace& trace, const std::optional<Work>& counted,
+              std::int64_t max_gap_ns) {
   const double k = h.metric("kernels_per_chain");
   const double removed = h.metric("launches_removed");
   const double per_launch = removed > 0 ? h.metric("gap_ns") / removed : 0.0;
@@ -127,23 +165,48 @@ void describe(Hit& h, std::int64_t max_gap_ns) {
   const bool launch_bound = kernel_mean < launch_mean;
   h.set_metric("gap_per_launch_ns", per_launch);
   h.set_metric("launch_bound", launch_bound ? 1 : 0);
+
+  const Feeds feeds = feeds_of(h);
+  const Boundness bound = chain_boundness(trace, h, counted);
+  const ByteSaving bytes = byte_saving(trace, h, feeds, bound);
+  h.time_ns += bytes.saving_ns;
+  const bool candidate = feeds != Feeds::No && bound.verdict != Bound::Compute;
+  h.set_metric("output_feeds_next", feeds_metric(feeds));
+  h.set_metric("memory_bound", bound_metric(bound.verdict));
+  h.set_metric("fusion_candidate", candidate ? 1 : 0);
+
   h.detail = fmt::format(
       "{} occurrences of this {}-kernel chain (gaps <= {}); fusing removes {} launches in all. "
-      "Estimated saving: {} of GPU idle ({} measured per removed launch) and {} of CPU launch "
-      "time. The chain's kernels run {} per occurrence (mean kernel {} vs launch call {}: {}). "
-      "Bytes saved by not writing and re-reading intermediates are not measured (no counters).",
+      "Estimated saving: {} of GPU idle ({} measured per removed launch){} and {} of CPU "
+      "launch time. The chain's kernels run {} per occurrence (mean kernel {} vs launch call {}: "
+      "{}). Output feeds next: {}. Memory-bound: {}.{}",
       h.count, k, flags_duration(static_cast<double>(max_gap_ns)), removed,
-      flags_duration(static_cast<double>(h.time_ns)), flags_duration(per_launch),
+      flags_duration(h.metric("gap_ns")), flags_duration(per_launch), bytes.clause,
       flags_duration(h.metric("host_saving_ns")), flags_duration(h.metric("gpu_ns") / count),
       flags_duration(kernel_mean), flags_duration(launch_mean),
-      launch_bound ? "launch-bound" : "GPU-bound");
-  h.advice = launch_bound
-                 ? "Launch-bound: fuse the chain into one kernel, or capture it in a CUDA Graph, "
-                   "which removes most of the launch cost without rewriting kernels."
-                 : "Fusion candidate: one kernel (e.g. the element-wise steps as the producer's "
-                   "epilogue) removes the launches and the intermediates' round trips through "
-                   "memory. Whether the kernels are memory-bound needs counters (roofline): "
-                   "check before fusing.";
+      launch_bound ? "launch-bound" : "GPU-bound", feeds_text(h, feeds, trace.args_captured),
+      bound.text, bytes.note);
+  if (feeds == Feeds::No) {
+    h.advice = "The kernels share no buffer: fusing them removes no memory round trip. " +
+               std::string(launch_bound
+                               ? "The chain is launch-bound: capture it in a CUDA Graph (or fuse "
+                                 "horizontally) to remove the launch cost."
+                               : "Leave them apart unless the launches matter.");
+  } else if (bound.verdict == Bound::Compute) {
+    h.advice = "Compute-bound: fusion saves little beyond the launches. " +
+               std::string(launch_bound ? "The chain is launch-bound: a CUDA Graph removes most "
+                                          "of the launch cost without rewriting kernels."
+                                        : "Look at the kernels' own efficiency first.");
+  } else if (launch_bound) {
+    h.advice =
+        "Launch-bound fusion candidate: fuse the chain into one kernel (the element-wise steps as "
+        "the producer's epilogue), or capture it in a CUDA Graph, which removes most of the launch "
+        "cost without rewriting kernels.";
+  } else {
+    h.advice =
+        "Fusion candidate: one kernel (e.g. the element-wise steps as the producer's epilogue) "
+        "removes the launches and the intermediates' round trips through memory.";
+  }
 }
 
 }  // namespace
@@ -162,7 +225,7 @@ std::vector<Hit> find_fusion_hits(const FlagsTrace& trace, const FlagsConfig& co
   std::vector<Hit> hits;
   for (Hit& h : finder.take()) {
     if (h.count < min_repeats) continue;
-    describe(h, config.get_ns("fusion_chain.max_gap_us"));
+    describe(h, trace, finder.counted(h), config.get_ns("fusion_chain.max_gap_us"));
     hits.push_back(std::move(h));
   }
   return hits;

@@ -31,14 +31,17 @@ std::vector<Interval> busy_union(const FlagsTrace& trace, const std::vector<std:
 }
 
 std::string at(const FlagsTrace& trace, std::int64_t t) {
-  return "+" + flags_duration(static_cast<double>(t - trace.origin_ns));
+  // In double: a damaged capture's timestamps may be far apart enough to overflow int64 (fuzz/).
+  return "+" + flags_duration(static_cast<double>(t) - static_cast<double>(trace.origin_ns));
 }
 
 /// The stream_idle site of an operation: its stream, and its launch thread and range when it
 /// was launched inside one (`outside`: the stream's site for work outside or between ranges).
+/// No call path: the idle of a range's stream spans the launches of many call sites.
 HitSite stream_site(const FlagsTrace& trace, const TraceOp& op, bool outside = false) {
   HitSite site = op_site(trace, op);
   site.subject.clear();
+  site.context.clear();
   if (outside || trace.launch_range_index(op) < 0) {
     site.range.clear();
     site.tid.reset();
@@ -173,11 +176,16 @@ void gpu_utilization(const FlagsTrace& trace, const FlagsConfig& config, std::ve
     const auto busy = busy_union(trace, ops);
     if (busy.empty()) continue;
     const std::int64_t first = busy.front().start, last = busy.back().end;
-    const std::int64_t span = last - first;
-    if (span <= 0 || chunks <= 0) continue;
+    std::int64_t span = 0;
+    // Timestamps come from the file: a damaged capture may hold any values (found by fuzz/).
+    if (__builtin_sub_overflow(last, first, &span) || span <= 0 || chunks <= 0) continue;
+    // first + span * c / chunks without overflowing span * c.
+    const auto boundary = [&](std::int64_t c) {
+      return first + (span / chunks) * c + (span % chunks) * c / chunks;
+    };
     std::size_t b = 0;
     for (std::int64_t c = 0; c < chunks; ++c) {
-      const std::int64_t lo = first + span * c / chunks, hi = first + span * (c + 1) / chunks;
+      const std::int64_t lo = boundary(c), hi = boundary(c + 1);
       if (hi <= lo) continue;
       while (b < busy.size() && busy[b].end <= lo) ++b;
       std::int64_t used = 0;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "fuselens/db/Sqlite.h"
+#include "fuselens/db/Writer.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -210,6 +211,67 @@ std::string api_base_name(const std::string& name) {
   return name.substr(0, v);
 }
 
+const std::vector<CallPathFrame>* FlagsTrace::launch_context(const TraceOp& op) const {
+  const TraceCall* call = launch_call(op);
+  if (call == nullptr || call->context < 0) return nullptr;
+  return &contexts[static_cast<std::size_t>(call->context)];
+}
+
+namespace {
+
+// Frames that say nothing about the user's code on one line: the C library's process and thread
+// start, the C++ library's plumbing (std::function, std::thread) and the compiler's kernel launch
+// stubs (the frame above a stub is the launch site).
+bool plumbing(const std::string& function) {
+  for (const char* prefix : {"std::", "void std::", "__device_stub__", "__libc_start", "_start",
+                             "start_thread", "clone"}) {
+    if (function.rfind(prefix, 0) == 0) return true;
+  }
+  return function.rfind("libc.so", 0) == 0;  // unsymbolized frames of the C library
+}
+
+}  // namespace
+
+std::string format_context(const std::vector<CallPathFrame>& path) {
+  // "module+0xoffset": a frame no symbol covers.
+  const auto module_of = [](const std::string& f) {
+    const auto plus = f.find("+0x");
+    return plus != std::string::npos && f.find_first_of("( ") == std::string::npos
+               ? f.substr(0, plus)
+               : std::string();
+  };
+  std::size_t first = path.size();
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i].function == "main") {
+      first = i;
+      break;
+    }
+    if (first == path.size() && module_of(path[i].function).empty()) first = i;
+  }
+  std::vector<std::string> names;
+  std::string run_module;
+  int run = 0;
+  const CallPathFrame* last = nullptr;
+  for (std::size_t i = first; i < path.size(); ++i) {
+    const std::string& function = path[i].function;
+    if (plumbing(function)) continue;
+    last = &path[i];
+    const std::string module = module_of(function);
+    if (!module.empty() && module == run_module) {  // a run of unsymbolized frames: one item
+      names.back() = module + " (" + std::to_string(++run) + " frames)";
+      continue;
+    }
+    run_module = module;
+    run = 1;
+    std::string name = module.empty() ? db::short_kernel_name(function) : function;
+    names.push_back(name.empty() ? function : name);
+  }
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : " > ") + name;
+  if (last != nullptr && !last->location.empty()) out += " [" + last->location + "]";
+  return out;
+}
+
 const TraceRange* FlagsTrace::launch_range(const TraceOp& op) const {
   const int i = launch_range_index(op);
   return i >= 0 ? &ranges[static_cast<std::size_t>(i)] : nullptr;
@@ -238,6 +300,15 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
   };
   for (TraceOp& op : t.ops) op.call = find_call(op.pid, op.correlation_id);
   for (TraceSync& s : t.syncs) s.call = find_call(s.pid, s.correlation_id);
+
+  LaunchPaths paths = launch_paths(reader);
+  t.contexts = std::move(paths.paths);
+  for (const auto& path : t.contexts) t.context_texts.push_back(format_context(path));
+  for (TraceCall& c : t.calls) {
+    const auto it = paths.by_call.find(correlation_key(c.pid, c.correlation_id));
+    if (it != paths.by_call.end()) c.context = static_cast<int>(it->second);
+  }
+  load_fusion_evidence(reader, names, t);
 
   std::int64_t origin = kOpenEnd;
   if (!t.ops.empty()) origin = std::min(origin, t.ops.front().start_ns);

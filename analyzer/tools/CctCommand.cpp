@@ -1,5 +1,6 @@
 // prof-analyze cct FILE [--view top-down|bottom-up|flat] [--metric gpu_time|launches|bytes]
 //                       [--depth N] [--min-percent P] [--filter REGEX] [--show-internal]
+//                       [--phase all|forward|backward|unknown] [--split-phase]
 //                       [--format table|csv|json]
 
 #include <iostream>
@@ -26,6 +27,8 @@ struct CctOptions {
   double min_percent = 0;
   std::string filter;
   bool show_internal = false;
+  std::string phase = "all";
+  bool split_phase = false;
 };
 
 int run_cct(const CctOptions& o) {
@@ -48,6 +51,10 @@ int run_cct(const CctOptions& o) {
                    : o.metric == "bytes"  ? analyzer::CctMetric::Bytes
                                           : analyzer::CctMetric::GpuTime;
   options.show_internal = o.show_internal;
+  if (o.phase == "forward") options.phase = analyzer::CctPhase::Forward;
+  if (o.phase == "backward") options.phase = analyzer::CctPhase::Backward;
+  if (o.phase == "unknown") options.phase = analyzer::CctPhase::Unknown;
+  options.split_phase = o.split_phase;
   const auto report = analyzer::calling_context_report(reader, options);
   if (!report.available) return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
   const std::map<std::string, analyzer::OutputFormat> formats{
@@ -84,6 +91,13 @@ Runner add_cct_command(CLI::App& app) {
                   "descendants");
   cmd->add_flag("--show-internal", o->show_internal,
                 "Show frames inside libcuda, libcudart, libcupti and the collector");
+  cmd->add_option("--phase", o->phase,
+                  "PyTorch: only the GPU operations of the forward or backward pass (unknown: "
+                  "not launched by PyTorch)")
+      ->check(CLI::IsMember({"all", "forward", "backward", "unknown"}))
+      ->capture_default_str();
+  cmd->add_flag("--split-phase", o->split_phase,
+                "Top-down and bottom-up: a first level per phase (<forward>, <backward>)");
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();

@@ -15,7 +15,9 @@
 #include <fstream>
 #include <string>
 
+#include "ContextCapture.h"
 #include "DeviceQuery.h"
+#include "KernelArgs.h"
 #include "RangeProfiler.h"
 #include "Log.h"
 
@@ -166,6 +168,7 @@ bool Collector::enable_cupti() noexcept {
   }
   if ((config_.trace & kTraceApi) && !(config_.trace & kTraceDriver)) enable_work_driver_api();
   if (config_.trace & kTraceContext) enable_calling_contexts();
+  if (config_.trace & kTraceArgs) KernelArgs::start(subscriber_);  // kernel parameter values
   FUSELENS_CUPTI_OK(cuptiActivityFlushPeriod(config_.flush_period_ms));
   return enabled > 0;
 }
@@ -175,7 +178,8 @@ namespace {
 // API calls that put work on the GPU, allocate for it or wait for it, selected by name.
 constexpr std::string_view kDriverWork[] = {
     "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
-    "cuMemCreate", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+    "cuMemHostAlloc", "cuMemCreate", "cuStreamSynchronize", "cuCtxSynchronize",
+    "cuEventSynchronize"};
 constexpr std::string_view kRuntimeWork[] = {
     "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree",
     "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"};
@@ -218,30 +222,40 @@ void Collector::enable_calling_contexts() noexcept {
     return;
   }
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  std::unique_ptr<PythonFrames> python;
+  if (config_.python_frames) {
+    python = std::make_unique<PythonFrames>(PythonFrames::from_process());
+    if (!python->usable()) python.reset();  // not a CPython process
+  }
+  try {
+    capture_ = std::make_unique<ContextCapture>(contexts_, config_.context_method, std::move(python));
+  } catch (...) {
+    log("calling contexts will not be recorded (out of memory)");
+    return;
+  }
   auto enable = [this](CUpti_CallbackDomain domain) {
     return [this, domain](CUpti_CallbackId cbid) {
       return cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS;
     };
   };
-  const int runtime = for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API,
-                                              CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimeWork,
-                                              enable(CUPTI_CB_DOMAIN_RUNTIME_API));
-  const int driver = for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API,
-                                             CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
-                                             enable(CUPTI_CB_DOMAIN_DRIVER_API));
-  contexts_enabled_ = runtime + driver > 0;
+  // The driver calls only: the runtime's launches, copies, sets, allocations and syncs go through
+  // them with the runtime call's correlation id, so one callback per call is enough (subscribing
+  // to both domains made two callbacks and two unwinds per runtime launch). The runtime callbacks
+  // are the fallback when the driver's cannot be enabled.
+  int enabled = for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                                        kDriverWork, enable(CUPTI_CB_DOMAIN_DRIVER_API));
+  if (enabled == 0) {
+    enabled = for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                                      kRuntimeWork, enable(CUPTI_CB_DOMAIN_RUNTIME_API));
+  }
+  contexts_enabled_ = enabled > 0;
   if (!contexts_enabled_) log("cannot enable API callbacks: calling contexts will not be recorded");
 }
 
 void Collector::on_api_enter(const CUpti_CallbackData& data) noexcept {
-  // The launch path: one unwind, prefix-shared interning in this thread's tree, no lock.
-  std::uintptr_t pcs[ThreadTree::kMaxDepth];
-  const int depth = unw_backtrace(reinterpret_cast<void**>(pcs), ThreadTree::kMaxDepth);
-  if (depth <= 0) return;
-  try {
-    contexts_.this_thread().record(data.correlationId, pcs, depth);
-  } catch (...) {
-  }
+  // The launch path: a checked stack-cache lookup (an unwind on a miss), the Python frames when
+  // this thread holds the GIL, prefix-shared interning in this thread's tree, no lock.
+  capture_->record(data.correlationId);
 }
 
 void CUPTIAPI Collector::buffer_requested(std::uint8_t** buffer, std::size_t* size,
@@ -276,6 +290,7 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
                                      CUpti_CallbackId id, const void* data) {
   if (!data) return;
   RangeProfiler::on_callback(domain, id, data);  // --metrics: counters per kernel launch
+  KernelArgs::on_callback(domain, id, data);     // --trace args: kernel parameter values
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
     auto* self = static_cast<Collector*>(userdata);
@@ -349,11 +364,19 @@ void Collector::writer_loop() noexcept {
   write_batch(batch);
   if (write_contexts_ && !writer_broken_) {
     try {
-      writer_->write_calling_contexts(contexts_.merge_and_symbolize(pid_));
+      if (config_.context_stats) {
+        const auto [hits, misses] = contexts_.stack_cache_counts();
+        log("calling contexts: {} API calls, {} stack-cache hits, {} misses; Python frames {}",
+            contexts_.recorded_calls(), hits, misses,
+            capture_ && capture_->python() ? "on" : "off");
+      }
+      writer_->write_calling_contexts(
+          contexts_.merge_and_symbolize(pid_, capture_ ? capture_->python() : nullptr));
     } catch (const std::exception& e) {
       log("cannot record calling contexts: {}", e.what());
     }
   }
+  if (!writer_broken_) KernelArgs::write(*writer_, pid_);  // --trace args, at exit
   write_process_row(true);
   {
     std::lock_guard lock(mutex_);
@@ -418,6 +441,7 @@ void Collector::shutdown(int signal) noexcept {
   if (shut_down_.exchange(true)) return;
   if (static_cast<std::uint32_t>(::getpid()) != pid_) return;  // a forked child: not ours
   RangeProfiler::finish();  // stores the counters still pending and the session rows
+  KernelArgs::stop();
   // Stop recording calling contexts before the writer merges the threads' trees.
   if (contexts_enabled_.exchange(false) && subscriber_) {
     cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -26,6 +26,7 @@
 #include "ActivityConverter.h"
 #include "BufferPool.h"
 #include "CallingContext.h"
+#include "ContextCapture.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Writer.h"
 
@@ -75,6 +76,7 @@ class Collector {
   ActivityConverter converter_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   CallingContextRegistry contexts_;
+  std::unique_ptr<ContextCapture> capture_;  // set before contexts_enabled_
   std::atomic<bool> contexts_enabled_{false};
 
   std::mutex mutex_;  // guards queue_, devices_, stop_, writer_done_

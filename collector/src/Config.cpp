@@ -8,11 +8,21 @@
 namespace fuselens::collector {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::uint32_t>, 7> kGroups = {{
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 8> kGroups = {{
     {"cuda", kTraceCuda}, {"memory", kTraceMemory}, {"api", kTraceApi},
     {"driver", kTraceDriver}, {"nvtx", kTraceNvtx}, {"overhead", kTraceOverhead},
-    {"context", kTraceContext},
+    {"context", kTraceContext}, {"args", kTraceArgs},
 }};
+
+std::uint32_t group_bits(std::string_view item) {
+  if (item == "all") return kTraceAll;
+  for (const auto& [name, value] : kGroups) {
+    if (name == item) return value;
+  }
+  throw ConfigError("unknown trace group '" + std::string(item) +
+                    "' (known: cuda, memory, api, driver, nvtx, overhead, context, args, all; "
+                    "+GROUP / -GROUP change the default)");
+}
 
 std::uint32_t parse_uint(std::string_view name, std::string_view text) {
   std::uint32_t value = 0;
@@ -34,29 +44,30 @@ void check_range(std::string_view name, std::uint32_t value, std::uint32_t lo, s
 }  // namespace
 
 std::uint32_t parse_trace(std::string_view list) {
-  std::uint32_t mask = 0;
+  std::uint32_t absolute = 0, added = 0, removed = 0;
+  bool any_absolute = false, any_relative = false;
   std::size_t pos = 0;
   while (pos <= list.size()) {
     const std::size_t comma = list.find(',', pos);
-    const std::string_view item =
+    std::string_view item =
         list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    if (item == "all") {
-      mask |= kTraceAll;
+    const char sign = item.empty() ? '\0' : item.front();
+    if (sign == '+' || sign == '-') {
+      any_relative = true;
+      item.remove_prefix(1);
+      (sign == '+' ? added : removed) |= group_bits(item);
     } else {
-      std::uint32_t bit = 0;
-      for (const auto& [name, value] : kGroups) {
-        if (name == item) bit = value;
-      }
-      if (bit == 0) {
-        throw ConfigError("unknown trace group '" + std::string(item) +
-                          "' (known: cuda, memory, api, driver, nvtx, overhead, context, all)");
-      }
-      mask |= bit;
+      any_absolute = true;
+      absolute |= group_bits(item);
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
   }
-  return mask;
+  if (any_absolute && any_relative) {
+    throw ConfigError("trace list '" + std::string(list) +
+                      "' mixes group names with +GROUP/-GROUP changes; use one form");
+  }
+  return any_relative ? ((kTraceDefault | added) & ~removed) : absolute;
 }
 
 std::string trace_to_string(std::uint32_t mask) {
@@ -68,6 +79,14 @@ std::string trace_to_string(std::uint32_t mask) {
     }
   }
   return out;
+}
+
+ContextMethod parse_context_method(std::string_view name) {
+  if (name == "cached") return ContextMethod::Cached;
+  if (name == "unwind") return ContextMethod::Unwind;
+  if (name == "none") return ContextMethod::None;
+  throw ConfigError(std::string(kEnvContextMethod) + ": unknown method '" + std::string(name) +
+                    "' (known: cached, unwind, none)");
 }
 
 void CollectorConfig::validate() const {
@@ -92,6 +111,17 @@ CollectorConfig CollectorConfig::from_environment() {
   if (auto v = env(kEnvMaxBuffers)) config.max_buffers = parse_uint(kEnvMaxBuffers, *v);
   if (auto v = env(kEnvFlushMs)) config.flush_period_ms = parse_uint(kEnvFlushMs, *v);
   if (auto v = env(kEnvMetrics)) config.metrics = std::string(*v);
+  if (auto v = env(kEnvContextMethod)) config.context_method = parse_context_method(*v);
+  auto flag = [&](const char* name, bool& out) {
+    if (auto v = env(name)) {
+      if (*v != "0" && *v != "1") {
+        throw ConfigError(std::string(name) + ": '" + std::string(*v) + "' is not 0 or 1");
+      }
+      out = *v == "1";
+    }
+  };
+  flag(kEnvPythonFrames, config.python_frames);
+  flag(kEnvContextStats, config.context_stats);
   config.validate();
   return config;
 }

@@ -306,6 +306,16 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
   });
 }
 
+void Writer::write_kernel_args(const std::vector<KernelArgRecord>& args) {
+  if (args.empty()) return;
+  auto& db = impl_->db;
+  in_transaction(db, [&] {
+    auto insert = db.prepare(
+        "INSERT OR REPLACE INTO kernel_arg(pid,correlation_id,param_index,value) VALUES(?,?,?,?)");
+    for (const auto& a : args) Binder{insert}(a.pid)(a.correlation_id)(a.index)(i64(a.value)).run();
+  });
+}
+
 void Writer::write_device(const DeviceInfo& d) {
   auto insert = impl_->db.prepare(
       "INSERT OR IGNORE INTO device(id,uuid,name,compute_capability_major,compute_capability_minor,"

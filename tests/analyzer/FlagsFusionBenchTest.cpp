@@ -86,6 +86,50 @@ TEST_F(FusionBenchFlags, FusedVariantsAreNeverFusionOpportunities) {
   }
 }
 
+TEST_F(FusionBenchFlags, WorkAnnotationsDecideWhichChainsAreMemoryBound) {
+  // fusion_bench declares each range's FLOPs and compulsory bytes (work_model.h): 11.6 and 16.0
+  // FLOP/B for the small GEMM chains and 0.2 for Swish, under the H100 datasheet's FP32 ridge
+  // (20.0); 73.2 for the 1024^3 GEMM. The capture has no kernel arguments.
+  const auto check = [&](const std::string& subject, const std::string& range, double bound) {
+    const Hit* h = find("fusion_chain", subject, range);
+    ASSERT_NE(h, nullptr) << range;
+    EXPECT_DOUBLE_EQ(h->metric("memory_bound"), bound) << h->detail;
+    EXPECT_DOUBLE_EQ(h->metric("fusion_candidate"), bound) << h->detail;
+    EXPECT_DOUBLE_EQ(h->metric("output_feeds_next"), -1) << h->detail;
+    EXPECT_NE(h->context.find("run_variant"), std::string::npos) << h->context;
+  };
+  const std::string gemm = "gemm_kernel -> add_bias_kernel -> relu_kernel";
+  check(gemm, "gemm_bias_relu/unfused/M64_N128_K256", 1);
+  check(gemm, "gemm_bias_relu/unfused/M128_N256_K256", 1);
+  check(gemm, "gemm_bias_relu/unfused/M1024_N1024_K1024", 0);
+  check("sigmoid_kernel -> multiply_kernel", "swish/unfused/1024x1024", 1);
+}
+
+TEST(FusionBenchRooflineFlags, CountersOfTheChainsOwnLaunchesDecideToo) {
+  // The --metrics roofline capture: kernel replay makes every launch synchronous, so chains
+  // form only with a wide gap threshold. Per-launch counters: the small GEMM chains are
+  // memory-bound at L2 (their data stays in the 50 MB L2), the 1024^3 one compute-bound.
+  const std::string path = std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_roofline.sqlite";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is missing";
+  FlagsConfig config;
+  config.set("fusion_chain.max_gap_us", 1e6);
+  config.select_rules({"fusion_chain"});
+  const FlagsReport r = run_flags(db::Reader(path), config);
+  const auto bound = [&](const std::string& range) {
+    for (const Hit& h : r.hits) {
+      if (h.subject == "gemm_kernel -> add_bias_kernel -> relu_kernel" && h.range == range) {
+        EXPECT_NE(h.detail.find("hardware counters"), std::string::npos) << h.detail;
+        return h.metric("memory_bound");
+      }
+    }
+    ADD_FAILURE() << "no chain in " << range;
+    return -2.0;
+  };
+  EXPECT_DOUBLE_EQ(bound("gemm_bias_relu/unfused/M64_N128_K256"), 1);
+  EXPECT_DOUBLE_EQ(bound("gemm_bias_relu/unfused/M128_N256_K256"), 1);
+  EXPECT_DOUBLE_EQ(bound("gemm_bias_relu/unfused/M1024_N1024_K1024"), 0);
+}
+
 TEST_F(FusionBenchFlags, FusedSmallGemmIsNotLaunchOverheadDominated) {
   // The fused kernel runs ~17 us per launch, well above its ~5 us launch call. (The fused
   // Swish kernel at 1024x1024 runs ~2.5 us and is launch-overhead-dominated by HTA's

@@ -17,116 +17,13 @@ namespace fuselens::analyzer {
 namespace {
 
 using test::TempDir;
+using Capture = test::FlagsCapture;
+using test::fired;
+using test::flags_of;
+using test::hits_of;
+using test::us;
 
-constexpr std::uint32_t kPid = 100, kTid = 1, kStream = 7;
-constexpr std::int64_t kT0 = 1'000'000'000;  // every time below is relative to this
-
-constexpr std::int64_t us(std::int64_t v) { return v * 1000; }
-
-/// A capture built record by record (times in ns relative to kT0); every GPU operation gets a
-/// launching API call with a fresh correlation id.
-class Capture {
- public:
-  void range(const std::string& text, std::int64_t start, std::int64_t end,
-             std::uint32_t tid = kTid, std::uint32_t depth = 0) {
-    db::NvtxRangeRecord r;
-    r.pid = kPid;
-    r.tid = tid;
-    r.text = text;
-    r.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    r.end_ns = static_cast<std::uint64_t>(kT0 + end);
-    r.depth = depth;
-    batch_.nvtx_ranges.push_back(r);
-  }
-  void range_on(std::uint32_t tid, const std::string& text, std::int64_t start, std::int64_t end) {
-    range(text, start, end, tid);
-  }
-  std::uint32_t call(const std::string& name, std::int64_t start, std::int64_t end,
-                     std::uint32_t tid = kTid) {
-    db::ApiCallRecord a;
-    a.pid = kPid;
-    a.tid = tid;
-    a.name = name;
-    a.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    a.end_ns = static_cast<std::uint64_t>(kT0 + end);
-    a.correlation_id = next_correlation_++;
-    batch_.api_calls.push_back(a);
-    return a.correlation_id;
-  }
-  void kernel(const std::string& name, std::int64_t start, std::int64_t duration,
-              std::int64_t call_start, std::int64_t call_duration, std::uint32_t tid = kTid,
-              const std::string& api = "cudaLaunchKernel") {
-    db::KernelRecord k;
-    k.pid = kPid;
-    k.stream_id = kStream;
-    k.correlation_id = call(api, call_start, call_start + call_duration, tid);
-    k.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    k.end_ns = static_cast<std::uint64_t>(kT0 + start + duration);
-    k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
-    k.mangled_name = name;
-    batch_.kernels.push_back(k);
-  }
-  /// A copy; its call runs from 1 us before the copy starts to 1 us after it ends.
-  void copy(db::MemcpyKind kind, std::uint64_t bytes, std::int64_t start, std::int64_t duration,
-            bool async, db::MemoryKind src, db::MemoryKind dst) {
-    db::MemcpyRecord m;
-    m.pid = kPid;
-    m.stream_id = kStream;
-    m.correlation_id =
-        call(async ? "cudaMemcpyAsync" : "cudaMemcpy", start - us(1), start + duration + us(1));
-    m.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    m.end_ns = static_cast<std::uint64_t>(kT0 + start + duration);
-    m.copy_kind = kind;
-    m.src_kind = src;
-    m.dst_kind = dst;
-    m.bytes = bytes;
-    m.is_async = async;
-    batch_.memcpys.push_back(m);
-  }
-  void memset(db::MemoryKind kind, std::int64_t start, std::int64_t duration, bool async) {
-    db::MemsetRecord m;
-    m.pid = kPid;
-    m.stream_id = kStream;
-    m.correlation_id =
-        call(async ? "cudaMemsetAsync" : "cudaMemset", start - us(1), start + duration + us(1));
-    m.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    m.end_ns = static_cast<std::uint64_t>(kT0 + start + duration);
-    m.bytes = 4096;
-    m.memory_kind = kind;
-    m.is_async = async;
-    batch_.memsets.push_back(m);
-  }
-  void sync(db::SyncType type, std::int64_t start, std::int64_t end, std::uint32_t correlation) {
-    db::SyncRecord s;
-    s.pid = kPid;
-    s.type = type;
-    s.start_ns = static_cast<std::uint64_t>(kT0 + start);
-    s.end_ns = static_cast<std::uint64_t>(kT0 + end);
-    s.correlation_id = correlation;
-    batch_.syncs.push_back(s);
-  }
-  void write(const std::string& path, bool with_process = true) const {
-    db::RunInfo run;
-    run.command_line = {"./synthetic"};
-    run.start_utc_ns = 1;
-    auto writer = db::Writer::create(path, run);
-    if (with_process) {
-      db::ProcessInfo p;
-      p.pid = kPid;
-      p.executable = "/tmp/synthetic";
-      writer.write_process(p);
-    }
-    writer.write(batch_);
-    db::RunEnd end;
-    end.reason = db::EndReason::Exited;
-    end.exit_status = 0;
-    writer.finalize(end);
-  }
-
- private:
-  db::RecordBatch batch_;
-  std::uint32_t next_correlation_ = 1;
-};
+constexpr std::uint32_t kTid = test::kFlagsTid, kStream = test::kFlagsStream;
 
 /// No rule fires: range "step" [0, 3000 us]; a 4 KiB synchronous Host-to-Device copy at 100 us
 /// (small: exempt); 20 kernels of 100 us from 110 us, 1 us apart (they end at 2129 us), each
@@ -141,28 +38,6 @@ Capture clean_capture() {
     c.kernel("big_kernel", start, us(100), start - us(50), us(5));
   }
   return c;
-}
-
-FlagsReport flags_of(const Capture& capture, const FlagsConfig& config = {}) {
-  TempDir dir;
-  const auto path = dir.file("capture.sqlite");
-  capture.write(path);
-  const db::Reader reader(path);
-  return run_flags(reader, config);
-}
-
-std::set<std::string> fired(const FlagsReport& r) {
-  std::set<std::string> rules;
-  for (const auto& h : r.hits) rules.insert(h.rule);
-  return rules;
-}
-
-std::vector<const Hit*> hits_of(const FlagsReport& r, const std::string& rule) {
-  std::vector<const Hit*> out;
-  for (const auto& h : r.hits) {
-    if (h.rule == rule) out.push_back(&h);
-  }
-  return out;
 }
 
 TEST(Flags, CleanCaptureFiresNoRule) {

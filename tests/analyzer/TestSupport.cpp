@@ -5,8 +5,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "fuselens/db/Reader.h"
 #include "fuselens/db/Records.h"
 #include "fuselens/db/Writer.h"
+
+#include <map>
 
 namespace fuselens::analyzer::test {
 namespace {
@@ -230,6 +233,242 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     records.push_back(std::move(record));
   }
   return records;
+}
+
+namespace {
+
+std::uint64_t at(std::int64_t t) { return static_cast<std::uint64_t>(kFlagsT0 + t); }
+
+}  // namespace
+
+void FlagsCapture::range(const std::string& text, std::int64_t start, std::int64_t end,
+                         std::uint32_t tid, std::uint32_t depth) {
+  db::NvtxRangeRecord r;
+  r.pid = kFlagsPid;
+  r.tid = tid;
+  r.text = text;
+  r.start_ns = at(start);
+  r.end_ns = at(end);
+  r.depth = depth;
+  batch_.nvtx_ranges.push_back(r);
+}
+
+std::uint32_t FlagsCapture::call(const std::string& name, std::int64_t start, std::int64_t end,
+                                 std::uint32_t tid) {
+  db::ApiCallRecord a;
+  a.pid = kFlagsPid;
+  a.tid = tid;
+  a.name = name;
+  a.start_ns = at(start);
+  a.end_ns = at(end);
+  a.correlation_id = next_correlation_++;
+  batch_.api_calls.push_back(a);
+  return a.correlation_id;
+}
+
+std::uint32_t FlagsCapture::kernel(const std::string& name, std::int64_t start,
+                                   std::int64_t duration, std::int64_t call_start,
+                                   std::int64_t call_duration, std::uint32_t tid,
+                                   const std::string& api) {
+  db::KernelRecord k;
+  k.pid = kFlagsPid;
+  k.stream_id = kFlagsStream;
+  k.correlation_id = call(api, call_start, call_start + call_duration, tid);
+  k.start_ns = at(start);
+  k.end_ns = at(start + duration);
+  k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
+  k.mangled_name = name;
+  batch_.kernels.push_back(k);
+  return k.correlation_id;
+}
+
+void FlagsCapture::copy(db::MemcpyKind kind, std::uint64_t bytes, std::int64_t start,
+                        std::int64_t duration, bool async, db::MemoryKind src,
+                        db::MemoryKind dst) {
+  db::MemcpyRecord m;
+  m.pid = kFlagsPid;
+  m.stream_id = kFlagsStream;
+  m.correlation_id =
+      call(async ? "cudaMemcpyAsync" : "cudaMemcpy", start - us(1), start + duration + us(1));
+  m.start_ns = at(start);
+  m.end_ns = at(start + duration);
+  m.copy_kind = kind;
+  m.src_kind = src;
+  m.dst_kind = dst;
+  m.bytes = bytes;
+  m.is_async = async;
+  batch_.memcpys.push_back(m);
+}
+
+void FlagsCapture::memset(db::MemoryKind kind, std::int64_t start, std::int64_t duration,
+                          bool async) {
+  db::MemsetRecord m;
+  m.pid = kFlagsPid;
+  m.stream_id = kFlagsStream;
+  m.correlation_id =
+      call(async ? "cudaMemsetAsync" : "cudaMemset", start - us(1), start + duration + us(1));
+  m.start_ns = at(start);
+  m.end_ns = at(start + duration);
+  m.bytes = 4096;
+  m.memory_kind = kind;
+  m.is_async = async;
+  batch_.memsets.push_back(m);
+}
+
+void FlagsCapture::sync(db::SyncType type, std::int64_t start, std::int64_t end,
+                        std::uint32_t correlation) {
+  db::SyncRecord s;
+  s.pid = kFlagsPid;
+  s.type = type;
+  s.start_ns = at(start);
+  s.end_ns = at(end);
+  s.correlation_id = correlation;
+  batch_.syncs.push_back(s);
+}
+
+void FlagsCapture::context(std::uint32_t correlation, const std::vector<std::string>& path,
+                           std::uint32_t leaf_line) {
+  contexts_.push_back({correlation, path, leaf_line});
+}
+
+void FlagsCapture::args(std::uint32_t correlation, const std::vector<std::uint64_t>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    args_.push_back({kFlagsPid, correlation, static_cast<std::uint32_t>(i), values[i]});
+  }
+}
+
+void FlagsCapture::allocation(std::uint64_t address, std::uint64_t bytes, std::int64_t start,
+                              std::optional<std::int64_t> end) {
+  db::MemoryEventRecord e;
+  e.pid = kFlagsPid;
+  e.timestamp_ns = at(start);
+  e.operation = db::MemoryOperation::Allocation;
+  e.memory_kind = db::MemoryKind::Device;
+  e.address = address;
+  e.bytes = bytes;
+  batch_.memory_events.push_back(e);
+  if (end) {
+    e.timestamp_ns = at(*end);
+    e.operation = db::MemoryOperation::Release;
+    batch_.memory_events.push_back(e);
+  }
+}
+
+void FlagsCapture::counters(std::uint32_t correlation, double fp32_flops, double dram_bytes,
+                            double l2_bytes) {
+  db::KernelMetricRecord m;
+  m.pid = kFlagsPid;
+  m.correlation_id = correlation;
+  m.values = {{db::metric::kFfma, fp32_flops / 2},
+              {db::metric::kDramRead, dram_bytes / 2},
+              {db::metric::kDramWrite, dram_bytes / 2}};
+  if (l2_bytes > 0) m.values.emplace_back(db::metric::kL2Bytes, l2_bytes);
+  counters_.push_back(std::move(m));
+}
+
+void FlagsCapture::annotation(std::int64_t t, double flops, double bytes) {
+  db::NvtxMarkRecord m;
+  m.pid = kFlagsPid;
+  m.tid = kFlagsTid;
+  m.domain = "fuselens";
+  m.text = "fuselens:work flops=" + std::to_string(static_cast<std::int64_t>(flops)) +
+           " bytes=" + std::to_string(static_cast<std::int64_t>(bytes)) + " precision=fp32";
+  m.timestamp_ns = at(t);
+  batch_.nvtx_marks.push_back(m);
+}
+
+void FlagsCapture::device(const std::string& name, int sm_count) {
+  db::DeviceInfo d;
+  d.id = 0;
+  d.uuid = "GPU-0000";
+  d.name = name;
+  d.cc_major = 9;
+  d.sm_count = sm_count;
+  device_ = d;
+}
+
+void FlagsCapture::ceiling(const std::string& name, double value) {
+  db::CeilingRecord c;
+  c.device_id = 0;
+  c.device_name = device_ ? device_->name : std::string(kDeviceName);
+  c.name = name;
+  c.value = value;
+  c.method = "synthetic";
+  c.measured_utc_ns = 1;
+  ceilings_.push_back(c);
+}
+
+void FlagsCapture::write(const std::string& path, bool with_process) const {
+  db::RunInfo run;
+  run.command_line = {"./synthetic"};
+  run.start_utc_ns = 1;
+  auto writer = db::Writer::create(path, run);
+  if (with_process) {
+    db::ProcessInfo p;
+    p.pid = kFlagsPid;
+    p.executable = "/tmp/synthetic";
+    writer.write_process(p);
+  }
+  if (device_) writer.write_device(*device_);
+  writer.write(batch_);
+  if (!contexts_.empty()) {
+    // Frames interned by (function, line); nodes by (parent, frame).
+    db::CallingContextTree tree;
+    tree.pid = kFlagsPid;
+    tree.nodes.push_back({0, 0});
+    std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> frames;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> nodes;
+    for (const auto& [correlation, path_frames, leaf_line] : contexts_) {
+      std::uint32_t node = 0;
+      for (std::size_t i = 0; i < path_frames.size(); ++i) {
+        const std::uint32_t line = i + 1 == path_frames.size() ? leaf_line : 0;
+        auto [f, fresh] = frames.try_emplace({path_frames[i], line},
+                                             static_cast<std::uint32_t>(tree.frames.size()));
+        if (fresh) {
+          tree.frames.push_back({db::FrameKind::Native, "/tmp/synthetic", 0x1000 + f->second,
+                                 path_frames[i], line ? "/src/synthetic.cu" : "", line});
+        }
+        auto [n, added] =
+            nodes.try_emplace({node, f->second}, static_cast<std::uint32_t>(tree.nodes.size()));
+        if (added) tree.nodes.push_back({node, f->second});
+        node = n->second;
+      }
+      tree.contexts.push_back({correlation, kFlagsTid, node});
+    }
+    writer.write_calling_contexts(tree);
+  }
+  writer.write_kernel_args(args_);
+  db::RunEnd end;
+  end.reason = db::EndReason::Exited;
+  end.exit_status = 0;
+  writer.finalize(end);
+  if (!counters_.empty() || !ceilings_.empty()) {
+    db::RooflineWriter roofline(path);
+    if (!ceilings_.empty()) roofline.write_ceilings(ceilings_);
+    if (!counters_.empty()) roofline.write_kernel_metrics(counters_);
+  }
+}
+
+FlagsReport flags_of(const FlagsCapture& capture, const FlagsConfig& config) {
+  TempDir dir;
+  const auto path = dir.file("capture.sqlite");
+  capture.write(path);
+  const db::Reader reader(path);
+  return run_flags(reader, config);
+}
+
+std::set<std::string> fired(const FlagsReport& r) {
+  std::set<std::string> rules;
+  for (const auto& h : r.hits) rules.insert(h.rule);
+  return rules;
+}
+
+std::vector<const Hit*> hits_of(const FlagsReport& r, const std::string& rule) {
+  std::vector<const Hit*> out;
+  for (const auto& h : r.hits) {
+    if (h.rule == rule) out.push_back(&h);
+  }
+  return out;
 }
 
 }  // namespace fuselens::analyzer::test

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "CallingContext.h"
+#include "PythonFrames.h"
 #include "Symbolizer.h"
 
 using namespace fuselens;
@@ -59,8 +60,8 @@ TEST(ThreadTree, InternsSharedPrefixesOnce) {
   EXPECT_EQ(tree.calls()[0].second, tree.calls()[1].second);
   EXPECT_EQ(tree.calls()[0].second, tree.calls()[3].second);
   EXPECT_NE(tree.calls()[0].second, tree.calls()[2].second);
-  EXPECT_EQ(tree.nodes()[tree.calls()[2].second].pc, 0xCu);
-  EXPECT_EQ(tree.nodes()[tree.nodes()[tree.calls()[2].second].parent].pc, 0xAu);
+  EXPECT_EQ(tree.nodes()[tree.calls()[2].second].value, 0xCu);
+  EXPECT_EQ(tree.nodes()[tree.nodes()[tree.calls()[2].second].parent].value, 0xAu);
 }
 
 TEST(ThreadTree, KeepsRecursionAsDistinctDepths) {
@@ -123,4 +124,73 @@ TEST(Symbolizer, LeavesUnknownAddressesEmpty) {
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_TRUE(frames[0].module.empty());
   EXPECT_TRUE(frames[0].function.empty());
+}
+
+TEST(ThreadTree, InternsPythonFramesUnderTheirNativePathAndReusesThem) {
+  ThreadTree tree(3);
+  const std::uintptr_t native[] = {0xB, 0xA};  // leaf first
+  const ThreadTree::Value encoder[] = {collector::kPythonTag | 0x30, collector::kPythonTag | 0x10};
+  const ThreadTree::Value decoder[] = {collector::kPythonTag | 0x31, collector::kPythonTag | 0x10};
+  const auto base = tree.intern_native(native, 2);
+  bool created = false;
+  const auto e1 = tree.intern_suffix(base, encoder, 2, &created);
+  EXPECT_TRUE(created);
+  const auto d1 = tree.intern_suffix(base, decoder, 2, &created);
+  EXPECT_TRUE(created);
+  const auto e2 = tree.intern_suffix(base, encoder, 2, &created);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(e1, e2);
+  EXPECT_NE(e1, d1);
+  EXPECT_EQ(tree.nodes()[e1].parent, tree.nodes()[d1].parent);  // the shared outer Python frame
+  EXPECT_EQ(tree.nodes()[tree.nodes()[e1].parent].parent, base);
+  // The same Python frames under another native path are other nodes.
+  const std::uintptr_t other[] = {0xC, 0xA};
+  const auto e3 = tree.intern_suffix(tree.intern_native(other, 2), encoder, 2, &created);
+  EXPECT_TRUE(created);
+  EXPECT_NE(e3, e1);
+}
+
+TEST(CallingContextRegistry, SplicesPythonFramesInPlaceOfTheInterpreterFrames) {
+  // Native, root first: _start (exe), main (interpreter), eval (interpreter), at::linear (torch),
+  // cuLaunchKernel. Python, root first: <module> > train > encoder.
+  constexpr std::uintptr_t kStart = 0x1000, kMain = 0x5010, kEval = 0x5020, kLinear = 0x9000,
+                           kLaunch = 0xA000;
+  const std::uintptr_t native_leaf_first[] = {kLaunch, kLinear, kEval, kMain, kStart};
+  std::vector<ThreadTree::Value> py_leaf_first;
+  alignas(16) static char code[3][16];
+  for (int i = 2; i >= 0; --i) py_leaf_first.push_back(collector::encode_python_frame(code[i], 7u + static_cast<unsigned>(i)));
+
+  CallingContextRegistry registry;
+  auto& tree = registry.this_thread();
+  const auto base = tree.intern_native(native_leaf_first, 5);
+  bool created = false;
+  const auto leaf = tree.intern_suffix(base, py_leaf_first.data(), 3, &created);
+  const char* names[] = {"<module>", "train", "encoder"};
+  for (int i = 0; i < 3; ++i) {
+    db::FrameInfo f;
+    f.kind = db::FrameKind::Python;
+    f.module = f.file = "/w/model.py";
+    f.function = names[i];
+    f.line = 10u + static_cast<unsigned>(i);
+    tree.set_python_frame(py_leaf_first[static_cast<std::size_t>(2 - i)], f);
+  }
+  tree.add_call(77, leaf);
+  tree.add_call(78, base);  // a call with no Python frames keeps its native path
+
+  collector::PythonFrames python(collector::PythonApi{});
+  python.set_interpreter_text({{0x5000, 0x6000}});
+  const auto merged = registry.merge_and_symbolize(1, &python);
+  ASSERT_EQ(merged.contexts.size(), 2u);
+  const auto spliced = path(merged, merged.contexts[0].node);
+  ASSERT_EQ(spliced.size(), 6u);  // _start, 3 Python frames, at::linear, cuLaunchKernel
+  EXPECT_EQ(merged.frames[spliced[0]].kind, db::FrameKind::Native);
+  for (int i = 0; i < 3; ++i) {
+    const auto& f = merged.frames[spliced[static_cast<std::size_t>(1 + i)]];
+    EXPECT_EQ(f.kind, db::FrameKind::Python);
+    EXPECT_EQ(f.function, names[i]);
+    EXPECT_EQ(f.file, "/w/model.py");
+    EXPECT_EQ(f.line, 10u + static_cast<unsigned>(i));
+  }
+  EXPECT_EQ(merged.frames[spliced[4]].kind, db::FrameKind::Native);
+  EXPECT_EQ(path(merged, merged.contexts[1].node).size(), 5u);
 }

@@ -13,6 +13,21 @@ TEST(Config, ParsesTraceGroupsAndAll) {
   EXPECT_EQ(parse_trace(trace_to_string(kTraceAll)), kTraceAll);
 }
 
+TEST(Config, ArgsIsOptInAndPlusMinusChangeTheDefault) {
+  EXPECT_EQ(kTraceDefault & kTraceArgs, 0u);
+  EXPECT_EQ(kTraceDefault & kTraceDriver, 0u);
+  EXPECT_NE(kTraceAll & kTraceArgs, 0u);
+  EXPECT_EQ(parse_trace("args"), kTraceArgs);
+  EXPECT_EQ(parse_trace("+args"), kTraceDefault | kTraceArgs);
+  EXPECT_EQ(parse_trace("+args,-context"), (kTraceDefault | kTraceArgs) & ~kTraceContext);
+  EXPECT_EQ(parse_trace("-all"), 0u);
+  EXPECT_EQ(trace_to_string(kTraceDefault | kTraceArgs),
+            "cuda,memory,api,nvtx,overhead,context,args");
+  EXPECT_THROW(parse_trace("cuda,+args"), ConfigError);  // one form per list
+  EXPECT_THROW(parse_trace("+"), ConfigError);
+  EXPECT_THROW(parse_trace("+argz"), ConfigError);
+}
+
 TEST(Config, RejectsUnknownAndEmptyGroups) {
   EXPECT_THROW(parse_trace("cuda,gpu"), ConfigError);
   EXPECT_THROW(parse_trace(""), ConfigError);
@@ -47,4 +62,25 @@ TEST(Config, ReadsTheEnvironment) {
   setenv(kEnvMaxBuffers, "eight", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
   for (const char* v : {kEnvOutput, kEnvTrace, kEnvBufferKiB, kEnvMaxBuffers, kEnvFlushMs}) unsetenv(v);
+}
+
+TEST(Config, ReadsTheCallingContextSettings) {
+  EXPECT_EQ(parse_context_method("cached"), ContextMethod::Cached);
+  EXPECT_EQ(parse_context_method("unwind"), ContextMethod::Unwind);
+  EXPECT_EQ(parse_context_method("none"), ContextMethod::None);
+  EXPECT_THROW(parse_context_method("fp"), ConfigError);
+  const CollectorConfig defaults;
+  EXPECT_EQ(defaults.context_method, ContextMethod::Cached);
+  EXPECT_FALSE(defaults.python_frames);  // opt-in until verified on a GPU
+  EXPECT_FALSE(defaults.context_stats);
+  setenv(kEnvContextMethod, "unwind", 1);
+  setenv(kEnvPythonFrames, "1", 1);
+  setenv(kEnvContextStats, "1", 1);
+  const auto c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.context_method, ContextMethod::Unwind);
+  EXPECT_TRUE(c.python_frames);
+  EXPECT_TRUE(c.context_stats);
+  setenv(kEnvPythonFrames, "yes", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  for (const char* v : {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats}) unsetenv(v);
 }

@@ -121,3 +121,11 @@ TEST(Reader, ReadsVersionOneCapturesWithoutTheirLaterTables) {
   EXPECT_FALSE(reader.has_table("cct_node"));
   EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM kernel"), 0);
 }
+
+TEST(Reader, ReadsVersionTwoCapturesWithoutKernelArguments) {
+  // Version 3 added kernel_arg; the committed version-2 captures lack it and still read.
+  Reader reader(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite");
+  EXPECT_EQ(reader.schema_version(), 2);
+  EXPECT_TRUE(reader.has_table("api_context"));
+  EXPECT_FALSE(reader.has_table("kernel_arg"));
+}

@@ -272,3 +272,24 @@ TEST(Writer, RefusesATreeWhoseNodesPointForward) {
   EXPECT_THROW(w.write_calling_contexts(tree), Error);
   EXPECT_EQ(Reader(dir.file("bad.sqlite")).query_int("SELECT COUNT(*) FROM cct_node"), 0);
 }
+
+TEST(Writer, StoresKernelArgumentsAsSigned64BitValues) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("args.sqlite");
+  {
+    auto w = Writer::create(path, RunInfo{});
+    w.write_kernel_args({{42, 5, 0, 0x7f00'0000'1000ull},
+                         {42, 5, 2, 0xffff'ffff'ffff'fff0ull},  // above INT64_MAX: stored as bits
+                         {42, 6, 0, 0x7f00'0000'1000ull}});
+    w.write_kernel_args({});
+  }
+  Reader reader(path);
+  EXPECT_TRUE(reader.has_table("kernel_arg"));
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel_arg"), 3);
+  EXPECT_EQ(reader.query_int(
+                "SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 0"),
+            0x7f00'0000'1000LL);
+  EXPECT_EQ(static_cast<std::uint64_t>(reader.query_int(
+                "SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 2")),
+            0xffff'ffff'ffff'fff0ull);
+}

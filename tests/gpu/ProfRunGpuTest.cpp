@@ -11,6 +11,7 @@
 #include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
+#include "fuselens/analyzer/Flags.h"
 #include "fuselens/analyzer/Roofline.h"
 #include "fuselens/analyzer/Summary.h"
 #include "fuselens/db/Reader.h"
@@ -102,6 +103,38 @@ TEST_F(ProfRunGpu, FusionBenchRangesHoldTheKernelsTheCodeLaunches) {
   }
   EXPECT_GE(rows, 10);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE payload = 5"), rows);
+}
+
+// --trace +args: every kernel launch of fusion_bench's Swish case records its pointer
+// arguments (x, s, y are cudaMalloc'd buffers), so the flags rules see that the unfused chain
+// passes its intermediate from kernel to kernel.
+TEST_F(ProfRunGpu, KernelArgumentsPointIntoTheBuffersTheWorkloadAllocated) {
+  const auto path = dir.file("args.sqlite");
+  const auto r = run({prof_run(), "--trace", "+args", "-o", path, "--",
+                      binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only", "swish"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  fuselens::db::Reader reader(path);
+  ASSERT_TRUE(reader.has_table("kernel_arg"));
+  // Every sigmoid/multiply/swish launch has arguments, and each of its first two lies inside a
+  // device allocation.
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM"
+                             " kernel_arg a WHERE a.pid = k.pid"
+                             " AND a.correlation_id = k.correlation_id)"),
+            0);
+  EXPECT_EQ(reader.query_int(
+                "SELECT COUNT(*) FROM kernel_arg a WHERE a.param_index < 2 AND NOT EXISTS (SELECT 1"
+                " FROM memory_event m WHERE m.operation = 1 AND a.value >= m.address"
+                " AND a.value < m.address + m.bytes)"),
+            0);
+  const auto report = fuselens::analyzer::run_flags(reader, fuselens::analyzer::FlagsConfig{});
+  bool found = false;
+  for (const auto& h : report.hits) {
+    if (h.rule != "fusion_chain" || h.range != "swish/unfused/1024x1024") continue;
+    found = true;
+    EXPECT_EQ(h.subject, "sigmoid_kernel -> multiply_kernel");
+    EXPECT_DOUBLE_EQ(h.metric("output_feeds_next"), 1) << h.detail;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(ProfRunGpu, TwentyThousandLaunchesAreAllRecorded) {

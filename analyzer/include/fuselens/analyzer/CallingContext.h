@@ -12,10 +12,26 @@
 // in flat, a function's exclusive cost is that of the operations it launched directly).
 // Costs: gpu_time_ns (sum of GPU durations, ns), launches (number of GPU operations), bytes
 // (memcpy and memset bytes). Frames inside the CUDA stack (libcuda, libcudart, libcupti) and
-// FuseLens's own collector are hidden unless show_internal is set.
+// FuseLens's own collector are hidden unless show_internal is set. Python frames (frame kind
+// python, recorded when the process ran CPython) are labelled like native ones,
+// "function [file.py:line]".
+//
+// Phases (PyTorch, seed 003's forward/backward split; docs/calling-context.md): a GPU operation is
+// backward when its launch ran inside PyTorch's autograd engine (a native frame of
+// torch::autograd::Engine::thread_main or ::evaluate_function, or an enclosing NVTX range
+// "autograd::engine::evaluate_function: OP" of torch.autograd.profiler.emit_nvtx), forward when it
+// was launched from Python or libtorch outside the engine (the forward pass, the loss, the
+// optimizer step), unknown otherwise (no PyTorch). A backward operation is shown under the forward
+// context that created its autograd node when emit_nvtx's ranges carry the link ("OP, seq = N" on
+// the backward thread and the forward op range with the same sequence number: the latest such
+// range before it, on a thread outside the engine; its first launch gives the context, cut after
+// its last Python frame), as "<backward> OP"; otherwise under "<backward thread> NAME" with the op
+// name (the NVTX range, or the autograd node's apply() frame).
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fuselens/db/Reader.h"
@@ -24,6 +40,10 @@ namespace fuselens::analyzer {
 
 enum class CctView { TopDown, BottomUp, Flat };
 enum class CctMetric { GpuTime, Launches, Bytes };
+enum class CctPhase { Unknown = 0, Forward = 1, Backward = 2 };
+
+/// "unknown", "forward" or "backward".
+const char* phase_name(CctPhase phase);
 
 struct CctCost {
   std::int64_t gpu_time_ns = 0;
@@ -34,7 +54,12 @@ struct CctCost {
 };
 
 struct CctRow {
-  enum class Kind { Root, Process, Frame, GpuOperation, Unattributed, Module, Function, Line };
+  enum class Kind {
+    Root, Process, Frame, GpuOperation, Unattributed, Module, Function, Line,
+    BackwardOp,      ///< "<backward> OP": the autograd node that launched what is below
+    BackwardThread,  ///< "<backward thread> NAME": backward work with no forward link
+    Phase            ///< "<forward>", "<backward>", "<unknown phase>" (split_phase)
+  };
   Kind kind = Kind::Frame;
   std::string label;   ///< function (demangled), "<gpu kernel> name", module path, ...
   std::string module;  ///< for frames: the executable or shared object
@@ -44,12 +69,18 @@ struct CctRow {
   int parent = -1;     ///< index into CctReport::rows; -1 for the root
   int depth = 0;
   std::vector<int> children;  ///< sorted by the report's metric, descending
+  unsigned phases = 0;        ///< bit (1 << CctPhase) for each phase among its operations
 };
+
+/// The phase of a row's operations: "forward", "backward", "unknown", "mixed", or "" (none).
+std::string row_phase(const CctRow& row);
 
 struct CctOptions {
   CctView view = CctView::TopDown;
   CctMetric metric = CctMetric::GpuTime;
   bool show_internal = false;
+  std::optional<CctPhase> phase;  ///< only the GPU operations of this phase
+  bool split_phase = false;       ///< top-down and bottom-up: a first level per phase
 };
 
 struct CctReport {
@@ -57,8 +88,12 @@ struct CctReport {
   std::string unavailable_reason;  ///< why there is nothing to show (old capture, no contexts)
   CctView view = CctView::TopDown;
   CctMetric metric = CctMetric::GpuTime;
-  CctCost total;                   ///< over every GPU operation in the capture
+  CctCost total;                   ///< over every GPU operation shown (after the phase filter)
   std::int64_t unattributed_operations = 0;  ///< GPU operations with no recorded context
+  bool has_phases = false;         ///< some operation is forward or backward (PyTorch)
+  CctCost phase_total[3];          ///< by CctPhase, over every GPU operation (before the filter)
+  std::int64_t backward_linked = 0;    ///< backward operations placed under their forward context
+  std::int64_t backward_unlinked = 0;  ///< backward operations placed under their thread
   std::vector<CctRow> rows;        ///< rows[0] is the root; children before grandchildren
 };
 
@@ -70,5 +105,27 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
 /// A printable label for a frame: "function [file:line]", or "module+0xoffset" with no symbol.
 std::string frame_label(const std::string& function, const std::string& module,
                         std::uint64_t module_offset, const std::string& file, std::uint32_t line);
+
+/// One frame of a launch site's call path, for reports that name where a GPU operation came from
+/// (the flags rules): the function (demangled; "module+0xoffset" without a symbol) and its
+/// source location ("file.cu:120", empty without debug information).
+struct CallPathFrame {
+  std::string function;
+  std::string location;
+  bool operator==(const CallPathFrame&) const = default;
+};
+
+/// The calling context of every traced API call of a capture, as call paths from the process
+/// entry down to the launch site, with the CUDA stack's and the collector's frames hidden as in
+/// the views above. Empty for a capture without calling contexts.
+struct LaunchPaths {
+  std::vector<std::vector<CallPathFrame>> paths;  ///< distinct paths, root first
+  /// (pid << 32 | correlation_id) -> index into paths.
+  std::unordered_map<std::uint64_t, std::uint32_t> by_call;
+};
+
+/// Loads LaunchPaths (one query per table; paths are built once per distinct node). Throws
+/// db::Error when a query fails.
+LaunchPaths launch_paths(const db::Reader& reader);
 
 }  // namespace fuselens::analyzer

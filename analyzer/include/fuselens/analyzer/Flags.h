@@ -2,12 +2,14 @@
 // Flags: expert rules over one capture, in the spirit of Nsight Systems' expert system and of
 // Holistic Trace Analysis (HTA). Each rule finds hits (a kernel, copy, call or chain that costs
 // time), names where they happened (kernel, device and stream, innermost NVTX range on the
-// launching thread, pid and thread) and what to do about them. `prof-analyze flags` prints them;
-// the GUI can call the same functions. docs/rules.md documents every rule.
+// launching thread, pid and thread, calling context) and what to do about them.
+// `prof-analyze flags` prints them; the GUI can call the same functions. docs/rules.md documents
+// every rule.
 //
 // Rules (ids, as used by --fail-on and --rules), default thresholds and their source:
 //   launch_short     kernel GPU time < CPU time of its launch call, launch call <= 50 us (HTA
-//                    short kernels, runtime_cutoff 50 us); per kernel and launch site
+//                    short kernels, runtime_cutoff 50 us); per kernel and launch site (stream,
+//                    thread, NVTX range and call path)
 //   launch_delay     gpu_start - (call_start + call_duration), clipped at 0, > 100 us (HTA)
 //   runtime_outlier  kernel launch calls taking > 50 us on the CPU (HTA runtime outliers)
 //   stream_idle      idle per stream and launch site split into host wait, kernel wait (gap
@@ -22,7 +24,14 @@
 //                    without one) inside an NVTX range or between kernels of the thread (Nsight)
 //   fusion_chain     >= 2 kernels launched back to back (gaps <= 20 us) on one stream from one
 //                    thread in one NVTX range instance, the same sequence repeated >= 2 times
-//                    (FuseLens; estimated saving = launches removed x measured gap per launch)
+//                    (FuseLens). Each hit states whether one kernel's output feeds the next
+//                    (kernel arguments sharing an allocation; unknown without the `args` trace
+//                    group) and whether the chain is memory-bound (arithmetic intensity below
+//                    the device's ridge point, from counters or annotations; unknown without).
+//                    Estimated saving = launches removed x measured gap per launch, plus, when
+//                    the output feeds the next and the chain is not compute-bound, the shared
+//                    buffers' bytes written and read again (2 x bytes) at the device's DRAM
+//                    bandwidth (measured ceiling, else datasheet).
 //
 // Units: every *_ns value is nanoseconds (times on CUPTI's clock), bytes are bytes; threshold
 // keys carry their unit in their name (_us, _ns, _ms, _bytes, _percent).
@@ -107,6 +116,10 @@ struct Hit {
   std::optional<std::uint32_t> device_id, stream_id;
   std::optional<std::uint32_t> pid, tid;  ///< the launching / calling thread when known
   std::string range;          ///< innermost NVTX range on that thread; empty when none or unknown
+  /// Calling context of the launch or call site, "main > run_shape > launch_x [file.cu:120]"
+  /// (format_context, FlagsTrace.h; for a chain, the call path its kernels' launches share);
+  /// empty when the capture has no calling contexts or the hit is about a time span.
+  std::string context;
   std::int64_t count = 0;     ///< instances aggregated into this hit
   std::int64_t time_ns = 0;   ///< time at stake (each rule's documentation says which time)
   std::int64_t first_ns = 0;  ///< start of the first instance (CUPTI clock)

@@ -4,9 +4,11 @@
 // Table: a header (capture, rules run, thresholds changed from their defaults), a summary of hits
 //   and time at stake per rule, then one block per rule with hits: each hit on three lines
 //   (where: subject, device/stream, NVTX range, pid/tid, count and time at stake; what was
-//   measured; "-> " what to do). Times relative to the report's origin are "+<duration>".
+//   measured; "-> " what to do), plus a "called from <call path>" line when the calling context
+//   is known. Times relative to the report's origin are "+<duration>".
 // CSV (RFC 4180): a header row, then one row per hit with the columns
-//   rule,time_ns,count,subject,device_id,stream_id,pid,tid,range,first_ns,detail,advice,metrics
+//   rule,time_ns,count,subject,device_id,stream_id,pid,tid,range,context,first_ns,detail,advice,
+//   metrics (context: the call path, empty when unknown)
 //   Missing ids are empty fields; first_ns is absolute (CUPTI clock); metrics is "key=value"
 //   pairs joined by ';'.
 // JSON: {"capture", "origin_ns", "rules_run": [...], "thresholds": {key: value},

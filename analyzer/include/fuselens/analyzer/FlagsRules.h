@@ -32,13 +32,14 @@ struct HitSite {
   std::string subject;
   std::optional<std::uint32_t> device_id, stream_id, pid, tid;
   std::string range;
+  std::string context;  ///< formatted call path (Hit::context)
 
-  auto key() const { return std::tie(subject, device_id, stream_id, pid, tid, range); }
+  auto key() const { return std::tie(subject, device_id, stream_id, pid, tid, range, context); }
   bool operator<(const HitSite& other) const { return key() < other.key(); }
 };
 
-/// The site of a GPU operation: its name, device and stream, and its launch call's thread and
-/// innermost NVTX range.
+/// The site of a GPU operation: its name, device and stream, and its launch call's thread,
+/// innermost NVTX range and call path.
 HitSite op_site(const FlagsTrace& trace, const TraceOp& op);
 /// The site of an API call (no device or stream).
 HitSite call_site(const FlagsTrace& trace, const TraceCall& call, std::string subject);

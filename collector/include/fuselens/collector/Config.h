@@ -17,6 +17,9 @@ inline constexpr const char* kEnvBufferKiB = "FUSELENS_BUFFER_KIB";    // one ac
 inline constexpr const char* kEnvMaxBuffers = "FUSELENS_MAX_BUFFERS";  // pool cap
 inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // periodic flush period
 inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter set (RangeProfiler.h)
+inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // cached|unwind|none
+inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
+inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
 /// allocations and frees; "api": every CUDA runtime API call, plus the driver API calls that
@@ -25,7 +28,10 @@ inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter
 /// API call, including those the runtime makes internally (about 2 us more per runtime launch on
 /// an H100, docs/BENCHMARKS.md); "nvtx": NVTX ranges and marks; "overhead": CUPTI's own overhead
 /// records; "context": the calling context (native call stack) of every launch, copy, memset,
-/// allocation and synchronization API call. The default is everything but "driver".
+/// allocation and synchronization API call; "args": the values of each kernel launch's 8-byte
+/// parameters (device-pointer candidates, table kernel_arg; collector/src/KernelArgs.h), which
+/// tell the analyzer which kernels share a buffer. The default is everything but "driver" and
+/// "args" (opt-in: the default launch path does not pay for them).
 enum TraceGroup : std::uint32_t {
   kTraceCuda = 1u << 0,
   kTraceMemory = 1u << 1,
@@ -34,9 +40,16 @@ enum TraceGroup : std::uint32_t {
   kTraceNvtx = 1u << 4,
   kTraceOverhead = 1u << 5,
   kTraceContext = 1u << 6,
-  kTraceAll = (1u << 7) - 1,
-  kTraceDefault = kTraceAll & ~kTraceDriver,
+  kTraceArgs = 1u << 7,
+  kTraceAll = (1u << 8) - 1,
+  kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs,
 };
+
+/// How the "context" group obtains the native stack at an API call (collector/src/ContextCapture.h):
+/// Cached (the default): a per-thread cache of checked call paths keyed by the stack pointer,
+/// unwinding (libunwind unw_step) only on a miss; Unwind: libunwind's unw_backtrace at every call
+/// (the first method, for comparison); None: no native stack (measures the callback alone).
+enum class ContextMethod { Cached, Unwind, None };
 
 /// Thrown by the parsers for a bad value; the message is one line naming the value.
 class ConfigError : public std::invalid_argument {
@@ -44,11 +57,14 @@ class ConfigError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// Parses a comma-separated list of group names ("cuda,nvtx", "all"). Throws ConfigError on an
-/// unknown or empty name.
+/// Parses a comma-separated list of group names ("cuda,nvtx", "all"). When every item starts with
+/// '+' or '-' the list changes the default instead ("+args": the default and args; "-context,
+/// +driver"). Throws ConfigError on an unknown or empty name, or a list mixing both forms.
 std::uint32_t parse_trace(std::string_view list);
 /// The canonical comma-separated spelling of a group mask.
 std::string trace_to_string(std::uint32_t mask);
+/// Parses "cached", "unwind" or "none". Throws ConfigError otherwise.
+ContextMethod parse_context_method(std::string_view name);
 
 struct CollectorConfig {
   std::string output;                     ///< capture file; empty disables the collector
@@ -59,6 +75,15 @@ struct CollectorConfig {
   /// Hardware counter set per kernel launch ("roofline"), empty for none. Costly: every kernel
   /// is replayed once per counter pass (collector/src/RangeProfiler.h).
   std::string metrics;
+  /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
+  ContextMethod context_method = ContextMethod::Cached;
+  /// Python frames in calling contexts when the process runs CPython (kEnvPythonFrames: 1 or 0).
+  /// Off by default until the capture path has run on a GPU (it calls into CPython from CUPTI's
+  /// callbacks): FUSELENS_PYTHON_FRAMES=1 turns it on.
+  bool python_frames = false;
+  /// Log the calling-context counts (calls, stack-cache hits, unwinds) at exit
+  /// (kEnvContextStats: 1 or 0).
+  bool context_stats = false;
 
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms) or `metrics` names an

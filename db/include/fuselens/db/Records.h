@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 2;  ///< db/schema.sql; readers also read version 1
+inline constexpr int kSchemaVersion = 3;  ///< db/schema.sql; readers also read versions 1 and 2
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -163,6 +163,14 @@ struct CallingContextTree {
   std::vector<Node> nodes;
   std::vector<FrameInfo> frames;
   std::vector<Context> contexts;
+};
+
+/// One 8-byte parameter of a kernel launch (trace group `args`): a device-pointer candidate.
+struct KernelArgRecord {
+  std::uint32_t pid = 0;
+  std::uint32_t correlation_id = 0;  ///< of the launch call, as the kernel record carries it
+  std::uint32_t index = 0;           ///< position in the parameter list, from 0
+  std::uint64_t value = 0;
 };
 
 /// A batch of records committed in one transaction.

@@ -37,6 +37,9 @@ class Writer {
   /// Stores a process's calling context tree and the context of each traced API call, in one
   /// transaction; node and frame indices are renumbered into table ids.
   void write_calling_contexts(const CallingContextTree& tree);
+  /// Stores kernel arguments (schema version 3, table kernel_arg) in one transaction; a row of
+  /// the same (pid, correlation id, index) is replaced.
+  void write_kernel_args(const std::vector<KernelArgRecord>& args);
   /// Inserts the device unless a row with its ordinal exists.
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the

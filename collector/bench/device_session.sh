@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Calling-context measurements on the GPU machine (issue 4, docs/BENCHMARKS.md): run from the
+# repository root with the staged build carried as stage-cct/. SECTIONS (default all):
+#   captures  cct_paths and workloads/python/cct_torch.py captured into $OUT, checked with
+#             prof-analyze (cct_torch.sqlite is the one kept under tests/data);
+#   overhead  launch_overhead, interleaved rounds (ROUNDS, default 4), pinned to cores 2-5: no
+#             profiler, CUPTI floor, FuseLens without contexts, FUSELENS_CONTEXT_METHOD=none and
+#             =unwind, the previous collector (stage-cct/old), the default;
+#   torch     workloads/python/mlp_train.py step time (TORCH_ROUNDS, default 3) in the same kind
+#             of settings, with and without Python frames.
+# Staging (on the development machine; stage-cct/ is git-ignored):
+#   cmake -S . -B /tmp/h-cct-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+#     -DFUSELENS_BUILD_GUI=OFF && ninja -C /tmp/h-cct-dev prof-run fuselens_collector prof-analyze \
+#     launch_overhead fuselens_cupti_floor cct_paths
+#   stage-cct/bin: prof-run prof-analyze launch_overhead cct_paths; stage-cct/lib:
+#   libfuselens_collector.so libfuselens_cupti_floor.so libcct_paths_lib.so libcudart.so.13
+#   libunwind.so.8 libdw.so.1 libelf.so.1; stage-cct/old/{bin/prof-run,lib/libfuselens_collector.so}:
+#   the collector to compare with (optional).
+set -u
+OUT=${OUT:-/tmp/cct-out}
+SECTIONS=${SECTIONS:-"captures overhead torch"}
+mkdir -p "$OUT"
+root=$PWD
+S="$root/stage-cct"
+export PATH="$S/bin:$PATH"
+export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export FUSELENS_BIN_DIR="$S/bin"
+export PYTHONUNBUFFERED=1
+mlp="$root/workloads/python/mlp_train.py"
+exec > >(tee -a "$OUT/session.log") 2>&1
+has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
+
+echo "== device"; date -u
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
+
+if has captures; then
+  echo "== captures"
+  cd /tmp
+  FUSELENS_CONTEXT_STATS=1 prof-run -o "$OUT/cct_paths.sqlite" --force -- cct_paths; echo "cct_paths exit $?"
+  FUSELENS_PYTHON_FRAMES=1 FUSELENS_CONTEXT_STATS=1 prof-run -o "$OUT/cct_torch.sqlite" --force -- python3 "$root/workloads/python/cct_torch.py"; echo "cct_torch exit $?"
+  for f in cct_paths cct_torch; do
+    python3 - "$OUT/$f.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchone()[0]
+print(sys.argv[1].split('/')[-1], "kernels", q("select count(*) from kernel"),
+      "without context", q("select count(*) from kernel k where not exists (select 1 from api_context a where a.pid=k.pid and a.correlation_id=k.correlation_id)"),
+      "contexts", q("select count(*) from api_context"), "nodes", q("select count(*) from cct_node"),
+      "python frames", q("select count(*) from frame where kind=2"), "nvtx", q("select count(*) from nvtx_range"))
+PY
+  done
+  prof-analyze cct "$OUT/cct_paths.sqlite" --min-percent 1 | head -n 40
+  prof-analyze cct "$OUT/cct_torch.sqlite" --min-percent 0.5 | head -n 120
+  prof-analyze cct "$OUT/cct_torch.sqlite" --view flat --min-percent 2 | head -n 40
+  cd "$root"
+fi
+
+median_of() {
+  python3 -c '
+import json, statistics, sys, collections
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+        if r["value"] is not None: rows[r["setting"]].append(float(r["value"]))
+    except Exception as e:
+        print("bad line", line.strip(), e)
+for k, v in rows.items():
+    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
+    print(f"{k:24s} median {statistics.median(v):9.2f}  IQR {q[0]:.2f}-{q[2]:.2f}  n={len(v)}  runs {[round(x, 2) for x in v]}")
+' "$1"
+}
+
+if has overhead; then
+  echo "== launch overhead (host us per launch, 20000 launches, median of 5 loops per process)"
+  floor="$S/lib/libfuselens_cupti_floor.so"
+  : > "$OUT/overhead.jsonl"
+  measure() {  # name, command...
+    local name=$1; shift
+    local value
+    value=$("$@" 2>/dev/null | grep '^{' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["host_us_per_launch_median"])' 2>/dev/null)
+    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$OUT/overhead.jsonl"
+  }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${ROUNDS:-4}"); do
+    measure none $pin launch_overhead
+    measure cupti_kernel_floor env CUDA_INJECTION64_PATH="$floor" $pin launch_overhead
+    measure fuselens_no_context $pin prof-run -o /tmp/ov.sqlite --force --trace cuda,memory,api,nvtx,overhead -- launch_overhead
+    measure ctx_callback_only env FUSELENS_CONTEXT_METHOD=none $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+    measure ctx_unwind_every_call env FUSELENS_CONTEXT_METHOD=unwind $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+    [ -x "$S/old/bin/prof-run" ] && measure old_default $pin "$S/old/bin/prof-run" -o /tmp/ov_old.sqlite --force -- launch_overhead
+    measure fuselens_default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+  done
+  median_of "$OUT/overhead.jsonl"
+  FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/ov.sqlite --force -- launch_overhead --repeat 1 | tail -n 1
+fi
+
+if has torch; then
+  echo "== PyTorch step time (us, median of 50 steps per process)"
+  : > "$OUT/torch_steps.jsonl"
+  step() {  # name, command...
+    local name=$1; shift
+    local value
+    value=$("$@" --steps 50 --time 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
+    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$OUT/torch_steps.jsonl"
+  }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${TORCH_ROUNDS:-3}"); do
+    step none $pin python3 "$mlp"
+    step cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
+    step fuselens_no_context $pin prof-run -o /tmp/t.sqlite --force --trace cuda,memory,api,nvtx,overhead -- python3 "$mlp"
+    [ -x "$S/old/bin/prof-run" ] && step old_default $pin "$S/old/bin/prof-run" -o /tmp/t_old.sqlite --force -- python3 "$mlp"
+    step fuselens_no_python env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
+    step fuselens_default $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
+    step fuselens_python_frames env FUSELENS_PYTHON_FRAMES=1 $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
+  done
+  median_of "$OUT/torch_steps.jsonl"
+  FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/t.sqlite --force -- python3 "$mlp" --steps 50 2>&1 | tail -n 2
+fi
+ls -la "$OUT"

@@ -1,0 +1,84 @@
+#include "ContextCapture.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+namespace fuselens::collector {
+namespace {
+
+// Describes the Python frame values of this thread's new tree nodes (first sight).
+void describe_new(ThreadTree& tree, const PythonFrames& python, const std::uint64_t* values,
+                  int n) {
+  for (int i = 0; i < n; ++i) {
+    if (tree.knows_python_frame(values[i])) continue;
+    const PythonFrameInfo info = python.describe(values[i]);
+    db::FrameInfo frame;
+    frame.kind = db::FrameKind::Python;
+    frame.module = info.file;  // a Python module is its file
+    frame.function = info.function;
+    frame.file = info.file;
+    frame.line = info.line;
+    tree.set_python_frame(values[i], std::move(frame));
+  }
+}
+
+}  // namespace
+
+ContextCapture::ContextCapture(CallingContextRegistry& registry, ContextMethod method,
+                               std::unique_ptr<PythonFrames> python) noexcept
+    : registry_(registry), method_(method), python_(std::move(python)) {
+  if (python_ && !python_->usable()) python_.reset();
+}
+
+std::uint32_t ContextCapture::native_node(ThreadTree& tree, std::uintptr_t sp) {
+  switch (method_) {
+    case ContextMethod::None:
+      return 0;
+    case ContextMethod::Unwind: {
+      std::uintptr_t pcs[ThreadTree::kMaxDepth];
+      const int n = unw_backtrace(reinterpret_cast<void**>(pcs), ThreadTree::kMaxDepth);
+      return n > 0 ? tree.intern_native(pcs, n) : 0;
+    }
+    case ContextMethod::Cached:
+      break;
+  }
+  StackCache& cache = tree.stack_cache();
+  const std::uint32_t hit = cache.lookup(sp);
+  if (hit != StackCache::kMiss) return hit;
+  std::uintptr_t pcs[ThreadTree::kMaxDepth];
+  std::uintptr_t slots[ThreadTree::kMaxDepth];
+  bool checked = false;
+  const int n =
+      unwind_with_slots(sp, cache.stack_high(), pcs, slots, ThreadTree::kMaxDepth, &checked);
+  if (n <= 0) return 0;
+  const std::uint32_t node = tree.intern_native(pcs, n);
+  if (checked) cache.insert(sp, pcs, slots, n, node);
+  return node;
+}
+
+__attribute__((noinline)) void ContextCapture::record(std::uint32_t correlation_id) noexcept {
+  thread_local bool busy = false;
+  if (busy) return;
+  busy = true;
+  try {
+    // The cache key: this frame's stack pointer, the same for every call from the same stack.
+    std::uintptr_t sp = 0;
+    FUSELENS_STACK_POINTER(sp);
+    ThreadTree& tree = registry_.this_thread();
+    std::uint32_t node = native_node(tree, sp);
+    if (python_) {
+      std::uint64_t values[PythonFrames::kMaxDepth];
+      const int n = python_->walk(values, PythonFrames::kMaxDepth);
+      if (n > 0) {
+        bool created = false;
+        node = tree.intern_suffix(node, values, n, &created);
+        if (created) describe_new(tree, *python_, values, n);
+      }
+    }
+    tree.add_call(correlation_id, node);
+  } catch (...) {
+  }
+  busy = false;
+}
+
+}  // namespace fuselens::collector
