@@ -1,13 +1,22 @@
 #pragma once
-// CaptureData: everything the pages show about one capture, computed once by the analyzer off
-// the GUI thread (loadCapture) and then shared read-only by every page.
+// CaptureData: everything the pages show about one capture, computed by the analyzer off the GUI
+// thread and shared read-only by every page.
+//
+// Staged loading: opening a capture only checks it (db::Reader); each analysis (Analysis) is then
+// loaded by its own job, the one the visible page needs first (CaptureLoader), so the timeline of a
+// million-kernel capture paints without waiting for the summary, the flags or the range
+// statistics. A field is empty until has() says its analysis is in; CaptureLoader fills it on the
+// GUI thread (pages and the main window read these fields only there; jobs on other threads read
+// only path and displayName, which never change).
 //
 // Which analyses are present depends on the build (FUSELENS_GUI_HAS_* from gui/CMakeLists.txt):
 // pages whose analysis is missing say so instead of showing anything.
 
+#include <QList>
 #include <QMetaType>
 #include <QString>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,19 +34,49 @@
 
 namespace fuselens::gui {
 
+/// The analyses loaded per capture, in the order they load when no page asks for one first.
+enum class Analysis { Timeline = 0, Summary, Ranges, Flags };
+inline constexpr int kAnalyses = 4;
+/// Every analysis of this build (Ranges and Flags only where the analyzer has them).
+QList<Analysis> allAnalyses();
+/// "timeline", "summary", "range statistics", "flag rules": for status messages.
+QString analysisName(Analysis analysis);
+
 struct CaptureData {
   QString path;
   QString displayName;  ///< file name
-  analyzer::Summary summary;    ///< kernel names demangled, as `prof-analyze summary`
-  analyzer::Timeline timeline;  ///< kernel names short, as Nsight Systems' timeline
+  /// Analysis::Summary: kernel names demangled, as `prof-analyze summary`.
+  analyzer::Summary summary;
+  /// Analysis::Timeline: kernel names short, as Nsight Systems' timeline.
+  analyzer::Timeline timeline;
 #ifdef FUSELENS_GUI_HAS_FLAGS
-  std::optional<analyzer::FlagsReport> flags;  ///< default rules and thresholds
+  std::optional<analyzer::FlagsReport> flags;  ///< Analysis::Flags: default rules and thresholds
 #endif
 #ifdef FUSELENS_GUI_HAS_COMPARE
-  std::vector<analyzer::RangeStats> ranges;  ///< analyzer::range_stats
+  std::vector<analyzer::RangeStats> ranges;  ///< Analysis::Ranges: analyzer::range_stats
 #endif
-  QString analysisErrors;  ///< analyses that failed on this capture (the others still show)
+  /// Analyses that failed on this capture, one line each ("flag rules: message"); the others
+  /// still show.
+  QString analysisErrors;
+  /// Wall time of each analysis's job (ms, -1: not finished), and of opening the capture.
+  std::array<qint64, kAnalyses> milliseconds{-1, -1, -1, -1};
+  qint64 openMilliseconds = 0;
+  /// Sum of the above: the time every analysis took.
   qint64 loadMilliseconds = 0;
+
+  /// True once `analysis` finished, successfully or not (failures are in analysisErrors).
+  bool has(Analysis analysis) const { return loaded_[index(analysis)]; }
+  /// The error `analysis` failed with, empty when it succeeded or has not run.
+  const QString& error(Analysis analysis) const { return errors_[index(analysis)]; }
+
+  /// Moves the result of `analysis` from `part` (filled by loadAnalysis) into this capture.
+  void take(Analysis analysis, CaptureData&& part);
+
+ private:
+  static std::size_t index(Analysis a) { return static_cast<std::size_t>(a); }
+  friend void loadAnalysis(Analysis analysis, CaptureData& into);
+  std::array<bool, kAnalyses> loaded_{};
+  std::array<QString, kAnalyses> errors_{};
 };
 
 using CaptureDataPtr = std::shared_ptr<const CaptureData>;
@@ -45,12 +84,21 @@ using CaptureDataPtr = std::shared_ptr<const CaptureData>;
 /// Called with a percentage (0..100) and the stage about to run.
 using ProgressCallback = std::function<void(int percent, const QString& stage)>;
 
-/// Opens `path` with db::Reader and runs every analysis of this build. Throws db::Error (the
-/// Reader's message: missing, not a capture, corrupt, newer schema) and std::exception from the
-/// summary or timeline; a failing optional analysis (flags, ranges) is recorded in
-/// analysisErrors instead. Safe to call from any thread.
-std::shared_ptr<CaptureData> loadCapture(const QString& path, const ProgressCallback& progress = {});
+/// A CaptureData for `path` with no analysis yet, after checking that db::Reader opens it.
+/// Throws db::Error (the Reader's message: missing, not a capture, corrupt, newer schema).
+std::shared_ptr<CaptureData> openCapture(const QString& path);
+
+/// Runs `analysis` on `into.path` and stores its result in `into` (marking it loaded); an
+/// exception of the analyzer is caught and recorded as the analysis's error. Safe to call from
+/// any thread on a CaptureData no other thread uses.
+void loadAnalysis(Analysis analysis, CaptureData& into);
+
+/// openCapture and every analysis, in order, on the calling thread (tests, benchmarks, the
+/// command line). Throws what openCapture throws; analysis failures are in analysisErrors.
+std::shared_ptr<CaptureData> loadCapture(const QString& path,
+                                         const ProgressCallback& progress = {});
 
 }  // namespace fuselens::gui
 
 Q_DECLARE_METATYPE(fuselens::gui::CaptureDataPtr)
+Q_DECLARE_METATYPE(fuselens::gui::Analysis)

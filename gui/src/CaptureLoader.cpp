@@ -1,47 +1,110 @@
 #include "CaptureLoader.h"
 
 #include <QPointer>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 
 namespace fuselens::gui {
 
-CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {
+CaptureLoader::CaptureLoader(QObject* parent)
+    : QObject(parent), maxRunning_(std::max(1, QThread::idealThreadCount() / 2)) {
   qRegisterMetaType<CaptureDataPtr>();
+  qRegisterMetaType<Analysis>();
 }
 
 void CaptureLoader::load(const QString& path) {
-  ++pending_;
+  ++opening_;
   QPointer<CaptureLoader> self(this);
+  Q_EMIT progress(path, 0, QStringLiteral("opening"));
   // Results come back by queued invocations on this object's (the GUI) thread.
   auto future = QtConcurrent::run([self, path] {
-    auto post = [self](auto&& function) {
-      if (self) QMetaObject::invokeMethod(self.data(), std::forward<decltype(function)>(function),
-                                          Qt::QueuedConnection);
-    };
+    std::shared_ptr<CaptureData> data;
+    QString message;
     try {
-      auto data = loadCapture(path, [&](int percent, const QString& stage) {
-        post([self, path, percent, stage] {
-          if (self) Q_EMIT self->progress(path, percent, stage);
-        });
-      });
-      CaptureDataPtr result = std::move(data);
-      post([self, result] {
-        if (!self) return;
-        --self->pending_;
-        Q_EMIT self->loaded(result);
-      });
+      data = openCapture(path);
     } catch (const std::exception& e) {
-      const QString message = QString::fromUtf8(e.what());
-      post([self, path, message] {
-        if (!self) return;
-        --self->pending_;
-        Q_EMIT self->failed(path, message);
-      });
+      message = QString::fromUtf8(e.what());
     }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, path, data, message] {
+          if (!self) return;
+          --self->opening_;
+          if (!data) {
+            Q_EMIT self->failed(path, message);
+            if (self->pending() == 0) Q_EMIT self->idle();
+            return;
+          }
+          for (Analysis a : allAnalyses()) self->queue_.append({data, a});
+          Q_EMIT self->opened(data);  // the window may prioritize what its visible page needs
+          self->dispatch();
+        },
+        Qt::QueuedConnection);
   });
   Q_UNUSED(future);
+}
+
+void CaptureLoader::prioritize(const CaptureDataPtr& capture, Analysis analysis) {
+  for (qsizetype i = 0; i < queue_.size(); ++i) {
+    if (queue_[i].data == capture && queue_[i].analysis == analysis) {
+      queue_.move(i, 0);
+      return;
+    }
+  }
+}
+
+void CaptureLoader::forget(const CaptureDataPtr& capture) {
+  queue_.removeIf([&](const Job& job) { return job.data == capture; });
+  if (pending() == 0) Q_EMIT idle();
+}
+
+void CaptureLoader::dispatch() {
+  while (running_ < maxRunning_ && !queue_.isEmpty()) run(queue_.takeFirst());
+}
+
+void CaptureLoader::reportProgress(const CaptureData& data, const QString& stage) {
+  const QList<Analysis> all = allAnalyses();
+  int done = 0;
+  for (Analysis a : all) done += data.has(a) ? 1 : 0;
+  Q_EMIT progress(data.path, 100 * done / static_cast<int>(all.size()), stage);
+}
+
+void CaptureLoader::run(Job job) {
+  ++running_;
+  reportProgress(*job.data, QStringLiteral("loading the %1").arg(analysisName(job.analysis)));
+  QPointer<CaptureLoader> self(this);
+  auto future = QtConcurrent::run([self, job] {
+    // The job fills a CaptureData of its own; the GUI thread moves the result into the shared
+    // one, so pages never see a half-written field.
+    auto part = std::make_shared<CaptureData>();
+    part->path = job.data->path;
+    loadAnalysis(job.analysis, *part);
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, job, part] {
+          if (self) self->finish(job, part);
+        },
+        Qt::QueuedConnection);
+  });
+  Q_UNUSED(future);
+}
+
+void CaptureLoader::finish(const Job& job, const std::shared_ptr<CaptureData>& part) {
+  --running_;
+  job.data->take(job.analysis, std::move(*part));
+  Q_EMIT analysisLoaded(job.data, job.analysis);
+  bool complete = true;
+  for (Analysis a : allAnalyses()) complete = complete && job.data->has(a);
+  if (complete) {
+    reportProgress(*job.data, QStringLiteral("done"));
+    Q_EMIT captureLoaded(job.data);
+  }
+  dispatch();
+  if (pending() == 0) Q_EMIT idle();
 }
 
 }  // namespace fuselens::gui

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDragEnterEvent>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
@@ -46,12 +47,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   resize(1500, 940);
 
   loader_ = new CaptureLoader(this);
-  connect(loader_, &CaptureLoader::loaded, this, &MainWindow::onLoaded);
+  connect(loader_, &CaptureLoader::opened, this, &MainWindow::onOpened);
+  connect(loader_, &CaptureLoader::analysisLoaded, this, &MainWindow::onAnalysisLoaded);
+  connect(loader_, &CaptureLoader::captureLoaded, this, &MainWindow::onCaptureLoaded);
   connect(loader_, &CaptureLoader::failed, this, &MainWindow::onFailed);
   connect(loader_, &CaptureLoader::progress, this, [this](const QString& path, int percent, const QString& stage) {
     progress_->setVisible(true);
     progress_->setValue(percent);
     status_->setText(QStringLiteral("%1: %2…").arg(QFileInfo(path).fileName(), stage));
+  });
+  connect(loader_, &CaptureLoader::idle, this, [this] {
+    progress_->setVisible(false);
+    Q_EMIT loadsFinished();
   });
 
   tabs_ = new QTabWidget(this);
@@ -64,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   compare_ = new ComparePage(tabs_);
   pages_ = {summary_, timeline_, new CallingContextPage(tabs_), new RooflinePage(tabs_), heatmap_, compare_, flags_};
   for (auto* p : pages_) tabs_->addTab(p, p->title());
+  connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::requestVisibleAnalyses);
 
   connect(flags_, &FlagsPage::showKernelInTimeline, this, [this](const QString& name, qint64 fromNs) {
     showPage(timeline_);
@@ -146,34 +154,51 @@ CaptureDataPtr MainWindow::currentCapture() const {
   return current_ >= 0 && current_ < captures_.size() ? captures_[current_] : nullptr;
 }
 
-void MainWindow::onLoaded(const CaptureDataPtr& capture) {
+void MainWindow::onOpened(const CaptureDataPtr& capture) {
   captures_ << capture;
   addRecentFile(capture->path);
   {
     QSignalBlocker block(captureBox_);
     captureBox_->addItem(capture->displayName, capture->path);
   }
-  status_->setText(QStringLiteral("Loaded %1 in %2 ms: %3 kernels, %4 timeline items")
-                       .arg(capture->displayName)
-                       .arg(capture->loadMilliseconds)
-                       .arg(capture->summary.totals.kernel_count)
-                       .arg(capture->timeline.item_count()));
-  if (!capture->analysisErrors.isEmpty()) status_->setText(status_->text() + QStringLiteral(" · ") + capture->analysisErrors.trimmed());
   if (current_ < 0) {
-    setCurrentCapture(static_cast<int>(captures_.size()) - 1);
+    setCurrentCapture(static_cast<int>(captures_.size()) - 1);  // asks for the visible page's analyses
   } else {
     refreshPages();  // other pages may offer the new capture (Compare)
   }
-  if (loader_->pending() == 0) {
-    progress_->setVisible(false);
-    Q_EMIT loadsFinished();
+}
+
+void MainWindow::onAnalysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (!captures_.contains(capture)) return;  // closed meanwhile
+  for (auto* p : pages_) p->analysisLoaded(capture, analysis);
+  Q_EMIT analysisLoaded(capture, analysis);
+  const QString& error = capture->error(analysis);
+  if (error.isEmpty()) return;
+  status_->setText(QStringLiteral("%1: the %2 failed: %3").arg(capture->displayName, analysisName(analysis), error));
+  if (analysis == Analysis::Timeline || analysis == Analysis::Summary) {
+    // What every capture has: its failure means the file is damaged; the other pages still show.
+    showError(capture->path, QStringLiteral("The %1 could not be loaded: %2").arg(analysisName(analysis), error));
   }
 }
 
+void MainWindow::onCaptureLoaded(const CaptureDataPtr& capture) {
+  if (!captures_.contains(capture)) return;
+  QString text = QStringLiteral("Loaded %1 in %2 ms: %3 kernels, %4 timeline items")
+                     .arg(capture->displayName)
+                     .arg(capture->loadMilliseconds)
+                     .arg(capture->summary.totals.kernel_count)
+                     .arg(capture->timeline.item_count());
+  if (!capture->analysisErrors.isEmpty()) text += QStringLiteral(" · ") + capture->analysisErrors.trimmed();
+  status_->setText(text);
+}
+
 void MainWindow::onFailed(const QString& path, const QString& message) {
-  lastError_ = QStringLiteral("%1: %2").arg(path, message);
   status_->setText(QStringLiteral("Could not open %1").arg(QFileInfo(path).fileName()));
-  if (loader_->pending() == 0) progress_->setVisible(false);
+  showError(path, message);
+}
+
+void MainWindow::showError(const QString& path, const QString& message) {
+  lastError_ = QStringLiteral("%1: %2").arg(path, message);
   if (errorDialogs_) {
     auto* box = new QMessageBox(QMessageBox::Critical, QStringLiteral("Cannot open capture"),
                                 QStringLiteral("FuseLens cannot open\n%1\n\n%2").arg(path, message),
@@ -181,7 +206,14 @@ void MainWindow::onFailed(const QString& path, const QString& message) {
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();  // window-modal, does not block the event loop
   }
-  if (loader_->pending() == 0) Q_EMIT loadsFinished();
+}
+
+void MainWindow::requestVisibleAnalyses() {
+  const CaptureDataPtr current = currentCapture();
+  Page* p = currentPage();
+  if (!current || !p) return;
+  const QList<Analysis> wanted = p->analyses();
+  for (auto it = wanted.rbegin(); it != wanted.rend(); ++it) loader_->prioritize(current, *it);
 }
 
 void MainWindow::setCurrentCapture(int index) {
@@ -192,6 +224,7 @@ void MainWindow::setCurrentCapture(int index) {
     captureBox_->setCurrentIndex(index);
   }
   refreshPages();
+  requestVisibleAnalyses();
 }
 
 void MainWindow::refreshPages() {
@@ -211,12 +244,27 @@ void MainWindow::showPage(Page* p) { tabs_->setCurrentWidget(p); }
 
 Page* MainWindow::currentPage() const { return qobject_cast<Page*>(tabs_->currentWidget()); }
 
+bool MainWindow::pageReady(Page* p) const {
+  const CaptureDataPtr current = currentCapture();
+  if (p->busy()) return false;
+  for (Analysis a : p->analyses()) {
+    if (current && !current->has(a)) return false;
+  }
+  return true;
+}
+
 QStringList MainWindow::screenshotPages(const QString& directory) {
   QDir().mkpath(directory);
   QStringList saved;
   timeline_->showLongestKernel();
   for (auto* p : pages_) {
     showPage(p);
+    // Pages that run their analysis when shown (calling context, roofline) get up to a minute.
+    QElapsedTimer waited;
+    waited.start();
+    do {
+      QApplication::processEvents(QEventLoop::AllEvents, 50);
+    } while (!pageReady(p) && waited.elapsed() < 60000);
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     const QString path = QDir(directory).filePath(p->slug() + QStringLiteral(".png"));
     if (grab().save(path)) saved << path;
@@ -256,6 +304,7 @@ void MainWindow::openDialog() {
 
 void MainWindow::closeCurrent() {
   if (current_ < 0) return;
+  loader_->forget(captures_[current_]);
   captures_.removeAt(current_);
   {
     QSignalBlocker block(captureBox_);
@@ -266,7 +315,14 @@ void MainWindow::closeCurrent() {
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+  // Only local files can be opened: anything else is refused at once (no drop cursor).
+  for (const auto& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) {
+      event->acceptProposedAction();
+      return;
+    }
+  }
+  event->ignore();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
@@ -274,7 +330,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
   for (const auto& url : event->mimeData()->urls()) {
     if (url.isLocalFile()) files << url.toLocalFile();
   }
-  openFiles(files);
+  if (files.isEmpty()) {
+    event->ignore();
+    return;
+  }
+  openFiles(files);  // a file that is not a capture gets the error dialog, as File → Open
   event->acceptProposedAction();
 }
 
@@ -307,6 +367,21 @@ void MainWindow::exportHtml() {
 void MainWindow::exportPdf() {
   const CaptureDataPtr capture = currentCapture();
   if (!capture) return;
+  // The report holds the summary and the flags: wait for them (and ask for them first).
+  QList<Analysis> needed = {Analysis::Summary};
+#ifdef FUSELENS_GUI_HAS_FLAGS
+  needed << Analysis::Flags;
+#endif
+  bool ready = true;
+  for (Analysis a : needed) ready = ready && capture->has(a);
+  if (!ready) {
+    for (auto it = needed.rbegin(); it != needed.rend(); ++it) loader_->prioritize(capture, *it);
+    QMessageBox::information(this, QStringLiteral("Export report as PDF"),
+                             QStringLiteral("The summary and the flags of %1 are still loading; export again "
+                                            "when the status bar says the capture is loaded.")
+                                 .arg(capture->displayName));
+    return;
+  }
   const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report as PDF"),
                                                     QFileInfo(capture->path).completeBaseName() + QStringLiteral(".pdf"),
                                                     QStringLiteral("PDF (*.pdf)"));

@@ -1,8 +1,9 @@
 #pragma once
 // MainWindow: prof-gui's window. Open captures (File → Open, recent files in QSettings, drag and
-// drop, command line); each loads off the GUI thread (CaptureLoader) with progress in the
-// status bar; a file that cannot be read gets a dialog with the analyzer's message and the
-// program carries on. The capture selector in the tool bar picks which capture the pages show;
+// drop, command line); each loads off the GUI thread (CaptureLoader) in stages with progress in
+// the status bar, the analyses of the visible page first (the timeline of a million kernels
+// paints after its own load, the rest follows in the background); a file that cannot be read
+// gets a dialog with the analyzer's message and the program carries on. The capture selector in the tool bar picks which capture the pages show;
 // every page is a tab (View → page, Ctrl+1…). File → Export writes the report (HTML, PDF), the
 // current view as an image (PNG, SVG) or its table as CSV.
 
@@ -39,8 +40,10 @@ class MainWindow : public QMainWindow {
   const QList<CaptureDataPtr>& captures() const { return captures_; }
   CaptureDataPtr currentCapture() const;
   void setCurrentCapture(int index);
-  /// Loads still running.
+  /// Opens and analyses still queued or running.
   int pendingLoads() const;
+  /// The staged loader (tests and the benchmark set how many analyses run at once).
+  CaptureLoader* loader() const { return loader_; }
   /// The message of the last load that failed (also shown in a dialog).
   const QString& lastError() const { return lastError_; }
   /// Show error dialogs (default); tests turn them off and read lastError().
@@ -61,8 +64,10 @@ class MainWindow : public QMainWindow {
   static QStringList recentFiles();
 
  Q_SIGNALS:
-  /// A load finished (successfully or not) and no other is pending.
+  /// Every open and analysis finished (successfully or not): nothing is pending.
   void loadsFinished();
+  /// `analysis` of the open `capture` is in (staged loading), after the pages were told.
+  void analysisLoaded(const fuselens::gui::CaptureDataPtr& capture, fuselens::gui::Analysis analysis);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -71,8 +76,15 @@ class MainWindow : public QMainWindow {
 
  private:
   void createMenus();
-  void onLoaded(const CaptureDataPtr& capture);
+  void onOpened(const CaptureDataPtr& capture);
+  void onAnalysisLoaded(const CaptureDataPtr& capture, Analysis analysis);
+  void onCaptureLoaded(const CaptureDataPtr& capture);
   void onFailed(const QString& path, const QString& message);
+  void showError(const QString& path, const QString& message);
+  /// Moves the analyses the visible page needs to the front of the loader's queue.
+  void requestVisibleAnalyses();
+  /// The page shows all it can: its analyses of the current capture are in, it runs none.
+  bool pageReady(Page* page) const;
   void refreshPages();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();

@@ -37,13 +37,12 @@ int main(int argc, char** argv) {
 
   fuselens::gui::MainWindow window;
   const QStringList files = parser.positionalArguments();
+  // The page first, so that its analyses load first (staged loading: CaptureLoader).
+  if (parser.isSet(page)) {
+    if (auto* p = window.page(parser.value(page))) window.showPage(p);
+  }
   window.show();
   window.openFiles(files);
-  auto selectPage = [&] {
-    if (parser.isSet(page)) {
-      if (auto* p = window.page(parser.value(page))) window.showPage(p);
-    }
-  };
   if (parser.isSet(screenshot)) {
     window.setErrorDialogsEnabled(false);
     const QString dir = parser.value(screenshot);
@@ -66,10 +65,6 @@ int main(int argc, char** argv) {
     } else {
       QObject::connect(&window, &fuselens::gui::MainWindow::loadsFinished, &app, take);
     }
-  } else if (window.pendingLoads() > 0) {
-    QObject::connect(&window, &fuselens::gui::MainWindow::loadsFinished, &app, selectPage);
-  } else {
-    selectPage();
   }
   return app.exec();
 }

@@ -1,6 +1,7 @@
 // The pages that show other analyses: Flags (every hit of run_flags), Heatmap (cells equal the
-// range statistics and Compare's speedups) and Compare (entries and kernel diff equal
-// compare_ranges / compare_captures), each model under QAbstractItemModelTester.
+// range statistics and Compare's speedups), Compare (entries and kernel diff equal
+// compare_ranges / compare_captures) and Calling Context (computed when first shown), each
+// model under QAbstractItemModelTester. The Roofline page has tst_rooflinepage.
 
 #include <QAbstractItemModelTester>
 #include <QPushButton>
@@ -166,6 +167,9 @@ class TestAnalysisPages : public QObject {
     QAbstractItemModelTester tester(page.model(), kMode);
     QSignalSpy done(&page, &CallingContextPage::finished);
     page.setCaptures(bench_, {bench_});
+    QTest::qWait(20);
+    QVERIFY(!page.busy() && done.isEmpty());  // hidden: computed on first show (staged loading)
+    page.show();
     QVERIFY(done.wait(60000));
     const auto report = analyzer::calling_context_report(db::Reader(bench_->path.toStdString()), {});
     if (report.available) {

@@ -1,6 +1,8 @@
 // MainWindow: opens the H100 captures off the GUI thread and fills every page with the
-// analyzer's numbers; a file it cannot read gives the db::Error message and the window keeps
-// working; recent files; exports (CSV, PNG, SVG, PDF, HTML); screenshots of every page.
+// analyzer's numbers; staged loading (the visible page's analyses first, pages saying what they
+// wait for); a file it cannot read gives the db::Error message and the window keeps working;
+// exports (CSV, PNG, SVG, PDF, HTML); screenshots of every page. Open Recent and drag and drop:
+// tst_openfiles.
 
 #include <QAbstractItemView>
 #include <QFile>
@@ -11,6 +13,7 @@
 
 #include <filesystem>
 
+#include "CaptureLoader.h"
 #include "GuiExport.h"
 #include "MainWindow.h"
 #include "fuselens/analyzer/Summary.h"
@@ -100,6 +103,95 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.currentCapture()->displayName, QStringLiteral("pytorch_mlp.sqlite"));
     const auto mlp = analyzer::summarize(db::Reader(capture("pytorch_mlp.sqlite").toStdString()));
     QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), static_cast<int>(mlp.kernels.size()));
+  }
+
+  void visiblePageLoadsFirst_data() {
+    QTest::addColumn<QString>("page");
+    QTest::addColumn<int>("first");
+    QTest::newRow("timeline") << QStringLiteral("timeline") << static_cast<int>(Analysis::Timeline);
+    QTest::newRow("summary") << QStringLiteral("summary") << static_cast<int>(Analysis::Summary);
+#ifdef FUSELENS_GUI_HAS_FLAGS
+    QTest::newRow("flags") << QStringLiteral("flags") << static_cast<int>(Analysis::Flags);
+#endif
+#ifdef FUSELENS_GUI_HAS_COMPARE
+    QTest::newRow("heatmap") << QStringLiteral("heatmap") << static_cast<int>(Analysis::Ranges);
+#endif
+  }
+
+  void visiblePageLoadsFirst() {
+    QFETCH(QString, page);
+    QFETCH(int, first);
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.loader()->setMaxRunning(1);  // one analysis at a time: a deterministic order
+    window.showPage(window.page(page));
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::analysisLoaded);
+    bool checked = false;
+    connect(&window, &MainWindow::analysisLoaded, this, [&](const CaptureDataPtr& c, Analysis a) {
+      if (checked) return;
+      checked = true;
+      // The first analysis in: its page shows it, the others still wait and say so.
+      QCOMPARE(static_cast<int>(a), first);
+      QVERIFY(c->has(a));
+      if (a == Analysis::Timeline) {
+        QVERIFY(window.timelinePage()->timelineWidget()->timeline() != nullptr);
+        QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), 0);
+      }
+      if (a == Analysis::Summary) {
+        QVERIFY(window.summaryPage()->kernelModel()->rowCount() > 0);
+        QVERIFY(window.timelinePage()->timelineWidget()->timeline() == nullptr);
+      }
+    });
+    window.openFiles({capture("fusion_bench.sqlite")});
+    QVERIFY(waitForLoads(window));
+    QVERIFY(checked);
+    QCOMPARE(loaded.size(), allAnalyses().size());  // then every other one, in the background
+    for (Analysis a : allAnalyses()) QVERIFY(window.currentCapture()->has(a));
+    QVERIFY2(window.currentCapture()->analysisErrors.isEmpty(), qPrintable(window.currentCapture()->analysisErrors));
+  }
+
+  void aPageShownWhileLoadingGetsItsAnalysisNext() {
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.loader()->setMaxRunning(1);
+    window.showPage(window.timelinePage());
+    window.show();
+    QList<Analysis> order;
+    connect(&window, &MainWindow::analysisLoaded, this, [&](const CaptureDataPtr&, Analysis a) {
+      order << a;
+      if (a == Analysis::Timeline) window.showPage(window.heatmapPage());  // the user moves on
+    });
+    window.openFiles({capture("fusion_bench.sqlite")});
+    QVERIFY(waitForLoads(window));
+    QCOMPARE(order.size(), allAnalyses().size());
+    QCOMPARE(order[0], Analysis::Timeline);
+#ifdef FUSELENS_GUI_HAS_COMPARE
+    QCOMPARE(order[1], Analysis::Ranges);  // the heatmap's, ahead of the summary
+    QVERIFY(window.heatmapPage()->model()->rowCount() > 0);
+#endif
+  }
+
+  void pagesSayWhatTheyWaitFor() {
+    // A capture opened but not analysed yet: each page says it is loading, then shows the
+    // analysis when told it is in.
+    auto data = openCapture(capture("fusion_bench.sqlite"));
+    SummaryPage summary;
+    TimelinePage timeline;
+    summary.setCaptures(data, {data});
+    timeline.setCaptures(data, {data});
+    QCOMPARE(summary.kernelModel()->rowCount(), 0);
+    QVERIFY(timeline.timelineWidget()->timeline() == nullptr);
+    for (Analysis a : {Analysis::Summary, Analysis::Timeline}) {
+      CaptureData part;
+      part.path = data->path;
+      loadAnalysis(a, part);
+      data->take(a, std::move(part));
+      summary.analysisLoaded(data, a);
+      timeline.analysisLoaded(data, a);
+    }
+    QVERIFY(summary.kernelModel()->rowCount() > 0);
+    QVERIFY(timeline.timelineWidget()->timeline() != nullptr);
   }
 
   void badFilesGiveTheReaderMessageAndTheWindowCarriesOn_data() {

@@ -171,13 +171,19 @@ CallingContextPage::CallingContextPage(QWidget* parent) : Page(QStringLiteral("C
 void CallingContextPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
-  recompute();
+#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  model_->setReport({});
+  notice_->setText(data_ ? QStringLiteral("<h2>Computing the calling contexts…</h2>") : QStringLiteral("<h2>No capture open</h2>"));
+  stack_->setCurrentWidget(notice_);
+#endif
+  invalidate();  // computed when the page is shown
 }
 
 void CallingContextPage::recompute() {
 #ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   const int generation = ++generation_;
   model_->setReport({});
+  running_ = false;
   if (!data_) {
     notice_->setText(QStringLiteral("<h2>No capture open</h2>"));
     stack_->setCurrentWidget(notice_);
@@ -188,10 +194,12 @@ void CallingContextPage::recompute() {
   options.metric = static_cast<analyzer::CctMetric>(metric_->currentIndex());
   const std::string path = data_->path.toStdString();
   using Result = std::pair<std::shared_ptr<analyzer::CctReport>, QString>;
+  running_ = true;
   auto* watcher = new QFutureWatcher<Result>(this);
   connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation] {
     watcher->deleteLater();
     if (generation != generation_) return;
+    running_ = false;
     const Result r = watcher->result();
     if (!r.first || !r.first->available) {
       const QString why = r.first ? toQString(r.first->unavailable_reason) : r.second;

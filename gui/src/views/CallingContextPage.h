@@ -55,6 +55,7 @@ class CallingContextPage : public Page {
   explicit CallingContextPage(QWidget* parent = nullptr);
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
+  bool busy() const override { return running_; }
   /// True when this build has the analyzer's calling-context analysis.
   static bool available();
 #ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
@@ -64,6 +65,10 @@ class CallingContextPage : public Page {
 
  Q_SIGNALS:
   void finished();
+
+ protected:
+  /// Computes the report off the GUI thread (the first time the page is shown for a capture).
+  void runAnalysis() override { recompute(); }
 
  private:
   void recompute();
@@ -80,6 +85,7 @@ class CallingContextPage : public Page {
   CallingContextModel* model_ = nullptr;
 #endif
   int generation_ = 0;
+  bool running_ = false;
 };
 
 }  // namespace fuselens::gui

@@ -124,8 +124,26 @@ void ComparePage::setCaptures(const CaptureDataPtr& current, const QList<Capture
   entries_->setRows({});
   kernels_->setRows({});
   kernelBox_->hide();
+  suggest();
+#else
+  Q_UNUSED(current);
+  Q_UNUSED(all);
+#endif
+}
+
+void ComparePage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (capture == data_ && analysis == Analysis::Ranges) suggest();
+}
+
+void ComparePage::suggest() {
+#ifdef FUSELENS_GUI_HAS_COMPARE
+  const CaptureDataPtr& current = data_;
   if (!current) {
     status_->setText(QStringLiteral("No capture open."));
+    return;
+  }
+  if (!current->has(Analysis::Ranges)) {
+    status_->setText(QStringLiteral("Computing the range statistics of %1…").arg(current->displayName));
     return;
   }
   QStringList names;
@@ -144,9 +162,6 @@ void ComparePage::setCaptures(const CaptureDataPtr& current, const QList<Capture
                                     "give two glob patterns (e.g. mlp/step* vs other/*), or open a second "
                                     "capture to compare with."));
   }
-#else
-  Q_UNUSED(current);
-  Q_UNUSED(all);
 #endif
 }
 
@@ -184,10 +199,13 @@ void ComparePage::compareWith(const CaptureDataPtr& candidate) {
 
 void ComparePage::run(std::function<Result()> job) {
   const int generation = ++generation_;
+  running_ = true;
   auto* watcher = new QFutureWatcher<std::shared_ptr<Result>>(this);
   connect(watcher, &QFutureWatcher<std::shared_ptr<Result>>::finished, this, [this, watcher, generation] {
     watcher->deleteLater();
-    if (generation == generation_) showResult(watcher->result());
+    if (generation != generation_) return;
+    running_ = false;
+    showResult(watcher->result());
   });
   watcher->setFuture(QtConcurrent::run([job] {
     try {

@@ -26,6 +26,9 @@ class ComparePage : public Page {
   explicit ComparePage(QWidget* parent = nullptr);
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
+  QList<Analysis> analyses() const override { return {Analysis::Ranges}; }
+  void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
+  bool busy() const override { return running_; }
   static bool available();
 
   CompareEntryModel* entryModel() const { return entries_; }
@@ -43,6 +46,8 @@ class ComparePage : public Page {
   struct Result;
   void run(std::function<Result()> job);
   void showResult(const std::shared_ptr<Result>& result);
+  /// Suggests patterns from the range names and compares them (once the ranges are in).
+  void suggest();
 
   CaptureDataPtr data_;
   QList<CaptureDataPtr> all_;
@@ -60,6 +65,7 @@ class ComparePage : public Page {
   QWidget* kernelBox_ = nullptr;
   std::shared_ptr<Result> result_;
   int generation_ = 0;  // a newer request discards older results
+  bool running_ = false;
 };
 
 }  // namespace fuselens::gui

@@ -97,17 +97,36 @@ FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
 }
 
 void FlagsPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
+  if (current == data_) return;
   data_ = current;
+  showFlags();
+}
+
+void FlagsPage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (capture != data_) return;
+  if (analysis == Analysis::Flags) {
+    showFlags();
+  } else if (current_ >= 0) {
+    showHit(current_);  // the kernel links and times of the hit shown
+  }
+}
+
+void FlagsPage::showFlags() {
 #ifdef FUSELENS_GUI_HAS_FLAGS
+  const CaptureDataPtr& current = data_;
   current_ = -1;
   explanation_->clear();
   timelineButton_->setEnabled(false);
   summaryButton_->setEnabled(false);
-  if (!current || !current->flags) {
+  if (!current || !current->has(Analysis::Flags) || !current->flags) {
     model_->setRows({});
-    header_->setText(current ? QStringLiteral("The flag rules failed on this capture: %1")
-                                   .arg(current->analysisErrors)
-                             : QString());
+    if (!current) {
+      header_->setText(QString());
+    } else if (!current->has(Analysis::Flags)) {
+      header_->setText(QStringLiteral("Running the flag rules on %1…").arg(current->displayName));
+    } else {
+      header_->setText(QStringLiteral("The flag rules failed on this capture: %1").arg(current->error(Analysis::Flags)));
+    }
     return;
   }
   const auto& report = *current->flags;
@@ -148,10 +167,13 @@ void FlagsPage::showHit(int row) {
   QString html = QStringLiteral("<h3>%1</h3>").arg(
       rule ? toQString(std::string(rule->title)).toHtmlEscaped() : toQString(hit.rule));
   html += QStringLiteral("<p><b>Subject:</b> %1<br><b>Where:</b> %2<br><b>Instances:</b> %3 · "
-                         "<b>time at stake:</b> %4 · first at %5 after the first record</p>")
+                         "<b>time at stake:</b> %4%5</p>")
               .arg(toQString(hit.subject).toHtmlEscaped(), FlagsModel::where(hit).toHtmlEscaped(),
                    formatCount(hit.count), formatDuration(static_cast<double>(hit.time_ns)),
-                   formatDuration(static_cast<double>(hit.first_ns - data_->timeline.begin_ns)));
+                   data_->has(Analysis::Timeline)
+                       ? QStringLiteral(" · first at %1 after the first record")
+                             .arg(formatDuration(static_cast<double>(hit.first_ns - data_->timeline.begin_ns)))
+                       : QString());
   html += QStringLiteral("<p><b>Measured:</b> %1</p><p><b>What to do:</b> %2</p>")
               .arg(toQString(hit.detail).toHtmlEscaped(), toQString(hit.advice).toHtmlEscaped());
   if (!hit.metrics.empty()) {

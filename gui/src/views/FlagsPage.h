@@ -18,6 +18,9 @@ class FlagsPage : public Page {
   explicit FlagsPage(QWidget* parent = nullptr);
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
+  /// The hits, and the summary and timeline their links and times refer to.
+  QList<Analysis> analyses() const override { return {Analysis::Flags, Analysis::Summary, Analysis::Timeline}; }
+  void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   static bool available();
   FlagsModel* model() const { return model_; }
   QString explanationText() const;
@@ -30,6 +33,7 @@ class FlagsPage : public Page {
   void showKernelInSummary(const QString& text);
 
  private:
+  void showFlags();
   void showHit(int sourceRow);
 
   CaptureDataPtr data_;

@@ -115,10 +115,18 @@ HeatmapPage::HeatmapPage(QWidget* parent) : Page(QStringLiteral("Heatmap"), pare
 void HeatmapPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
+  showRanges();
+}
+
+void HeatmapPage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (capture == data_ && analysis == Analysis::Ranges) showRanges();
+}
+
+void HeatmapPage::showRanges() {
 #ifdef FUSELENS_GUI_HAS_COMPARE
   QSignalBlocker block(baseline_);
   baseline_->clear();
-  if (data_) {
+  if (data_ && data_->has(Analysis::Ranges)) {
     const Heatmap h = buildHeatmap(data_->ranges, HeatmapMetric::Latency);
     baseline_->addItems(h.columns);
     const int unfused = static_cast<int>(h.columns.indexOf(QStringLiteral("unfused")));
@@ -137,9 +145,13 @@ void HeatmapPage::setMetric(int metricIndex, const QString& baselineVariant) {
 
 void HeatmapPage::rebuild() {
 #ifdef FUSELENS_GUI_HAS_COMPARE
-  if (!data_) {
+  if (!data_ || !data_->has(Analysis::Ranges) || !data_->error(Analysis::Ranges).isEmpty()) {
     model_->setHeatmap({});
-    note_->setText(QStringLiteral("No capture open."));
+    note_->setText(!data_ ? QStringLiteral("No capture open.")
+                   : !data_->has(Analysis::Ranges)
+                       ? QStringLiteral("Computing the range statistics of %1…").arg(data_->displayName)
+                       : QStringLiteral("The range statistics failed: %1").arg(data_->error(Analysis::Ranges)));
+    legend_->update();
     return;
   }
   const auto metric = heatmapMetrics()[static_cast<std::size_t>(std::max(0, metric_->currentIndex()))].metric;
@@ -155,8 +167,8 @@ void HeatmapPage::rebuild() {
   note_->setText(QStringLiteral(
       "From the analyzer's range statistics (the figures of <code>prof-analyze compare</code>): GPU time is "
       "the kernels launched inside each range, per iteration (its NVTX payload), median over instances. "
-      "Efficiency (percent of peak) is not offered: it needs the roofline's FLOP and byte counts, which "
-      "prof-gui does not read yet."));
+      "Efficiency (percent of peak) is on the <b>Roofline</b> page: it needs FLOP and byte counts "
+      "(counters or annotations), which range statistics do not have."));
 #endif
 }
 

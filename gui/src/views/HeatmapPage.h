@@ -18,6 +18,8 @@ class HeatmapPage : public Page {
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
   QWidget* imageWidget() override { return chartArea_; }
+  QList<Analysis> analyses() const override { return {Analysis::Ranges}; }
+  void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   static bool available();
 
   HeatmapModel* model() const { return model_; }
@@ -25,6 +27,7 @@ class HeatmapPage : public Page {
   void setMetric(int metricIndex, const QString& baselineVariant = {});
 
  private:
+  void showRanges();
   void rebuild();
 
   CaptureDataPtr data_;

@@ -18,6 +18,22 @@ namespace fuselens::gui {
 
 Page::Page(QString title, QWidget* parent) : QWidget(parent), title_(std::move(title)) {}
 
+void Page::invalidate() {
+  stale_ = true;
+  if (isVisible()) {
+    stale_ = false;
+    runAnalysis();
+  }
+}
+
+void Page::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) {
+    stale_ = false;
+    runAnalysis();
+  }
+}
+
 QString Page::slug() const {
   QString s = title_.toLower();
   s.replace(QLatin1Char(' '), QLatin1Char('-'));

@@ -2,6 +2,12 @@
 // Page: one tab of the main window (as Tracy's View_*.cpp, one file per view). A page shows the
 // current capture (and may offer the other open ones, e.g. for comparing); it says plainly when
 // its analysis is not in this build or not in this capture, and never shows invented data.
+//
+// Staged loading (CaptureData.h): a page names the analyses it shows (analyses()); the main window
+// has them loaded first while the page is visible and tells it when each one is in
+// (analysisLoaded). Pages that run an analysis of their own (calling context, roofline) call
+// invalidate() when their input changes: the analysis runs then if the page is visible, else the
+// next time it is shown (runAnalysis), so hidden pages cost nothing while a capture loads.
 
 #include <QList>
 #include <QString>
@@ -34,8 +40,26 @@ class Page : public QWidget {
   /// The widget "Export view as image" saves (a chart, the timeline); the page by default.
   virtual QWidget* imageWidget() { return this; }
 
+  /// The analyses of CaptureData this page shows (none: it shows none, or runs its own).
+  virtual QList<Analysis> analyses() const { return {}; }
+  /// `analysis` of `capture` is in (or failed): a page showing `capture` updates itself.
+  virtual void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+    Q_UNUSED(capture);
+    Q_UNUSED(analysis);
+  }
+  /// True while the page's own analysis runs (screenshots wait for it).
+  virtual bool busy() const { return false; }
+
+ protected:
+  /// Input of the page's own analysis changed: runAnalysis() now if visible, else on next show.
+  void invalidate();
+  /// Runs the page's own analysis (off the GUI thread); called by invalidate() and showEvent().
+  virtual void runAnalysis() {}
+  void showEvent(QShowEvent* event) override;
+
  private:
   QString title_;
+  bool stale_ = false;
 };
 
 /// A centred notice: a bold title and an explanation (rich text allowed).

@@ -117,8 +117,26 @@ void SummaryPage::showKernels(const QString& text) {
 }
 
 void SummaryPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
-  if (!current) {
-    header_->setText(QStringLiteral("No capture open. Use File → Open or drop a .sqlite file here."));
+  if (current == data_) return;
+  data_ = current;
+  showSummary();
+}
+
+void SummaryPage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (capture == data_ && analysis == Analysis::Summary) showSummary();
+}
+
+void SummaryPage::showSummary() {
+  if (!data_ || !data_->has(Analysis::Summary) || !data_->error(Analysis::Summary).isEmpty()) {
+    if (!data_) {
+      header_->setText(QStringLiteral("No capture open. Use File → Open or drop a .sqlite file here."));
+    } else if (!data_->has(Analysis::Summary)) {
+      header_->setText(QStringLiteral("<b>%1</b><br>Summarizing… (the other pages fill in as their analyses load)")
+                           .arg(data_->displayName.toHtmlEscaped()));
+    } else {
+      header_->setText(QStringLiteral("<b>%1</b><br>The summary could not be computed: %2")
+                           .arg(data_->displayName.toHtmlEscaped(), data_->error(Analysis::Summary).toHtmlEscaped()));
+    }
     kernels_->setRows({});
     memory_->setRows({});
     api_->setRows({});
@@ -126,8 +144,8 @@ void SummaryPage::setCaptures(const CaptureDataPtr& current, const QList<Capture
     devices_->setRows({});
     return;
   }
-  const auto& s = current->summary;
-  header_->setText(headerHtml(*current));
+  const auto& s = data_->summary;
+  header_->setText(headerHtml(*data_));
   kernels_->setRows(s.kernels);
   memory_->setRows(s.memory_operations);
   api_->setRows(s.api);

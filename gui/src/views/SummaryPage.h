@@ -21,6 +21,8 @@ class SummaryPage : public Page {
   explicit SummaryPage(QWidget* parent = nullptr);
 
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
+  QList<Analysis> analyses() const override { return {Analysis::Summary}; }
+  void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   QAbstractItemView* currentTable() const override;
 
   KernelSummaryModel* kernelModel() const { return kernels_; }
@@ -33,6 +35,9 @@ class SummaryPage : public Page {
   void setFilter(const QString& text);
 
  private:
+  void showSummary();
+
+  CaptureDataPtr data_;
   QLabel* header_ = nullptr;
   QLineEdit* search_ = nullptr;
   QTabWidget* tabs_ = nullptr;

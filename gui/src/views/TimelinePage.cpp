@@ -58,7 +58,25 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
 void TimelinePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
-  timeline_->setCapture(current);
+  showTimeline();
+}
+
+void TimelinePage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
+  if (capture == data_ && analysis == Analysis::Timeline) showTimeline();
+}
+
+void TimelinePage::showTimeline() {
+  const bool ready = data_ && data_->has(Analysis::Timeline);
+  timeline_->setCapture(ready ? data_ : nullptr);
+  if (!data_) {
+    timeline_->setEmptyText(QStringLiteral("No capture open"));
+  } else if (!ready) {
+    timeline_->setEmptyText(QStringLiteral("Loading the timeline of %1…").arg(data_->displayName));
+  } else if (!data_->error(Analysis::Timeline).isEmpty()) {
+    timeline_->setCapture(nullptr);
+    timeline_->setEmptyText(QStringLiteral("The timeline of %1 could not be loaded: %2")
+                                .arg(data_->displayName, data_->error(Analysis::Timeline)));
+  }
   showDetails(nullptr);
 }
 
@@ -73,7 +91,7 @@ bool TimelinePage::revealKernel(const QString& shortName, std::int64_t fromNs) {
 }
 
 bool TimelinePage::showLongestKernel() {
-  if (!data_) return false;
+  if (!data_ || !data_->has(Analysis::Timeline)) return false;
   const auto& t = data_->timeline;
   // The longest kernel launched inside an NVTX range (checking at most 100k kernels), else the
   // longest kernel.

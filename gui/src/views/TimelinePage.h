@@ -17,6 +17,8 @@ class TimelinePage : public Page {
   explicit TimelinePage(QWidget* parent = nullptr);
 
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
+  QList<Analysis> analyses() const override { return {Analysis::Timeline}; }
+  void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   QWidget* imageWidget() override;
   TimelineWidget* timelineWidget() const { return timeline_; }
   /// Shows and selects the first kernel named `shortName` at or after `fromNs`.
@@ -29,6 +31,7 @@ class TimelinePage : public Page {
 
  private:
   void showDetails(const analyzer::TimelineItem* item);
+  void showTimeline();
 
   CaptureDataPtr data_;
   TimelineWidget* timeline_ = nullptr;

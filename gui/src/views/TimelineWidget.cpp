@@ -93,6 +93,11 @@ void TimelineWidget::setCapture(const CaptureDataPtr& capture) {
   zoomAll();
 }
 
+void TimelineWidget::setEmptyText(const QString& text) {
+  emptyText_ = text;
+  if (!data_) update();
+}
+
 void TimelineWidget::layoutTracks() {
   tracks_.clear();
   int y = 0;
@@ -270,7 +275,8 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
   p.fillRect(QRect(target.left(), target.top(), kGutterWidth, target.height()), kGutter);
   if (!data_) {
     p.setPen(Qt::darkGray);
-    p.drawText(target, Qt::AlignCenter, QStringLiteral("No capture open"));
+    p.drawText(target.adjusted(kGutterWidth, 0, 0, 0), Qt::AlignCenter | Qt::TextWordWrap,
+               emptyText_.isEmpty() ? QStringLiteral("No capture open") : emptyText_);
     return;
   }
   const auto& t = data_->timeline;

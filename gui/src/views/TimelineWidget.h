@@ -34,6 +34,8 @@ class TimelineWidget : public QWidget {
 
   /// Shows the timeline of `data` (null: nothing), zoomed out to the whole capture.
   void setCapture(const CaptureDataPtr& capture);
+  /// The text drawn when no capture is shown ("No capture open", "Loading the timeline…").
+  void setEmptyText(const QString& text);
   const analyzer::Timeline* timeline() const;
 
   /// Visible time span, absolute ns (CUPTI clock).
@@ -110,6 +112,7 @@ class TimelineWidget : public QWidget {
   QString tooltipFor(const analyzer::TimelineItem& item) const;
 
   CaptureDataPtr data_;
+  QString emptyText_;
   std::vector<QString> names_;  // Timeline::names as QStrings
   std::vector<QColor> colors_;  // by name
   std::vector<Track> tracks_;
