@@ -17,7 +17,9 @@ bin=build/default
 if [ -z "$reason" ]; then
   cmake --build --preset default -j "$jobs" --target prof-run prof-analyze fusion_bench fuselens_collector
   out=${FUSELENS_DEMO_OUTPUT:-fusion_bench.fuselens.sqlite}
-  "$bin/collector/prof-run" -o "$out" --force -- "$bin/workloads/fusion_bench/fusion_bench"
+  # --quick: every op of the suite at its smallest shapes, 5 iterations per range (the full study,
+  # up to 8192³ GEMMs, is `fusion_bench` without options).
+  "$bin/collector/prof-run" -o "$out" --force -- "$bin/workloads/fusion_bench/fusion_bench" --quick
   "$bin/analyzer/prof-analyze" summary "$out"
   "$bin/analyzer/prof-analyze" compare "$out" --baseline '*/unfused/*' --candidate '*/fused/*'
 else
