@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_case.h"
+#include "gemm_shapes.h"
 #include "common/device_buffer.h"
 #include "gemm_bias_relu/gemm_bias_relu.cuh"
 #include "gemm_bias_relu/reference.h"
@@ -21,19 +22,7 @@ namespace fw = fuselens::workloads;
 
 namespace {
 
-struct GemmShape {
-    int M, K, N;  // in seed 002's (M, K, N) order
-};
-// Seed 002's shapes first (the quick set), then seed 001's and the sizes that fill an H100.
-constexpr std::array<GemmShape, 3> kQuickShapes{{{64, 256, 128}, {128, 256, 256}, {1024, 1024, 1024}}};
-constexpr std::array<GemmShape, 8> kFullOnlyShapes{{{128, 128, 128},
-                                                    {256, 128, 128},
-                                                    {256, 256, 256},
-                                                    {512, 256, 256},
-                                                    {512, 512, 256},
-                                                    {1024, 256, 512},
-                                                    {4096, 4096, 4096},
-                                                    {8192, 8192, 8192}}};
+using fw::GemmShape;
 // Above this many multiply-adds the reference is computed for kSampleRows rows only.
 constexpr double kFullReferenceLimit = 2.0e9;
 constexpr int kSampleRows = 64;
@@ -91,7 +80,7 @@ void run_shape(const GemmShape& s, const fw::CaseContext& context, fw::Report& r
         cublaslt.run(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), stream);
     });
 
-    const std::string shape = "M" + std::to_string(s.M) + "_N" + std::to_string(s.N) + "_K" + std::to_string(s.K);
+    const std::string shape = fw::gemm_shape_label(s);
     std::vector<fw::Variant> variants{
         {"unfused", 3,
          [&] { fk::launch_gemm_bias_relu_unfused(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N, s.K); },
@@ -118,9 +107,9 @@ void run_shape(const GemmShape& s, const fw::CaseContext& context, fw::Report& r
 }
 
 void run_gemm_bias_relu(const fw::CaseContext& context, fw::Report& report) {
-    for (const GemmShape& shape : kQuickShapes) run_shape(shape, context, report);
+    for (const GemmShape& shape : fw::kGemmQuickShapes) run_shape(shape, context, report);
     if (context.quick) return;
-    for (const GemmShape& shape : kFullOnlyShapes) run_shape(shape, context, report);
+    for (const GemmShape& shape : fw::kGemmFullOnlyShapes) run_shape(shape, context, report);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <cuda_fp16.h>
 
 #include "bench_case.h"
+#include "gemm_shapes.h"
 #include "common/device_buffer.h"
 #include "gemm_tc/gemm_tc.cuh"
 #include "gemm_tc/reference.h"
@@ -35,18 +36,7 @@ namespace fw = fuselens::workloads;
 
 namespace {
 
-struct GemmShape {
-    int M, K, N;  // in seed 002's (M, K, N) order
-};
-constexpr std::array<GemmShape, 3> kQuickShapes{{{64, 256, 128}, {128, 256, 256}, {1024, 1024, 1024}}};
-constexpr std::array<GemmShape, 8> kFullOnlyShapes{{{128, 128, 128},
-                                                    {256, 128, 128},
-                                                    {256, 256, 256},
-                                                    {512, 256, 256},
-                                                    {512, 512, 256},
-                                                    {1024, 256, 512},
-                                                    {4096, 4096, 4096},
-                                                    {8192, 8192, 8192}}};
+using fw::GemmShape;
 constexpr double kReferenceMacLimit = 5.0e8;  // multiply-adds of the CPU reference, at most (about)
 
 template <typename T>
@@ -140,7 +130,7 @@ void run_shape(const char* op, const GemmShape& s, const fw::CaseContext& contex
         cublaslt.run(d_a.data(), d_b.data(), d_bias.data(), d_c.data(), stream);
     });
 
-    const std::string shape = "M" + std::to_string(s.M) + "_N" + std::to_string(s.N) + "_K" + std::to_string(s.K);
+    const std::string shape = fw::gemm_shape_label(s);
     const double dm = s.M, dn = s.N, dk = s.K;
     std::vector<fw::Variant> variants{
         {"unfused", 3,
@@ -169,9 +159,9 @@ void run_shape(const char* op, const GemmShape& s, const fw::CaseContext& contex
 
 template <typename T>
 void run_dtype(const char* op, const fw::CaseContext& context, fw::Report& report) {
-    for (const GemmShape& shape : kQuickShapes) run_shape<T>(op, shape, context, report);
+    for (const GemmShape& shape : fw::kGemmQuickShapes) run_shape<T>(op, shape, context, report);
     if (context.quick) return;
-    for (const GemmShape& shape : kFullOnlyShapes) run_shape<T>(op, shape, context, report);
+    for (const GemmShape& shape : fw::kGemmFullOnlyShapes) run_shape<T>(op, shape, context, report);
 }
 
 void run_gemm_bias_relu_fp16(const fw::CaseContext& context, fw::Report& report) {
