@@ -145,7 +145,7 @@ bool Collector::enable_cupti() noexcept {
       {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
       {kTraceCuda, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
       {kTraceMemory, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
-      {kTraceApi, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
+      {kTraceRuntime, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
       {kTraceDriver, CUPTI_ACTIVITY_KIND_DRIVER, "driver API"},
       {kTraceNvtx, CUPTI_ACTIVITY_KIND_MARKER, "NVTX markers"},
       {kTraceNvtx, CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data"},
@@ -166,6 +166,10 @@ bool Collector::enable_cupti() noexcept {
       log("cannot trace {} activity: {}", k.name, message ? message : "unknown error");
     }
   }
+  // "api" without "runtime" / "driver": only the calls that put work on the GPU, allocate or wait.
+  if ((config_.trace & kTraceApi) && !(config_.trace & kTraceRuntime)) {
+    enabled += enable_work_runtime_api();
+  }
   if ((config_.trace & kTraceApi) && !(config_.trace & kTraceDriver)) enable_work_driver_api();
   if (config_.trace & kTraceContext) enable_calling_contexts();
   if (config_.trace & kTraceArgs) KernelArgs::start(subscriber_);  // kernel parameter values
@@ -182,7 +186,8 @@ constexpr std::string_view kDriverWork[] = {
     "cuEventSynchronize"};
 constexpr std::string_view kRuntimeWork[] = {
     "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree",
-    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"};
+    "cudaHostAlloc", "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+    "cudaEventSynchronize"};
 
 // Calls `select(cbid)` for every callback of `domain` whose name starts with one of `prefixes`;
 // returns how many it accepted.
@@ -214,6 +219,22 @@ void Collector::enable_work_driver_api() noexcept {
     log("cannot trace driver API launches: kernels launched through the driver API will have no "
         "launch call");
   }
+}
+
+int Collector::enable_work_runtime_api() noexcept {
+  // Without CUPTI_ACTIVITY_KIND_RUNTIME, which would override this selection (cupti_activity.h).
+  const int selected = for_each_named_callback(
+      CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimeWork,
+      [](CUpti_CallbackId id) { return cuptiActivityEnableRuntimeApi(id, 1) == CUPTI_SUCCESS; });
+  if (selected == 0) {
+    log("cannot select runtime API calls: tracing every runtime API call instead");
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) {
+      log("cannot trace runtime API activity: kernels will have no launch call");
+      return 0;
+    }
+    return 1;
+  }
+  return selected;
 }
 
 void Collector::enable_calling_contexts() noexcept {

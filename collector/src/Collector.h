@@ -46,6 +46,8 @@ class Collector {
 
   explicit Collector(CollectorConfig config);
   bool enable_cupti() noexcept;
+  /// Selects the runtime API calls of kRuntimeWork for activity records; returns how many.
+  int enable_work_runtime_api() noexcept;
   void enable_work_driver_api() noexcept;
   void enable_calling_contexts() noexcept;
   void on_api_enter(const CUpti_CallbackData& data) noexcept;

@@ -16,6 +16,9 @@ TEST(Config, ParsesTraceGroupsAndAll) {
 TEST(Config, ArgsIsOptInAndPlusMinusChangeTheDefault) {
   EXPECT_EQ(kTraceDefault & kTraceArgs, 0u);
   EXPECT_EQ(kTraceDefault & kTraceDriver, 0u);
+  EXPECT_EQ(kTraceDefault & kTraceRuntime, 0u);  // every runtime call: opt-in
+  EXPECT_EQ(parse_trace("+runtime"), kTraceDefault | kTraceRuntime);
+  EXPECT_EQ(trace_to_string(kTraceApi | kTraceRuntime | kTraceDriver), "api,runtime,driver");
   EXPECT_NE(kTraceAll & kTraceArgs, 0u);
   EXPECT_EQ(parse_trace("args"), kTraceArgs);
   EXPECT_EQ(parse_trace("+args"), kTraceDefault | kTraceArgs);

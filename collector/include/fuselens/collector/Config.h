@@ -22,16 +22,18 @@ inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
-/// allocations and frees; "api": every CUDA runtime API call, plus the driver API calls that
-/// launch, copy, set, allocate, free or synchronize (so kernels launched through the driver API,
-/// as Triton and parts of PyTorch do, still join their launch call); "driver": every CUDA driver
+/// allocations and frees; "api": the CUDA runtime and driver API calls that launch, copy, set,
+/// allocate, free or synchronize (so every kernel, copy and memset joins its launch call, kernels
+/// launched through the driver API as Triton and parts of PyTorch do included); "runtime": every
+/// CUDA runtime API call (cudaGetDevice, cudaStreamIsCapturing, ...: PyTorch makes about ten per
+/// kernel, and tracing each costs CUPTI a record, docs/BENCHMARKS.md); "driver": every CUDA driver
 /// API call, including those the runtime makes internally (about 2 us more per runtime launch on
 /// an H100, docs/BENCHMARKS.md); "nvtx": NVTX ranges and marks; "overhead": CUPTI's own overhead
 /// records; "context": the calling context (native call stack) of every launch, copy, memset,
 /// allocation and synchronization API call; "args": the values of each kernel launch's 8-byte
 /// parameters (device-pointer candidates, table kernel_arg; collector/src/KernelArgs.h), which
-/// tell the analyzer which kernels share a buffer. The default is everything but "driver" and
-/// "args" (opt-in: the default launch path does not pay for them).
+/// tell the analyzer which kernels share a buffer. The default is everything but "runtime",
+/// "driver" and "args" (opt-in: the default launch path does not pay for them).
 enum TraceGroup : std::uint32_t {
   kTraceCuda = 1u << 0,
   kTraceMemory = 1u << 1,
@@ -41,8 +43,9 @@ enum TraceGroup : std::uint32_t {
   kTraceOverhead = 1u << 5,
   kTraceContext = 1u << 6,
   kTraceArgs = 1u << 7,
-  kTraceAll = (1u << 8) - 1,
-  kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs,
+  kTraceRuntime = 1u << 8,
+  kTraceAll = (1u << 9) - 1,
+  kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs & ~kTraceRuntime,
 };
 
 /// How the "context" group obtains the native stack at an API call (collector/src/ContextCapture.h):
