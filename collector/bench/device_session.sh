@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Calling-context measurements on the GPU machine (issue 4, docs/BENCHMARKS.md): run from the
-# repository root with the staged build carried as stage-cct/. SECTIONS (default all):
+# repository root with the staged build carried as $STAGE (default stage-cct/; the full stage/ of
+# scripts/device/stage.sh holds everything it needs too). SECTIONS (default all):
 #   captures  cct_paths and workloads/python/cct_torch.py captured into $OUT, checked with
 #             prof-analyze (cct_torch.sqlite is the one kept under tests/data);
 #   overhead  launch_overhead, interleaved rounds (ROUNDS, default 4), pinned to cores 2-5: no
@@ -21,7 +22,7 @@ OUT=${OUT:-/tmp/cct-out}
 SECTIONS=${SECTIONS:-"captures overhead torch"}
 mkdir -p "$OUT"
 root=$PWD
-S="$root/stage-cct"
+S="$root/${STAGE:-stage-cct}"
 export PATH="$S/bin:$PATH"
 export LD_LIBRARY_PATH="$S/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FUSELENS_BIN_DIR="$S/bin"
@@ -109,6 +110,8 @@ if has torch; then
   for round in $(seq 1 "${TORCH_ROUNDS:-3}"); do
     step none $pin python3 "$mlp"
     step cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
+    step fuselens_cuda_only $pin prof-run -o /tmp/t.sqlite --force --trace cuda -- python3 "$mlp"
+    step fuselens_every_runtime_call env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/t.sqlite --force --trace +runtime -- python3 "$mlp"
     step fuselens_no_context $pin prof-run -o /tmp/t.sqlite --force --trace cuda,memory,api,nvtx,overhead -- python3 "$mlp"
     [ -x "$S/old/bin/prof-run" ] && step old_default $pin "$S/old/bin/prof-run" -o /tmp/t_old.sqlite --force -- python3 "$mlp"
     step fuselens_no_python env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"

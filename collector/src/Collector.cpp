@@ -5,6 +5,7 @@
 #include <libunwind.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "KernelArgs.h"
 #include "RangeProfiler.h"
 #include "Log.h"
+#include "fuselens/db/Reader.h"
 
 namespace fuselens::collector {
 namespace {
@@ -29,6 +31,56 @@ namespace {
 std::atomic<Collector*> g_collector{nullptr};
 int g_signal_pipe[2] = {-1, -1};
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Signals of a fault in the program (synchronous, or abort()): flushed on the faulting thread's
+// behalf by the signal thread, then re-raised there.
+constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+int g_done_pipe[2] = {-1, -1};      // the signal thread writes a byte here when the flush is over
+std::atomic<pid_t> g_owner_pid{0};  // the process the handlers belong to (not a forked child)
+std::atomic<bool> g_signal_thread_running{false};
+// The collector's own threads: a fault on one of them must not wait for a flush it blocks.
+std::atomic<pthread_t> g_writer_thread{}, g_flusher_thread{}, g_signal_thread{};
+
+bool is_fatal(int signal) {
+  for (const int s : kFatalSignals) {
+    if (s == signal) return true;
+  }
+  return false;
+}
+
+// Async-signal-safe: restores the default action of `signal` and raises it again. Called from a
+// handler (where `signal` is blocked), the signal is delivered when the handler returns.
+void reraise_with_default(int signal) {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signal, &action, nullptr);
+  ::raise(signal);
+}
+
+// Async-signal-safe: waits until g_done_pipe is readable or `seconds` have passed.
+void wait_for_flush(int seconds) {
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (true) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const long long elapsed_ms =
+        (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1'000'000;
+    const long long left_ms = seconds * 1000LL - elapsed_ms;
+    if (left_ms <= 0) return;
+    pollfd done{g_done_pipe[0], POLLIN, 0};
+    const int n = ::poll(&done, 1, static_cast<int>(left_ms));
+    if (n > 0 || (n < 0 && errno != EINTR)) return;
+  }
+}
+
+// The capture this process appends to: prof-run's, or under --per-process its own, created with
+// the run row of prof-run's (Config.h per_process_output).
+db::Writer open_capture(const CollectorConfig& config, std::uint32_t pid) {
+  if (!config.per_process) return db::Writer::open(config.output);
+  const db::RunInfo run = db::Reader(config.output).run().info;
+  return db::Writer::create(per_process_output(config.output, pid), run);
+}
 
 std::uint64_t utc_now_ns() {
   timespec ts{};
@@ -90,7 +142,7 @@ bool Collector::start() noexcept {
     }
     auto* collector = new Collector(std::move(config));
     try {
-      collector->writer_ = std::make_unique<db::Writer>(db::Writer::open(collector->config_.output));
+      collector->writer_ = std::make_unique<db::Writer>(open_capture(collector->config_, collector->pid_));
     } catch (const std::exception& e) {
       log("cannot open the capture: {}; not collecting", e.what());
       delete collector;
@@ -106,12 +158,18 @@ bool Collector::start() noexcept {
     point_nvtx_at_loaded_cupti();
     g_collector.store(collector);
     collector->writer_thread_ = std::thread([collector] { collector->writer_loop(); });
+    g_writer_thread = collector->writer_thread_.native_handle();
     if (!collector->enable_cupti()) {
       log("collection could not start; the program runs unprofiled");
       collector->shutdown(0);
       return false;
     }
     std::atexit(&Collector::at_exit);
+    try {
+      collector->flusher_thread_ = std::thread([collector] { collector->flusher_loop(); });
+    } catch (...) {
+      log("cannot start the flush thread: a process killed without warning loses its last buffers");
+    }
     install_signal_handlers();
     return true;
   } catch (const std::exception& e) {
@@ -244,9 +302,11 @@ void Collector::enable_calling_contexts() noexcept {
   }
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   std::unique_ptr<PythonFrames> python;
-  if (config_.python_frames) {
+  if (config_.python_frames.value_or(true)) {
     python = std::make_unique<PythonFrames>(PythonFrames::from_process());
     if (!python->usable()) python.reset();  // not a CPython process
+    // By default only where frames are read as memory (Config.h).
+    if (python && !config_.python_frames && !python->reads_memory()) python.reset();
   }
   try {
     capture_ = std::make_unique<ContextCapture>(contexts_, config_.context_method, std::move(python));
@@ -461,6 +521,7 @@ void Collector::write_process_row(bool final) noexcept {
 void Collector::shutdown(int signal) noexcept {
   if (shut_down_.exchange(true)) return;
   if (static_cast<std::uint32_t>(::getpid()) != pid_) return;  // a forked child: not ours
+  stop_flusher();
   RangeProfiler::finish();  // stores the counters still pending and the session rows
   KernelArgs::stop();
   // Stop recording calling contexts before the writer merges the threads' trees.
@@ -489,22 +550,82 @@ void Collector::shutdown(int signal) noexcept {
   if (signal != 0) log("flushed on signal {}", signal);
 }
 
+void Collector::flusher_loop() noexcept {
+  g_flusher_thread = ::pthread_self();
+  const auto period = std::chrono::milliseconds(config_.flush_period_ms);
+  std::unique_lock lock(flusher_mutex_);
+  while (!flusher_wake_.wait_for(lock, period, [&] { return flusher_stop_; })) {
+    lock.unlock();
+    // Default flush: every buffer whose records are all complete, full or not. No lock of ours is
+    // held: CUPTI calls buffer_completed from here.
+    cuptiActivityFlushAll(0);
+    lock.lock();
+  }
+}
+
+void Collector::stop_flusher() noexcept {
+  {
+    std::lock_guard lock(flusher_mutex_);
+    flusher_stop_ = true;
+  }
+  flusher_wake_.notify_all();
+  // The flusher holds no lock of ours while in CUPTI, so it returns unless CUPTI hangs, and then
+  // the forced flush below would hang as well.
+  if (flusher_thread_.joinable() && !::pthread_equal(flusher_thread_.native_handle(), ::pthread_self())) {
+    flusher_thread_.join();
+  }
+}
+
 void Collector::at_exit() noexcept {
   if (Collector* self = g_collector.load()) self->shutdown(0);
 }
 
 void Collector::on_signal(int signal) noexcept {
-  const unsigned char byte = static_cast<unsigned char>(signal);
-  [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+  const int saved_errno = errno;
+  if (::getpid() != g_owner_pid.load()) {
+    reraise_with_default(signal);  // a forked child inherited the handler, not the collector
+  } else {
+    const unsigned char byte = static_cast<unsigned char>(signal);
+    [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+  }
+  errno = saved_errno;
+}
+
+void Collector::on_fatal_signal(int signal) noexcept {
+  // Runs on the thread that faulted (or called abort()), which may hold any lock: it only asks the
+  // signal thread to flush, waits a bounded time, and re-raises with the default action.
+  const int saved_errno = errno;
+  const pthread_t self = ::pthread_self();
+  const bool own_thread = ::pthread_equal(self, g_writer_thread.load()) ||
+                          ::pthread_equal(self, g_flusher_thread.load()) ||
+                          ::pthread_equal(self, g_signal_thread.load());
+  if (::getpid() == g_owner_pid.load() && !own_thread && g_signal_thread_running.load()) {
+    static std::atomic<bool> requested{false};
+    if (!requested.exchange(true)) {
+      const unsigned char byte = static_cast<unsigned char>(signal);
+      [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+    }
+    wait_for_flush(kFatalFlushSeconds);  // other threads faulting meanwhile wait for it too
+  }
+  reraise_with_default(signal);
+  errno = saved_errno;
 }
 
 void Collector::signal_thread_main() noexcept {
+  g_signal_thread = ::pthread_self();
   unsigned char byte = 0;
-  while (::read(g_signal_pipe[0], &byte, 1) != 1) {
-    if (errno != EINTR) return;
+  ssize_t n = 0;
+  while ((n = ::read(g_signal_pipe[0], &byte, 1)) != 1) {
+    if (n == 0 || errno != EINTR) {
+      g_signal_thread_running = false;
+      return;
+    }
   }
   const int signal = byte;
   if (Collector* self = g_collector.load()) self->shutdown(signal);
+  const unsigned char done = 1;
+  [[maybe_unused]] const auto written = ::write(g_done_pipe[1], &done, 1);
+  if (is_fatal(signal)) return;  // the faulting thread re-raises it
   struct sigaction action {};
   action.sa_handler = SIG_DFL;
   sigemptyset(&action.sa_mask);
@@ -515,22 +636,32 @@ void Collector::signal_thread_main() noexcept {
 void Collector::install_signal_handlers() noexcept {
   // Only signals the program left at their default action: a program's own handler (Python's
   // SIGINT handler, say) ends the program through exit(), and the atexit flush covers it.
+  // Fatal signals likewise: a program with its own SIGSEGV handler (a crash reporter, the JVM)
+  // keeps it.
   if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
-  bool any = false;
-  for (const int signal : kHandledSignals) {
-    struct sigaction current {};
-    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
-    struct sigaction action {};
-    action.sa_handler = &Collector::on_signal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    any = sigaction(signal, &action, nullptr) == 0 || any;
-  }
-  if (!any) return;
+  if (::pipe2(g_done_pipe, O_CLOEXEC) != 0) return;
+  g_owner_pid = ::getpid();
   try {
+    g_signal_thread_running = true;
     std::thread(&Collector::signal_thread_main).detach();
   } catch (...) {
+    g_signal_thread_running = false;
+    return;  // no thread to flush: leave every signal at its default
   }
+  auto install = [](int signal, void (*handler)(int), int flags) {
+    struct sigaction current {};
+    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
+        (current.sa_flags & SA_SIGINFO)) {
+      return;
+    }
+    struct sigaction action {};
+    action.sa_handler = handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = flags;
+    sigaction(signal, &action, nullptr);
+  };
+  for (const int signal : kHandledSignals) install(signal, &Collector::on_signal, SA_RESTART);
+  for (const int signal : kFatalSignals) install(signal, &Collector::on_fatal_signal, SA_ONSTACK);
 }
 
 }  // namespace fuselens::collector

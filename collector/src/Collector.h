@@ -7,9 +7,14 @@
 // activity buffer callbacks and enables the requested activity kinds. CUPTI fills buffers from a
 // capped BufferPool; completed buffers go to one writer thread that converts them
 // (ActivityConverter) and appends them to the capture (db::Writer), a transaction per buffer.
-// At exit (atexit) or on SIGINT/SIGTERM/SIGHUP when the program left them at their default, the
-// collector flushes CUPTI, drains the writer and records its totals; a signal is then re-raised
-// with its default action. Nothing here aborts the host program: errors are logged with a
+// A flusher thread asks CUPTI for the completed buffers every flush period, so a process killed
+// without warning (SIGKILL, _exit) loses about one period of activity. At exit (atexit), on
+// SIGINT/SIGTERM/SIGHUP, and on the fatal signals SIGSEGV/SIGABRT/SIGBUS/SIGFPE/SIGILL, each when
+// the program left it at its default action, the collector flushes CUPTI (forced), drains the
+// writer and records its totals; a signal is then re-raised with its default action, so the exit
+// status is the program's own. A fatal signal waits at most kFatalFlushSeconds for that flush on
+// the faulting thread. Handlers reached in a forked child (which has no collector) only re-raise.
+// Nothing here aborts the host program: errors are logged with a
 // "[fuselens]" prefix and collection degrades; records that cannot be kept are counted as dropped.
 // CUPTI callbacks are thin static trampolines; no lock is held across a CUPTI call.
 
@@ -38,6 +43,10 @@ class Collector {
   /// the host program runs on either way.
   static bool start() noexcept;
 
+  /// The longest a thread that received a fatal signal waits for the capture to be flushed
+  /// before the signal is re-raised.
+  static constexpr int kFatalFlushSeconds = 10;
+
  private:
   struct Completed {
     std::uint8_t* buffer;
@@ -55,6 +64,8 @@ class Collector {
   void write_batch(db::RecordBatch& batch) noexcept;
   void write_process_row(bool final) noexcept;
   void shutdown(int signal) noexcept;
+  void flusher_loop() noexcept;
+  void stop_flusher() noexcept;
   void on_context_created(CUcontext context) noexcept;
 
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
@@ -67,6 +78,7 @@ class Collector {
   static void at_exit() noexcept;
   static void install_signal_handlers() noexcept;
   static void on_signal(int signal) noexcept;
+  static void on_fatal_signal(int signal) noexcept;
   static void signal_thread_main() noexcept;
 
   CollectorConfig config_;
@@ -89,6 +101,11 @@ class Collector {
   bool stop_ = false;
   bool writer_done_ = false;
   std::thread writer_thread_;
+
+  std::mutex flusher_mutex_;  // guards flusher_stop_
+  std::condition_variable flusher_wake_;
+  bool flusher_stop_ = false;
+  std::thread flusher_thread_;  // periodic default flush (flusher_loop)
 
   std::atomic<std::uint64_t> cupti_dropped_{0};
   std::atomic<std::uint64_t> discarded_{0};   // records converted but not stored (write errors)

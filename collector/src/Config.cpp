@@ -120,10 +120,49 @@ CollectorConfig CollectorConfig::from_environment() {
       out = *v == "1";
     }
   };
-  flag(kEnvPythonFrames, config.python_frames);
+  if (env(kEnvPythonFrames)) {
+    bool on = false;
+    flag(kEnvPythonFrames, on);
+    config.python_frames = on;
+  }
   flag(kEnvContextStats, config.context_stats);
+  flag(kEnvPerProcess, config.per_process);
   config.validate();
   return config;
+}
+
+namespace {
+
+// The position in `path` where per_process_output inserts ".<pid>": before the file name's last
+// dot, or at the end when the name has none (a leading dot does not count).
+std::size_t pid_insert_position(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  const std::size_t dot = path.rfind('.');
+  return dot != std::string::npos && dot > name ? dot : path.size();
+}
+
+}  // namespace
+
+std::string per_process_output(const std::string& output, std::uint32_t pid) {
+  const std::size_t at = pid_insert_position(output);
+  return output.substr(0, at) + "." + std::to_string(pid) + output.substr(at);
+}
+
+std::optional<std::uint32_t> per_process_pid(const std::string& output, const std::string& candidate) {
+  const std::size_t at = pid_insert_position(output);
+  const std::string_view head(output.data(), at), tail(output.data() + at, output.size() - at);
+  const std::string_view c(candidate);
+  if (c.size() < head.size() + tail.size() + 2 || c.substr(0, head.size()) != head ||
+      c.substr(c.size() - tail.size()) != tail || c[head.size()] != '.') {
+    return std::nullopt;
+  }
+  const std::string_view digits = c.substr(head.size() + 1, c.size() - tail.size() - head.size() - 1);
+  if (digits.empty() || digits.front() == '0') return std::nullopt;
+  std::uint32_t pid = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+  return pid;
 }
 
 }  // namespace fuselens::collector

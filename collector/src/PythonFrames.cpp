@@ -78,6 +78,10 @@ PythonApi PythonApi::from_process() noexcept {
   resolve(api.as_utf8, "PyUnicode_AsUTF8");
   resolve(api.err_fetch, "PyErr_Fetch");
   resolve(api.err_restore, "PyErr_Restore");
+  resolve(api.this_thread_state, "PyGILState_GetThisThreadState");
+  api.version = static_cast<const unsigned long*>(::dlsym(RTLD_DEFAULT, "Py_Version"));
+  api.code_type = ::dlsym(RTLD_DEFAULT, "PyCode_Type");
+  api.unicode_type = ::dlsym(RTLD_DEFAULT, "PyUnicode_Type");
   return api;
 }
 
@@ -87,7 +91,22 @@ bool PythonApi::usable() const noexcept {
 }
 
 PythonFrames::PythonFrames(PythonApi api) noexcept
-    : api_(api), usable_(api.usable()), positions_are_lines_(api.frame_lasti == nullptr) {}
+    : api_(api), usable_(api.usable()), positions_are_lines_(api.frame_lasti == nullptr) {
+  if (!usable_ || !api_.this_thread_state || !api_.version || !api_.code_type ||
+      !api_.unicode_type || positions_are_lines_) {
+    return;
+  }
+  if (const auto layout = PythonLayout::for_version(*api_.version)) {
+    reader_.emplace(*layout, api_.code_type, api_.unicode_type);
+  }
+}
+
+bool PythonFrames::holds_gil() const noexcept {
+  if (!api_.gil_check()) return false;
+  // PyGILState_Check answers 1 for every thread once sub-interpreters exist; a thread state
+  // attached to this thread is the precise test.
+  return !api_.current_thread_state || api_.current_thread_state() != nullptr;
+}
 
 PythonFrames PythonFrames::from_process() noexcept {
   PythonFrames frames(PythonApi::from_process());
@@ -105,10 +124,15 @@ PythonFrames PythonFrames::from_process() noexcept {
 int PythonFrames::walk(std::uint64_t* leaf_first, int max) const noexcept {
   if (!usable_ || !api_.is_initialized()) return 0;
   if (api_.is_finalizing && api_.is_finalizing()) return 0;
-  if (!api_.gil_check()) return 0;
-  // PyGILState_Check answers 1 for every thread once sub-interpreters exist; a thread state
-  // attached to this thread is the precise test.
-  if (api_.current_thread_state && !api_.current_thread_state()) return 0;
+  if (reader_) {
+    const void* leaf = reader_->current_frame(api_.this_thread_state());
+    int n = 0;
+    reader_->walk(leaf, max, [&](const void* code, std::uint32_t units) {
+      if (const std::uint64_t value = encode_python_frame(code, units)) leaf_first[n++] = value;
+    });
+    return n;
+  }
+  if (!holds_gil()) return 0;
   void* frame = api_.get_frame();
   if (!frame) return 0;
   api_.incref(frame);  // every frame below is then owned the same way
@@ -147,6 +171,14 @@ PythonFrameInfo PythonFrames::describe(std::uint64_t value) const noexcept {
   PythonFrameInfo info;
   if (!usable_ || !is_python_value(value)) return info;
   const auto [code, position] = decode_python_frame(value);
+  if (reader_ && !holds_gil()) {
+    if (!reader_->is_code(code)) return info;
+    info.file = reader_->filename(code);
+    info.function = reader_->qualname(code);
+    const int line = api_.code_line(code, static_cast<int>(position * 2));
+    info.line = line > 0 ? static_cast<std::uint32_t>(line) : 0;
+    return info;
+  }
   // Keep the caller's pending exception, if any: attribute lookups may set and clear their own.
   void *type = nullptr, *exception = nullptr, *traceback = nullptr;
   api_.err_fetch(&type, &exception, &traceback);

@@ -14,25 +14,33 @@
 //   first sight  PyCode_Addr2Line, PyObject_GetAttrString, PyUnicode_AsUTF8, PyErr_Fetch,
 //                PyErr_Restore.
 //
-// Launch path (walk): only when the interpreter is initialized and not finalizing and this thread
-// holds the GIL (PyGILState_Check and a current thread state: launches from C++ threads without
-// the GIL get no Python frames). From the current frame it follows PyFrame_GetBack and writes one
-// 64-bit value per frame, leaf first: kPythonTag | code object address | bytecode offset of the
-// frame's current instruction. No string is built, nothing is allocated by the collector (CPython
-// creates the frame objects of frames that had none, as sys._getframe does).
+// Launch path (walk), when the interpreter is initialized and not finalizing: on CPython 3.11 and
+// 3.12 the thread's frames are read as memory (PythonLayout.h), with or without the GIL (PyTorch
+// releases it before its ops launch kernels); a thread that never ran Python has none. Other
+// versions use the C API and only where this thread holds the GIL (PyGILState_Check and a
+// current thread state): from the current frame it follows PyFrame_GetBack. Either way it writes
+// one 64-bit value per frame, leaf first: kPythonTag | code object address | bytecode offset of
+// the frame's current instruction. No string is built, nothing is allocated by the collector (on
+// the C API path CPython creates the frame objects of frames that had none).
 //
 // First sight (describe): when a (code object, offset) value enters a thread's tree for the first
-// time, the collector takes a reference to the code object (Py_IncRef, never released, so its
-// address names that code object until the process ends) and reads co_filename, co_qualname
-// (co_name before 3.11) and the line of the offset (PyCode_Addr2Line), with the GIL held and the
-// thread's pending exception saved and restored. This happens at first sight rather than at exit
+// time, the collector reads co_filename, co_qualname (co_name before 3.11) and the line of the
+// offset (PyCode_Addr2Line, which only reads the code object's line table). With the GIL held it
+// also takes a reference to the code object (Py_IncRef, never released, so its address names that
+// code object until the process ends) and reads the names through the C API, the thread's
+// pending exception saved and restored; without the GIL it reads the names as memory and takes no
+// reference (a reference count may not be changed without the GIL), so a code object freed and
+// its address reused later in the run would be named after the first. This happens at first sight rather than at exit
 // because CPython finalizes the interpreter (Py_FinalizeEx) before the C atexit handlers run, and
 // the collector's flush is one of those: by then no Python object may be touched.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "PythonLayout.h"
 
 namespace fuselens::collector {
 
@@ -70,6 +78,11 @@ struct PythonApi {
   const char* (*as_utf8)(void*) = nullptr;              // PyUnicode_AsUTF8
   void (*err_fetch)(void**, void**, void**) = nullptr;  // PyErr_Fetch
   void (*err_restore)(void*, void*, void*) = nullptr;   // PyErr_Restore
+  // For reading frames without the GIL (PythonLayout.h); all optional.
+  void* (*this_thread_state)() = nullptr;  // PyGILState_GetThisThreadState
+  const unsigned long* version = nullptr;  // Py_Version (3.11+)
+  const void* code_type = nullptr;         // &PyCode_Type
+  const void* unicode_type = nullptr;      // &PyUnicode_Type
 
   /// Resolves every entry with dlsym(RTLD_DEFAULT, ...).
   static PythonApi from_process() noexcept;
@@ -95,16 +108,19 @@ class PythonFrames {
   bool usable() const noexcept { return usable_; }
 
   /// Writes the calling thread's Python frames, leaf first, into `leaf_first` (at most `max`);
-  /// returns how many. 0 when this thread does not hold the GIL or the interpreter is not running.
+  /// returns how many. 0 when the interpreter is not running, when the thread runs no Python,
+  /// or, without a memory layout for this CPython, when it does not hold the GIL.
   int walk(std::uint64_t* leaf_first, int max) const noexcept;
 
-  /// Reads what `value` (from walk, on this thread, with the frames still alive) names and keeps
-  /// its code object alive for the rest of the process. Call with the GIL held.
+  /// Reads what `value` (from walk, on this thread, with the frames still alive) names; with the
+  /// GIL held, also keeps its code object alive for the rest of the process.
   PythonFrameInfo describe(std::uint64_t value) const noexcept;
 
   /// True when the return address lies in the executable segments of the module that holds the
   /// interpreter (libpython, or the python executable itself).
   bool in_interpreter(std::uintptr_t pc) const noexcept;
+  /// True when frames are read as memory (a PythonLayout for this CPython).
+  bool reads_memory() const noexcept { return reader_.has_value(); }
   const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& interpreter_text() const {
     return interpreter_text_;
   }
@@ -115,8 +131,10 @@ class PythonFrames {
 
  private:
   std::string attribute_text(void* object, const char* name) const noexcept;
+  bool holds_gil() const noexcept;
 
   PythonApi api_;
+  std::optional<PythonFrameReader> reader_;
   bool usable_ = false;
   bool positions_are_lines_ = false;  // no PyFrame_GetLasti: values carry the line
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> interpreter_text_;

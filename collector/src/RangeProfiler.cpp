@@ -1,5 +1,7 @@
 #include "RangeProfiler.h"
 
+#include <dlfcn.h>
+
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -62,6 +64,8 @@ struct Session {
   std::vector<std::uint8_t> config, counter_data;
   db::MetricSessionRecord record;
   std::int64_t launches_without_range = 0;
+  std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
+  int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
   bool active = false;
 };
 
@@ -81,11 +85,70 @@ struct State {
 
 State* g_state = nullptr;  // set once by start(); never destroyed (reached from atexit)
 
+// cuStreamBeginCapture* / cuStreamEndCapture: 1 / -1, else 0.
+int capture_edge(CUpti_CallbackId id) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) return 0;
+  const std::string_view n(name);
+  if (n.substr(0, 20) == "cuStreamBeginCapture") return 1;
+  if (n.substr(0, 18) == "cuStreamEndCapture") return -1;
+  return 0;
+}
+
 bool is_kernel_launch(CUpti_CallbackId id) {
   const char* name = nullptr;
   if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) return false;
   const std::string_view n(name);
   return n.substr(0, 8) == "cuLaunch" && n.find("HostFunc") == std::string_view::npos;
+}
+
+// cuStreamIsCapturing, resolved at start (the collector does not link libcuda).
+using StreamIsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+StreamIsCapturing g_stream_is_capturing = nullptr;
+
+template <typename Params>
+CUstream stream_of(const void* params) {
+  return static_cast<const Params*>(params)->hStream;
+}
+
+template <typename Params>
+CUstream config_stream_of(const void* params) {
+  const CUlaunchConfig* config = static_cast<const Params*>(params)->config;
+  return config ? config->hStream : nullptr;
+}
+
+// True when the launch `params` of driver callback `id` goes to a stream that is being captured
+// into a CUDA graph: nothing runs, so there is no range to stop and decode, and stopping the
+// profiler there would invalidate the capture (cuStreamBeginCapture's thread-local and global
+// modes forbid such calls on the capturing thread).
+bool launch_in_capture(CUpti_CallbackId id, const void* params) {
+  if (!g_stream_is_capturing || !params) return false;
+  CUstream stream = nullptr;
+  switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      stream = stream_of<cuLaunchKernel_params>(params);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      stream = stream_of<cuLaunchKernel_ptsz_params>(params);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      stream = stream_of<cuLaunchCooperativeKernel_params>(params);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      stream = stream_of<cuLaunchCooperativeKernel_ptsz_params>(params);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      stream = config_stream_of<cuLaunchKernelEx_params>(params);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      stream = config_stream_of<cuLaunchKernelEx_ptsz_params>(params);
+      break;
+    default:
+      return false;
+  }
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return g_stream_is_capturing(stream, &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 void initialize(State& state, Session& s) {
@@ -248,6 +311,13 @@ void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   configure_and_start(s);
 }
 
+/// Stops the profiler for a stream capture (its ranges since the last launch are dropped: none).
+void pause(Session& s) {
+  auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  stop.pRangeProfilerObject = s.profiler;
+  FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
+}
+
 void disable(Session& s) {
   s.active = false;
   if (s.profiler) {
@@ -322,6 +392,8 @@ bool RangeProfiler::start(const std::string& metric_set, const std::string& capt
       log("unknown metric set '{}' (known: roofline); no counters", metric_set);
       return false;
     }
+    g_stream_is_capturing =
+        reinterpret_cast<StreamIsCapturing>(::dlsym(RTLD_DEFAULT, "cuStreamIsCapturing"));
     auto* state = new State;
     state->capture = capture;
     state->pid = pid;
@@ -332,6 +404,9 @@ bool RangeProfiler::start(const std::string& metric_set, const std::string& capt
           cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS) {
         ++enabled;
       }
+    }
+    for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
+      if (capture_edge(id) != 0) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
     }
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (enabled == 0) {
@@ -360,12 +435,41 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       write_pending(*state);
       return;
     }
-    if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !is_kernel_launch(id)) return;
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+    if (const int edge = capture_edge(id); edge != 0) {
+      // Kernel replay cannot replay a launch that stream capture records into a graph (the
+      // range profiler fails and the capture is invalidated): the profiler stops before a
+      // capture begins and starts again once the last open capture has ended.
+      const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+      std::lock_guard lock(state->mutex);
+      if (state->finished || !cb->context) return;
+      Session* s = session_of(*state, cb->context);
+      if (!s->active) return;
+      try {
+        if (edge > 0 && cb->callbackSite == CUPTI_API_ENTER && s->captures_open++ == 0) {
+          pause(*s);
+        } else if (edge < 0 && cb->callbackSite == CUPTI_API_EXIT && s->captures_open > 0 &&
+                   --s->captures_open == 0) {
+          configure_and_start(*s);
+        }
+      } catch (const Failure& f) {
+        fail(*s, f);
+      }
+      return;
+    }
+    if (!is_kernel_launch(id)) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     std::lock_guard lock(state->mutex);
     if (state->finished || !cb->context) return;
     Session* s = session_of(*state, cb->context);
     if (!s->active || cb->callbackSite != CUPTI_API_EXIT) return;
+    if (s->captures_open > 0 || launch_in_capture(id, cb->functionParams)) {
+      if (s->launches_in_capture++ == 0) {
+        log("counters: kernel launches while a stream capture is open get no counters (the "
+            "profiler pauses for captures)");
+      }
+      return;
+    }
     try {
       collect(*state, *s, *cb);
     } catch (const Failure& f) {
@@ -385,6 +489,10 @@ void RangeProfiler::finish() noexcept {
   write_pending(*state);
   for (auto& s : state->sessions) {
     if (s->active || s->host) disable(*s);  // leave nothing enabled for CUPTI's teardown
+    if (s->launches_in_capture > 0) {
+      log("counters: {} launches on device {} were made while a stream capture was open (no counters)",
+          s->launches_in_capture, s->record.device_id);
+    }
     if (s->launches_without_range > 0) {
       log("counters: {} launches on device {} produced no profiler range", s->launches_without_range,
           s->record.device_id);

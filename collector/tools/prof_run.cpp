@@ -2,7 +2,15 @@
 // into one SQLite capture.
 //
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
-//            [--flush-ms N] [--metrics roofline] [--measure-ceilings] -- CMD ARGS...
+//            [--flush-ms N] [--metrics roofline] [--measure-ceilings] [--per-process] -- CMD ARGS...
+//
+// Every CUDA process the command starts (children by fork or exec inherit the collector through
+// the environment) appends to the one capture FILE, its rows tagged with its pid, the process
+// table giving its parent. --per-process: each process writes its own capture instead,
+// FILE with ".<pid>" inserted before the extension (run.sqlite -> run.4242.sqlite), holding the
+// same run row; FILE itself is then removed, or kept when no process initialized CUDA.
+// The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
+// on its own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to prof-run are forwarded to it.
 //
 // Exit status: the workload's own exit status, 128+N when a signal N ended it, 2 when prof-run
 // refused to start (bad options, nothing after --, command not found, output exists without
@@ -15,10 +23,12 @@
 #include <limits.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -32,6 +42,7 @@
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
+#include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 
 #ifndef FUSELENS_VERSION
@@ -138,6 +149,7 @@ void forward_signal(int signal) {
 struct Options {
   std::string output;
   bool force = false;
+  bool per_process = false;  // --per-process: a capture per CUDA process
   bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   CollectorConfig config;
@@ -171,6 +183,9 @@ Options parse(int argc, char** argv) {
                  "bytes; replays every kernel, see docs/BENCHMARKS.md for the cost)");
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
+  app.add_flag("--per-process", o.per_process,
+               "One capture per CUDA process: FILE with the pid inserted before the extension "
+               "(run.sqlite -> run.<pid>.sqlite) instead of one capture for all");
   app.footer(
       "Usage: prof-run [options] -- CMD ARGS...\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
@@ -198,12 +213,66 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// The per-process captures (--per-process) next to `output` that belong to the run started at
+// `start_utc_ns`, by pid; stale ones of earlier runs are left out.
+std::vector<std::pair<std::uint32_t, std::string>> per_process_captures(const fs::path& output,
+                                                                      std::uint64_t start_utc_ns) {
+  std::vector<std::pair<std::uint32_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(output.parent_path(), ec)) {
+    const std::string path = entry.path().string();
+    const auto pid = fuselens::collector::per_process_pid(output.string(), path);
+    if (!pid) continue;
+    try {
+      if (fuselens::db::Reader(path).run().info.start_utc_ns == start_utc_ns) found.emplace_back(*pid, path);
+    } catch (const std::exception&) {
+      // not a capture of this run (or unreadable): not ours to finalize
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// --per-process: captures of an earlier run that would collide with this run's are refused, or
+// removed with --force.
+void clear_per_process_captures(const fs::path& output, bool force) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(output.parent_path(), ec)) {
+    if (fuselens::collector::per_process_pid(output.string(), entry.path().string())) {
+      stale.push_back(entry.path());
+    }
+  }
+  if (stale.empty()) return;
+  if (!force) throw UsageError("'" + stale.front().string() + "' exists (use --force to overwrite)");
+  for (const auto& p : stale) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix);
+  }
+}
+
+// Finalizes `path` with `end` and prints where it is and what it holds; false when it failed.
+bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
+  try {
+    fuselens::db::Writer::open(path).finalize(end);
+    std::cerr << "[fuselens] capture: " << path << '\n';
+    std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(path) << '\n';
+    if (metrics) {
+      std::cerr << "[fuselens] " << fuselens::collector::counters_report_line(path) << '\n';
+    }
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "prof-run: error: cannot finalize the capture '" << path << "': " << e.what() << '\n';
+    return false;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
   std::string executable, collector, cupti;
   fs::path output;
+  std::uint64_t start_utc_ns = 0;
   try {
     options = parse(argc, argv);
     executable = find_command(options.command.front());
@@ -221,6 +290,7 @@ int main(int argc, char** argv) {
     if (options.force) {
       for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix);
     }
+    if (options.per_process) clear_per_process_captures(output, options.force);
     fuselens::db::RunInfo run;
     run.command_line = options.command;
     run.working_directory = fs::current_path().string();
@@ -228,6 +298,7 @@ int main(int argc, char** argv) {
     run.fuselens_version = FUSELENS_VERSION;
     run.trace = fuselens::collector::trace_to_string(options.config.trace);
     run.start_utc_ns = utc_now_ns();
+    start_utc_ns = run.start_utc_ns;
     fuselens::db::Writer::create(output.string(), run);
     if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
   } catch (const UsageError& e) {
@@ -240,9 +311,24 @@ int main(int argc, char** argv) {
   for (auto& a : options.command) child_argv.push_back(a.data());
   child_argv.push_back(nullptr);
 
+  // The forwarded signals are held from before the fork until their handler is in place, so one
+  // that arrives while the workload starts is forwarded, not lost or fatal to prof-run alone.
+  constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  sigset_t forwarded, old_mask;
+  sigemptyset(&forwarded);
+  for (const int s : kForwarded) sigaddset(&forwarded, s);
+  sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
-  if (child < 0) fail(2, std::string("fork failed: ") + std::strerror(errno));
+  if (child < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    fail(2, std::string("fork failed: ") + std::strerror(errno));
+  }
   if (child == 0) {
+    // Never outlive prof-run: SIGTERM (which the collector flushes on) when it dies, also if it
+    // died before this line.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);
     ::setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
     ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
     ::setenv(fuselens::collector::kEnvOutput, output.c_str(), 1);
@@ -251,18 +337,21 @@ int main(int argc, char** argv) {
     ::setenv(fuselens::collector::kEnvMaxBuffers, std::to_string(options.config.max_buffers).c_str(), 1);
     ::setenv(fuselens::collector::kEnvFlushMs, std::to_string(options.config.flush_period_ms).c_str(), 1);
     if (!options.config.metrics.empty()) ::setenv(fuselens::collector::kEnvMetrics, options.config.metrics.c_str(), 1);
+    ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::execv(executable.c_str(), child_argv.data());
     std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno) << '\n';
     ::_exit(127);
   }
   g_child = child;
-  for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+  for (const int s : kForwarded) {
     struct sigaction action {};
     action.sa_handler = &forward_signal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
     sigaction(s, &action, nullptr);
   }
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 
   int status = 0;
   while (::waitpid(child, &status, 0) < 0) {
@@ -280,17 +369,18 @@ int main(int argc, char** argv) {
     end.exit_status = WEXITSTATUS(status);
     exit_code = WEXITSTATUS(status);
   }
-  try {
-    fuselens::db::Writer::open(output.string()).finalize(end);
-    std::cerr << "[fuselens] capture: " << output.string() << '\n';
-    std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(output.string()) << '\n';
-    if (!options.config.metrics.empty()) {
-      std::cerr << "[fuselens] " << fuselens::collector::counters_report_line(output.string()) << '\n';
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "prof-run: error: cannot finalize the capture '" << output.string()
-              << "': " << e.what() << '\n';
-    return exit_code != 0 ? exit_code : 1;
+  const bool metrics = !options.config.metrics.empty();
+  bool finalized = true;
+  const auto own = options.per_process ? per_process_captures(output, start_utc_ns)
+                                       : std::vector<std::pair<std::uint32_t, std::string>>{};
+  if (own.empty()) {
+    finalized = finalize_capture(output.string(), end, metrics);
+  } else {
+    // Each process's capture holds the run row of the whole run, ended as prof-run saw it.
+    for (const auto& [pid, path] : own) finalized = finalize_capture(path, end, metrics) && finalized;
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix, ec);
   }
+  if (!finalized) return exit_code != 0 ? exit_code : 1;
   return exit_code;
 }

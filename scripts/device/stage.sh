@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds the device preset (sm_90) here and installs it into stage/ with the shared libraries the
-# GPU machine lacks (the CUDA runtime), so stage/ can be carried to the H100.
+# Builds what the GPU machine runs (device preset, sm_90, no GUI: the GPU machine has no Qt) and
+# installs it into stage/ with the shared libraries the GPU machine lacks (the CUDA runtime), so
+# stage/ can be carried to the H100. Only the installed targets are built, not the CPU test suite.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cmake --preset device >/dev/null
-cmake --build --preset device -j "$(nproc)"
+cmake --preset device -DFUSELENS_BUILD_GUI=OFF >/dev/null
+cmake --build --preset device -j "$(nproc)" --target prof-run fuselens_collector prof-analyze \
+  prof-ceilings cct_paths cct_paths_lib fusion_bench exit_with launch_overhead fuselens_cupti_floor \
+  fusion_microbench fmnist_train kernel_tests fmnist_gpu_tests gpu_tests fault_workload reliability_gpu_tests \
+  ${STAGE_EXTRA_TARGETS:-}
 rm -rf stage
 cmake --install build/device >/dev/null
 cuda_lib=${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64

@@ -74,16 +74,50 @@ TEST(Config, ReadsTheCallingContextSettings) {
   EXPECT_THROW(parse_context_method("fp"), ConfigError);
   const CollectorConfig defaults;
   EXPECT_EQ(defaults.context_method, ContextMethod::Cached);
-  EXPECT_FALSE(defaults.python_frames);  // opt-in until verified on a GPU
+  EXPECT_FALSE(defaults.python_frames.has_value());  // unset: on where frames are read as memory
   EXPECT_FALSE(defaults.context_stats);
   setenv(kEnvContextMethod, "unwind", 1);
   setenv(kEnvPythonFrames, "1", 1);
   setenv(kEnvContextStats, "1", 1);
   const auto c = CollectorConfig::from_environment();
   EXPECT_EQ(c.context_method, ContextMethod::Unwind);
-  EXPECT_TRUE(c.python_frames);
+  EXPECT_EQ(c.python_frames, std::optional<bool>(true));
   EXPECT_TRUE(c.context_stats);
+  setenv(kEnvPythonFrames, "0", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().python_frames, std::optional<bool>(false));
   setenv(kEnvPythonFrames, "yes", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
   for (const char* v : {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats}) unsetenv(v);
+}
+
+TEST(Config, PerProcessIsReadFromTheEnvironmentAndOffByDefault) {
+  setenv(kEnvOutput, "/tmp/x.sqlite", 1);
+  EXPECT_FALSE(CollectorConfig::from_environment().per_process);
+  setenv(kEnvPerProcess, "1", 1);
+  EXPECT_TRUE(CollectorConfig::from_environment().per_process);
+  setenv(kEnvPerProcess, "yes", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  for (const char* v : {kEnvOutput, kEnvPerProcess}) unsetenv(v);
+}
+
+// prof-run --per-process: where each process's capture goes, and how prof-run finds them again.
+TEST(Config, PerProcessOutputInsertsThePidBeforeTheExtension) {
+  EXPECT_EQ(per_process_output("/tmp/run.sqlite", 4242), "/tmp/run.4242.sqlite");
+  EXPECT_EQ(per_process_output("/tmp/a.fuselens.sqlite", 7), "/tmp/a.fuselens.7.sqlite");
+  EXPECT_EQ(per_process_output("/tmp/run", 7), "/tmp/run.7");
+  EXPECT_EQ(per_process_output("/tmp/v1.2/run", 7), "/tmp/v1.2/run.7");  // a dot in a folder name
+  EXPECT_EQ(per_process_output("/tmp/.run", 7), "/tmp/.run.7");          // a hidden file, no extension
+  EXPECT_EQ(per_process_output("run.sqlite", 1), "run.1.sqlite");
+}
+
+TEST(Config, PerProcessPidRecognizesOnlyThatRunsFiles) {
+  const std::string out = "/tmp/run.sqlite";
+  EXPECT_EQ(per_process_pid(out, "/tmp/run.4242.sqlite"), 4242u);
+  EXPECT_EQ(per_process_pid(out, per_process_output(out, 4294967295u)), 4294967295u);
+  for (const char* other : {"/tmp/run.sqlite", "/tmp/run..sqlite", "/tmp/run.x1.sqlite", "/tmp/run.01.sqlite",
+                            "/tmp/run.-1.sqlite", "/tmp/run.42.sqlite-wal", "/tmp/run.42.db", "/tmp/rung.42.sqlite",
+                            "/tmp/run.4294967296.sqlite", "/other/run.42.sqlite", "/tmp/run.1.2.sqlite"}) {
+    EXPECT_FALSE(per_process_pid(out, other).has_value()) << other;
+  }
+  EXPECT_EQ(per_process_pid("/tmp/run", "/tmp/run.12"), 12u);
 }

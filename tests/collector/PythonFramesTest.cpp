@@ -303,6 +303,44 @@ TEST(PythonFrames, WalksARealInterpreter) {
   EXPECT_EQ(g_from_thread, 0);
 }
 
+// The same through ctypes.CDLL, which releases the GIL around the call, as PyTorch's ops do
+// before they launch kernels: on CPython 3.11 and 3.12 the frames are read as memory
+// (PythonLayout.h) and described without the GIL; elsewhere the thread gets none.
+TEST(PythonFrames, WalksAThreadThatReleasedTheGil) {
+  void* lib = python_library();
+  if (!lib) GTEST_SKIP() << "no libpython3.9+ shared library on this machine";
+  const auto frames = PythonFrames::from_process();
+  ASSERT_TRUE(frames.usable());
+  const auto* version = static_cast<const unsigned long*>(::dlsym(lib, "Py_Version"));
+  const bool layout = version && fuselens::collector::PythonLayout::for_version(*version).has_value();
+  EXPECT_EQ(frames.reads_memory(), layout);
+  g_real = &frames;
+  g_seen.clear();
+  g_from_thread = -1;
+  ASSERT_EQ(run_python("import ctypes\n"
+                       "lib = ctypes.CDLL(None)\n"
+                       "def inner():\n"
+                       "    lib.fuselens_test_python_capture()\n"
+                       "class Model:\n"
+                       "    def outer(self):\n"
+                       "        inner()\n"
+                       "Model().outer()\n"),
+            0);
+  EXPECT_EQ(g_from_thread, 0);  // a C++ thread that never ran Python
+  if (!layout) {
+    EXPECT_TRUE(g_seen.empty());
+    GTEST_SKIP() << "no memory layout for this CPython: frames only with the GIL";
+  }
+  ASSERT_GE(g_seen.size(), 3u);
+  EXPECT_EQ(g_seen[0].function, "inner");
+  EXPECT_EQ(g_seen[0].line, 4u);
+  EXPECT_EQ(g_seen[0].file, "<string>");
+  EXPECT_EQ(g_seen[1].function, "Model.outer");
+  EXPECT_EQ(g_seen[1].line, 7u);
+  EXPECT_EQ(g_seen[2].function, "<module>");
+  EXPECT_EQ(g_seen[2].line, 8u);
+}
+
 // The whole capture path on a real interpreter: ContextCapture records the native stack and the
 // Python frames of a call made from Python, and the merge splices the Python frames in place of
 // libpython's frames, keeping the native frames above (the test program that runs the script)

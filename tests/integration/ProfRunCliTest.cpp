@@ -2,16 +2,25 @@
 // on a machine without a GPU. Every refusal is one stderr line and exit status 2, before the
 // workload runs.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "Spawned.h"
 #include "Subprocess.h"
 #include "TempDir.h"
+#include "fuselens/analyzer/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 
 using fuselens::test::run;
+using fuselens::test::Spawned;
 using fuselens::test::TempDir;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -97,4 +106,68 @@ TEST(ProfRunCli, FindsCommandsOnThePath) {
   TempDir dir;
   const auto r = run({PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// A signal sent to prof-run alone (kill PID, a scheduler's SIGTERM) reaches the workload, and the
+// capture records how it ended.
+TEST(ProfRunCli, ForwardsSigintAndSigtermToTheWorkload) {
+  TempDir dir;
+  for (const int signal : {SIGINT, SIGTERM}) {
+    const auto path = dir.file("forwarded" + std::to_string(signal) + ".sqlite");
+    Spawned prof_run({PROF_RUN_PATH, "-o", path, "--", "/bin/sh", "-c", "echo ready; exec sleep 60"});
+    ASSERT_TRUE(prof_run.wait_for_output("ready\n", 30s)) << prof_run.err();
+    ASSERT_EQ(::kill(prof_run.pid(), signal), 0);
+    EXPECT_EQ(prof_run.wait(), 128 + signal) << prof_run.err();
+    fuselens::db::Reader reader(path);
+    EXPECT_EQ(reader.run().end.reason, fuselens::db::EndReason::Signaled);
+    EXPECT_EQ(reader.run().end.exit_signal, signal);
+  }
+}
+
+// prof-run killed outright (SIGKILL: the OOM killer, a scheduler): the workload gets SIGTERM
+// through PR_SET_PDEATHSIG instead of running on orphaned, and the capture, whose run row was
+// never finalized, opens and says so.
+TEST(ProfRunCli, WorkloadDiesWithAKilledProfRunAndTheCaptureOpens) {
+  TempDir dir;
+  const auto path = dir.file("orphan.sqlite");
+  // The orphaned workload is reparented to this test, which reaps it to see how it ended.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  Spawned prof_run({PROF_RUN_PATH, "-o", path, "--", "/bin/sh", "-c", "echo $$; exec sleep 60"});
+  ASSERT_TRUE(prof_run.wait_for_output("\n", 30s)) << prof_run.err();
+  const pid_t workload = std::stoi(prof_run.out());
+  ASSERT_EQ(::kill(prof_run.pid(), SIGKILL), 0);
+  EXPECT_EQ(prof_run.wait(), 128 + SIGKILL);
+  int status = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 500 && reaped == 0; ++i) {
+    reaped = ::waitpid(workload, &status, WNOHANG);
+    if (reaped == 0) std::this_thread::sleep_for(20ms);
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  ASSERT_EQ(reaped, workload) << "the workload outlived prof-run by 10 s";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  fuselens::db::Reader reader(path);
+  const auto summary = reader.run();
+  EXPECT_EQ(summary.end.reason, fuselens::db::EndReason::NotFinalized);
+  EXPECT_EQ(fuselens::analyzer::describe_run_end(summary.end).rfind("ended without prof-run finalizing it", 0), 0u);
+}
+
+// --per-process keeps the one capture when no process used CUDA (nothing to split), and refuses
+// per-process captures of an earlier run unless --force, which removes them.
+TEST(ProfRunCli, PerProcessWithoutCudaKeepsTheOneCaptureAndGuardsOldOnes) {
+  TempDir dir;
+  const auto path = dir.file("pp.sqlite");
+  const auto r = run({PROF_RUN_PATH, "--per-process", "-o", path, "--", "/bin/sh", "-c", "exit 4"});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_EQ(fuselens::db::Reader(path).run().end.exit_status, 4);
+  const auto stale = dir.file("pp.12345.sqlite");
+  std::ofstream(stale) << "an earlier run";
+  std::filesystem::copy_file(stale, dir.file("pp2.777.sqlite"));
+  expect_refusal(run({PROF_RUN_PATH, "--per-process", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"}),
+                 "pp2.777.sqlite' exists (use --force to overwrite)");
+  const auto forced = run({PROF_RUN_PATH, "--per-process", "--force", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"});
+  EXPECT_EQ(forced.status, 0) << forced.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("pp2.777.sqlite")));
+  EXPECT_TRUE(std::filesystem::exists(stale));  // another output's files are left alone
+  EXPECT_EQ(fuselens::db::Reader(dir.file("pp2.sqlite")).run().cuda_processes, 0);
 }

@@ -20,6 +20,7 @@ inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter
 inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // cached|unwind|none
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
+inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
 /// allocations and frees; "api": the CUDA runtime and driver API calls that launch, copy, set,
@@ -74,19 +75,27 @@ struct CollectorConfig {
   std::uint32_t trace = kTraceDefault;
   std::uint32_t buffer_kib = 4096;        ///< bytes per activity buffer / 1024
   std::uint32_t max_buffers = 64;         ///< pool cap: at most max_buffers * buffer_kib KiB held
-  std::uint32_t flush_period_ms = 500;    ///< CUPTI flushes completed records this often
+  /// Every this many ms the collector asks CUPTI for the buffers whose records are all complete
+  /// (cuptiActivityFlushAll(0), full or not) and the writer stores them: the activity a process
+  /// loses when it dies without any flush (SIGKILL, _exit) is about this period plus one write.
+  std::uint32_t flush_period_ms = 500;
   /// Hardware counter set per kernel launch ("roofline"), empty for none. Costly: every kernel
   /// is replayed once per counter pass (collector/src/RangeProfiler.h).
   std::string metrics;
   /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
   ContextMethod context_method = ContextMethod::Cached;
-  /// Python frames in calling contexts when the process runs CPython (kEnvPythonFrames: 1 or 0).
-  /// Off by default until the capture path has run on a GPU (it calls into CPython from CUPTI's
-  /// callbacks): FUSELENS_PYTHON_FRAMES=1 turns it on.
-  bool python_frames = false;
+  /// Python frames in calling contexts when the process runs CPython (kEnvPythonFrames: 1, 0 or
+  /// unset). Unset (the default): on where the frames are read as memory (CPython 3.11 and
+  /// 3.12, collector/src/PythonLayout.h; checked on the H100 with PyTorch); 1: also on other
+  /// versions, through CPython's C API and only on threads that hold the GIL; 0: off.
+  std::optional<bool> python_frames;
   /// Log the calling-context counts (calls, stack-cache hits, unwinds) at exit
   /// (kEnvContextStats: 1 or 0).
   bool context_stats = false;
+  /// One capture per process (kEnvPerProcess: 1 or 0; prof-run --per-process): each process
+  /// creates per_process_output(output, pid), copying the run row of `output`, instead of
+  /// appending to `output`.
+  bool per_process = false;
 
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms) or `metrics` names an
@@ -95,5 +104,13 @@ struct CollectorConfig {
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();
 };
+
+/// The capture of process `pid` under --per-process: `output` with ".<pid>" inserted before the
+/// extension of its file name ("/tmp/run.sqlite", 42 -> "/tmp/run.42.sqlite"; "/tmp/run" ->
+/// "/tmp/run.42"; a leading dot does not start an extension: ".run" -> ".run.42").
+std::string per_process_output(const std::string& output, std::uint32_t pid);
+/// The pid when `candidate` is per_process_output(output, pid) for some pid (decimal, no sign, no
+/// leading zero), else nullopt. Compares the paths as strings: pass both in the same form.
+std::optional<std::uint32_t> per_process_pid(const std::string& output, const std::string& candidate);
 
 }  // namespace fuselens::collector

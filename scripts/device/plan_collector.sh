@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): the collector's
+# GPU checks. SECTIONS (default all): probe (CPython struct offsets, PythonLayout.h), reliability
+# (tests/reliability/WorkloadFaultsGpuTest.cpp), cct (cct_torch.py with Python frames; the
+# capture kept as tests/data/cct_torch.sqlite), metrics (--metrics roofline per fusion_bench op),
+# torch (mlp_train.py step time per setting, interleaved rounds), gpu (gpu_tests).
+set -u
+root=$PWD R=${R:-/tmp/bg/results}
+S="$root/stage"
+export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib" FUSELENS_BIN_DIR="$S/bin" PYTHONUNBUFFERED=1
+SECTIONS=${SECTIONS:-"probe reliability cct metrics gpu overhead torch"}
+has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+if has probe; then
+  echo "== CPython layout probe"; python3 collector/bench/python_layout_probe.py
+fi
+if has reliability; then
+  echo "== reliability_gpu_tests"
+  (cd /tmp && reliability_gpu_tests > "$R/reliability_gpu_tests.txt" 2>&1; echo "exit $?")
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|recorded .* kernels" "$R/reliability_gpu_tests.txt" | head -n 30
+fi
+if has cct; then
+  echo "== cct_torch (default trace: Python frames on CPython 3.11/3.12)"
+  (cd /tmp && FUSELENS_CONTEXT_STATS=1 prof-run -o "$R/cct_torch.sqlite" --force -- \
+    python3 "$root/workloads/python/cct_torch.py"; echo "exit $?")
+  python3 -c "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); q=lambda s: db.execute(s).fetchone()[0]; print('kernels', q('select count(*) from kernel'), 'python frames', q('select count(*) from frame where kind=2'))" "$R/cct_torch.sqlite"
+  prof-analyze cct "$R/cct_torch.sqlite" --view flat --min-percent 3 2>&1 | cut -c1-200 | head -n 30
+  prof-analyze cct "$R/cct_torch.sqlite" --filter 'encoder|decoder' --min-percent 1 2>&1 | cut -c1-200 | head -n 40
+fi
+if has metrics; then
+  echo "== --metrics roofline per op"
+  for op in swish gemm_bias_relu gemm_bias_relu_fp16 mlp; do
+    (cd /tmp && prof-run -o /tmp/m_$op.sqlite --force --metrics roofline -- fusion_bench --quick --only $op \
+      --iters 2 --warmup 1 > /tmp/m_$op.out 2>&1; echo "$op exit $?")
+    grep -E "fuselens\]|error" /tmp/m_$op.out | head -n 6
+  done
+  python3 - <<'PY'
+import sqlite3
+for op in ["swish", "gemm_bias_relu", "gemm_bias_relu_fp16", "mlp"]:
+    db = sqlite3.connect(f"/tmp/m_{op}.sqlite")
+    rows = db.execute("select s.value, count(*) from kernel k join strings s on s.id = k.short_name_id "
+                      "group by k.short_name_id order by min(k.start_ns)").fetchall()
+    print(op, [(n[:60], c) for n, c in rows][:12])
+PY
+fi
+if has gpu; then
+  echo "== gpu_tests"; (cd /tmp && gpu_tests > "$R/gpu_tests.txt" 2>&1; echo "exit $?")
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$R/gpu_tests.txt" | head
+fi
+if has overhead; then
+  echo "== launch overhead (host us per launch, launch_overhead: 20000 launches, median of 5 loops)"
+  : > "$R/overhead.jsonl"
+  measure() {  # name, command...
+    local name=$1; shift
+    local value
+    value=$("$@" 2>/dev/null | grep '^{' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["host_us_per_launch_median"])' 2>/dev/null)
+    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$R/overhead.jsonl"
+  }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${OVERHEAD_ROUNDS:-7}"); do
+    measure none $pin launch_overhead
+    measure cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin launch_overhead
+    measure trace_cuda $pin prof-run -o /tmp/ov.sqlite --force --trace cuda -- launch_overhead
+    measure trace_cuda_api $pin prof-run -o /tmp/ov.sqlite --force --trace cuda,api -- launch_overhead
+    measure default_without_context $pin prof-run -o /tmp/ov.sqlite --force --trace -context -- launch_overhead
+    measure default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+  done
+  python3 - "$R/overhead.jsonl" <<'PY'
+import collections, json, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["value"] is not None: rows[r["setting"]].append(r["value"])
+floor = statistics.median(rows["cupti_kernel_floor"]) if rows["cupti_kernel_floor"] else 0
+for k, v in rows.items():
+    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
+    m = statistics.median(v)
+    print(f"{k:26s} median {m:6.2f} us  IQR {q[0]:.2f}-{q[2]:.2f}  vs floor {m - floor:+.2f}  runs {[round(x, 2) for x in v]}")
+PY
+fi
+if has torch; then
+  echo "== PyTorch step time (us, median of ${STEPS:-300} steps per process after 50 warm-up steps)"
+  mlp="$root/workloads/python/mlp_train.py"
+  : > "$R/torch_steps.jsonl"
+  step() {  # name, command...
+    local name=$1; shift
+    local value
+    value=$("$@" --steps "${STEPS:-300}" --warmup-steps 50 --time 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
+    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$R/torch_steps.jsonl"
+  }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${ROUNDS:-5}"); do
+    step none $pin python3 "$mlp"
+    step cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
+    step fuselens_default $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
+    step fuselens_no_python_frames env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
+    [ -n "${TORCH_ALL:-}" ] && step fuselens_every_runtime_call $pin prof-run -o /tmp/t.sqlite --force --trace +runtime -- python3 "$mlp"
+    [ -n "${TORCH_ALL:-}" ] && step fuselens_no_context $pin prof-run -o /tmp/t.sqlite --force --trace -context -- python3 "$mlp"
+  done
+  python3 - "$R/torch_steps.jsonl" <<'PY'
+import collections, json, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["value"] is not None: rows[r["setting"]].append(r["value"])
+base = statistics.median(rows["none"]) if rows["none"] else None
+for k, v in rows.items():
+    m = statistics.median(v)
+    print(f"{k:28s} median {m:9.1f} us  {'' if not base else f'{100 * (m / base - 1):+6.1f} %'}  runs {[round(x) for x in v]}")
+PY
+fi
+date -u
