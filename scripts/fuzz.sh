@@ -2,13 +2,15 @@
 # Builds fuzz/capture_fuzzer (clang, libFuzzer, AddressSanitizer, UndefinedBehaviorSanitizer) and runs
 # the inputs that once crashed it (fuzz/regressions/), then fuzzes for a bounded time on a corpus
 # seeded with the small real captures of tests/data plus copies with random bytes overwritten.
-# Exit status: the fuzzer's (0: no finding). New crash inputs are left in build/fuzz/findings/.
+# Exit status: the fuzzer's (0: no finding). New crash inputs are left in build/fuzz/findings/
+# ($FUSELENS_FUZZ_BUILD/findings/).
 # The fuzzing is seeded (-seed=1), so a CI run repeats the same mutations as far as it gets.
-# Usage: scripts/fuzz.sh [SECONDS] (default 60)
+# Usage: scripts/fuzz.sh [SECONDS] (default 60); FUSELENS_FUZZ_BUILD=DIR builds elsewhere than
+# build/fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-build=build/fuzz
+build=${FUSELENS_FUZZ_BUILD:-build/fuzz}
 CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target capture_fuzzer -j "$(nproc 2>/dev/null || echo 2)"
 corpus=$build/corpus findings=$build/findings

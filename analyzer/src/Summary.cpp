@@ -16,9 +16,6 @@
 namespace fuselens::analyzer {
 namespace {
 
-/// Durations of one group of records, keyed by a string id or an enum value.
-using DurationGroups = std::unordered_map<std::int64_t, std::vector<std::int64_t>>;
-
 class StringTable {
  public:
   explicit StringTable(const db::Reader& reader)
@@ -73,15 +70,22 @@ void finish_rows(std::vector<Row>& rows) {
   });
 }
 
-/// Rows {name, stats} of groups keyed by string id.
+/// Rows {name, stats} of a query "SELECT id, duration ... ORDER BY id": one group of durations
+/// in memory at a time (the largest group bounds the memory, not the table). Finalized captures
+/// have a covering index for the order (kernel_by_name, api_by_name: db::Writer::finalize), so
+/// SQLite streams the narrow index instead of reading and sorting the table.
 template <typename Row>
-std::vector<Row> rows_by_string(DurationGroups& groups, StringTable& strings) {
+std::vector<Row> rows_by_string(db::Statement& s, StringTable& strings) {
   std::vector<Row> rows;
-  rows.reserve(groups.size());
-  for (auto& [id, durations] : groups) {
+  std::vector<std::int64_t> durations;
+  bool more = s.step();
+  while (more) {
+    const std::int64_t id = s.int64(0);
+    durations.clear();
+    for (; more && s.int64(0) == id; more = s.step()) durations.push_back(s.int64(1));
     Row row;
     row.name = strings.get(id);
-    row.stats = compute_stats(std::move(durations));
+    row.stats = compute_stats(durations);
     rows.push_back(std::move(row));
   }
   finish_rows(rows);
@@ -89,18 +93,14 @@ std::vector<Row> rows_by_string(DurationGroups& groups, StringTable& strings) {
 }
 
 std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings) {
-  DurationGroups groups;
-  auto s = reader.prepare(std::string("SELECT ") + name_column(kind) +
-                          ", end_ns - start_ns FROM kernel");
-  while (s.step()) groups[s.int64(0)].push_back(s.int64(1));
-  return rows_by_string<KernelRow>(groups, strings);
+  const std::string column = name_column(kind);
+  auto s = reader.prepare("SELECT " + column + ", end_ns - start_ns FROM kernel ORDER BY " + column);
+  return rows_by_string<KernelRow>(s, strings);
 }
 
 std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings) {
-  DurationGroups groups;
-  auto s = reader.prepare("SELECT name_id, end_ns - start_ns FROM api_call");
-  while (s.step()) groups[s.int64(0)].push_back(s.int64(1));
-  return rows_by_string<ApiRow>(groups, strings);
+  auto s = reader.prepare("SELECT name_id, end_ns - start_ns FROM api_call ORDER BY name_id");
+  return rows_by_string<ApiRow>(s, strings);
 }
 
 std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) {
@@ -152,7 +152,9 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
   std::map<std::string, Group> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
   auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns FROM nvtx_range");
-  std::optional<RangeProjection> launches;
+  // Terminated ranges and their groups; their GPU work is projected in one pass afterwards.
+  std::vector<ProjectionWindow> windows;
+  std::vector<Group*> window_group;
   while (s.step()) {
     Group*& g = by_ids[{s.int64(2), s.int64(3)}];
     if (g == nullptr) {
@@ -166,10 +168,13 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
     }
     const std::int64_t start = s.int64(4), end = s.int64(5);
     g->durations.push_back(end - start);
-    if (!launches) launches.emplace(reader);
-    const ProjectedWork work = launches->inside(s.int64(0), s.int64(1), start, end);
-    g->kernels += work.records;
-    g->gpu_ns += work.gpu_ns;
+    windows.push_back({s.int64(0), s.int64(1), start, end});
+    window_group.push_back(g);
+  }
+  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows);
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    window_group[i]->kernels += work[i].records;
+    window_group[i]->gpu_ns += work[i].gpu_ns;
   }
   std::vector<NvtxRow> rows;
   for (auto& [name, g] : groups) {

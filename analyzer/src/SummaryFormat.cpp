@@ -446,19 +446,46 @@ void write_summary(std::ostream& out, const Summary& summary, OutputFormat forma
   }
 }
 
+namespace {
+
+// The usual name of a Linux signal number, or null for one without a common name.
+const char* signal_name(int signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 3: return "SIGQUIT";
+    case 4: return "SIGILL";
+    case 6: return "SIGABRT";
+    case 7: return "SIGBUS";
+    case 8: return "SIGFPE";
+    case 9: return "SIGKILL";
+    case 11: return "SIGSEGV";
+    case 13: return "SIGPIPE";
+    case 14: return "SIGALRM";
+    case 15: return "SIGTERM";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
 std::string describe_run_end(const db::RunEnd& end) {
   switch (end.reason) {
     case db::EndReason::Exited:
       return end.exit_status ? fmt::format("exited with status {}", *end.exit_status) : "exited";
     case db::EndReason::Signaled:
-      return end.exit_signal ? fmt::format("killed by signal {}", *end.exit_signal)
-                             : "killed by a signal";
+      if (!end.exit_signal) return "killed by a signal";
+      if (const char* name = signal_name(*end.exit_signal)) {
+        return fmt::format("killed by signal {} ({})", *end.exit_signal, name);
+      }
+      return fmt::format("killed by signal {}", *end.exit_signal);
     case db::EndReason::ProfilerInterrupted:
       return "interrupted by the profiler";
     case db::EndReason::NotFinalized:
       break;
   }
-  return "not finalized (the profiler did not finish the capture)";
+  return "ended without prof-run finalizing it (prof-run was killed or lost; how the workload "
+         "ended is unknown, and the tables hold what its processes had written)";
 }
 
 }  // namespace fuselens::analyzer

@@ -129,6 +129,7 @@ Runner add_flags_command(CLI::App& app) {
   flags
       ->add_option("--limit", options->limit,
                    "Table format: at most N hits per rule, highest time at stake first (0: all)")
+      ->check(CLI::NonNegativeNumber)  // CLI11 would wrap "-3" into a huge unsigned value
       ->capture_default_str();
   flags->add_flag("--list", options->list, "List the rules and thresholds, then exit");
   return [options] { return run_flags_command(*options); };

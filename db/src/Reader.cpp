@@ -39,7 +39,51 @@ std::vector<std::string> parse_json_array(const std::string& text) {
   return out;
 }
 
+// Timed tables and their time columns: (table, start column, end column or nullptr for a point
+// in time, whether end may be NULL).
+struct TimedTable {
+  const char* table;
+  const char* start;
+  const char* end;
+  bool end_nullable;
+};
+constexpr TimedTable kTimedTables[] = {
+    {"kernel", "start_ns", "end_ns", false},       {"memcpy", "start_ns", "end_ns", false},
+    {"memset", "start_ns", "end_ns", false},       {"api_call", "start_ns", "end_ns", false},
+    {"sync_event", "start_ns", "end_ns", false},   {"overhead", "start_ns", "end_ns", false},
+    {"nvtx_range", "start_ns", "end_ns", true},    {"memory_event", "timestamp_ns", nullptr, false},
+    {"nvtx_mark", "timestamp_ns", nullptr, false},
+};
+
 }  // namespace
+
+void check_timestamps(const Connection& connection, const std::string& path) {
+  const std::string limit = std::to_string(kMaxTimestampNs);
+  for (const auto& t : kTimedTables) {
+    const std::string start = t.start;
+    std::string bad = "NOT (" + start + " >= 0 AND " + start + " < " + limit;
+    std::string columns = start + ", NULL";
+    if (t.end != nullptr) {
+      const std::string end = t.end;
+      const std::string ok_end = end + " >= " + start + " AND " + end + " < " + limit;
+      bad += t.end_nullable ? " AND (" + end + " IS NULL OR (" + ok_end + "))" : " AND " + ok_end;
+      columns = start + ", " + end;
+    }
+    bad += ")";
+    auto exists = connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    exists.bind(1, std::string_view(t.table));
+    if (!exists.step()) continue;  // absent in older schema versions: nothing to check
+    auto s = connection.prepare("SELECT rowid, " + columns + " FROM " + t.table + " WHERE " + bad +
+                                " LIMIT 1");
+    if (!s.step()) continue;
+    auto value = [&](int i) { return s.is_null(i) ? std::string("NULL") : s.text(i); };
+    std::string what = std::string(t.table) + " row " + s.text(0) + " has " + t.start + " " + value(1);
+    if (t.end != nullptr) what += " and " + std::string(t.end) + " " + value(2);
+    throw Error("'" + path + "' holds an implausible timestamp: " + what +
+                " (times must satisfy 0 <= start <= end < 2^62 ns): the capture is damaged or was"
+                " not written by FuseLens");
+  }
+}
 
 Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
   std::int64_t application_id = 0;
@@ -65,6 +109,13 @@ Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
     }
   } catch (const Error& e) {
     throw Error("'" + path + "' is corrupt or incomplete: " + e.what());
+  }
+  try {
+    check_timestamps(connection_, path);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind("'" + path + "' holds", 0) == 0) throw;
+    throw Error("'" + path + "' is corrupt: " + what);
   }
 }
 

@@ -231,5 +231,29 @@ TEST(WriteSummary, CaptureWithoutCudaSaysSoInTheHeader) {
   EXPECT_NE(out.str().find("(no CUDA kernels in this capture)"), std::string::npos);
 }
 
+TEST(DescribeRunEnd, SaysHowTheRunEndedAndNamesTheSignal) {
+  EXPECT_EQ(describe_run_end({db::EndReason::Exited, 3, std::nullopt, 1}), "exited with status 3");
+  EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 11, 1}),
+            "killed by signal 11 (SIGSEGV)");
+  EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 6, 1}),
+            "killed by signal 6 (SIGABRT)");
+  EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 40, 1}), "killed by signal 40");
+}
+
+// prof-run killed before it finalized the run row (issue #9): the summary says so in words.
+TEST(WriteSummary, UnfinalizedCaptureSaysProfRunDidNotFinalizeIt) {
+  TempDir dir;
+  const auto path = dir.file("unfinalized.sqlite");
+  test::write_reference_capture(path, /*finalize=*/false);
+  const Summary summary = summarize(db::Reader(path));
+  EXPECT_EQ(summary.run.end.reason, db::EndReason::NotFinalized);
+  EXPECT_EQ(describe_run_end(summary.run.end).rfind("ended without prof-run finalizing it", 0), 0u);
+  std::ostringstream out;
+  write_summary(out, summary, OutputFormat::Table);
+  EXPECT_NE(out.str().find("Run:             ended without prof-run finalizing it"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("CUDA GPU Kernel Summary"), std::string::npos);  // what was written
+}
+
 }  // namespace
 }  // namespace fuselens::analyzer

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -128,4 +131,54 @@ TEST(Reader, ReadsVersionTwoCapturesWithoutKernelArguments) {
   EXPECT_EQ(reader.schema_version(), 2);
   EXPECT_TRUE(reader.has_table("api_context"));
   EXPECT_FALSE(reader.has_table("kernel_arg"));
+}
+
+// prof-run killed (SIGKILL) while its workload wrote: the capture is left in WAL mode, its -wal and
+// -shm files beside it, its run row never finalized. It still opens, read-only, with every
+// committed record, and says it was not finalized.
+TEST(Reader, OpensACaptureWhoseWritersWereKilledMidRun) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("killed.sqlite");
+  RunInfo run;
+  run.command_line = {"x"};
+  { Writer::create(path, run); }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      auto* w = new Writer(Writer::open(path));  // never closed: the process dies holding it
+      ProcessInfo process;
+      process.pid = static_cast<std::uint32_t>(::getpid());
+      process.executable = "victim";
+      w->write_process(process);
+      RecordBatch batch;
+      for (std::uint32_t i = 0; i < 25; ++i) {
+        KernelRecord k;
+        k.pid = process.pid;
+        k.start_ns = 100 + i;
+        k.end_ns = 200 + i;
+        k.correlation_id = i;
+        k.mangled_name = "victim_kernel";
+        batch.kernels.push_back(k);
+      }
+      w->write(batch);
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ASSERT_TRUE(std::filesystem::exists(path + "-wal"));  // the state a killed writer leaves
+  const auto before = slurp(path);
+  Reader reader(path);
+  const RunSummary summary = reader.run();
+  EXPECT_EQ(summary.end.reason, EndReason::NotFinalized);
+  EXPECT_EQ(summary.end.end_utc_ns, 0u);
+  EXPECT_EQ(summary.cuda_processes, 1);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 25);
+  ASSERT_EQ(reader.processes().size(), 1u);
+  EXPECT_FALSE(reader.processes()[0].end_utc_ns.has_value());  // its collector never flushed
+  EXPECT_EQ(slurp(path), before);  // read, not repaired
 }

@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "TempDir.h"
 #include "fuselens/db/Reader.h"
@@ -292,4 +296,61 @@ TEST(Writer, StoresKernelArgumentsAsSigned64BitValues) {
   EXPECT_EQ(static_cast<std::uint64_t>(reader.query_int(
                 "SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 2")),
             0xffff'ffff'ffff'fff0ull);
+}
+
+// Every CUDA process of a run appends to the one capture at the same time (the collector in each,
+// prof-run's children started by fork or exec): WAL mode and the busy timeout serialize their
+// transactions, and no record is lost or mixed up.
+TEST(Writer, SeveralProcessesAppendToOneCaptureAtOnce) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("shared.sqlite");
+  { Writer::create(path, sample_run()); }
+  constexpr int kProcesses = 4, kBatches = 40, kPerBatch = 100;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      int status = 0;
+      try {
+        auto w = Writer::open(path);
+        const auto pid = static_cast<std::uint32_t>(::getpid());
+        ProcessInfo process;
+        process.pid = pid;
+        process.parent_pid = static_cast<std::uint32_t>(::getppid());
+        process.executable = "worker";
+        w.write_process(process);
+        for (int b = 0; b < kBatches; ++b) {
+          RecordBatch batch;
+          for (int i = 0; i < kPerBatch; ++i) {
+            auto k = kernel(static_cast<std::uint32_t>(b * kPerBatch + i), 10, 20, "k" + std::to_string(i % 7));
+            k.pid = pid;
+            batch.kernels.push_back(k);
+          }
+          w.write(batch);
+        }
+      } catch (...) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(child);
+  }
+  for (const pid_t child : children) {
+    int status = -1;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer " << child << " failed";
+  }
+  Reader reader(path);
+  const auto processes = reader.processes();
+  ASSERT_EQ(processes.size(), static_cast<std::size_t>(kProcesses));
+  for (const auto& p : processes) {
+    EXPECT_EQ(p.parent_pid, static_cast<std::uint32_t>(::getpid()));
+    auto count = reader.prepare("SELECT COUNT(*), COUNT(DISTINCT correlation_id) FROM kernel WHERE pid = ?");
+    count.bind(1, static_cast<std::int64_t>(p.pid));
+    ASSERT_TRUE(count.step());
+    EXPECT_EQ(count.int64(0), kBatches * kPerBatch) << p.pid;
+    EXPECT_EQ(count.int64(1), kBatches * kPerBatch) << p.pid;
+  }
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM strings WHERE value LIKE 'k_'"), 7);  // interned once
 }

@@ -169,4 +169,55 @@ TEST(HostileInput, ReadOnlyCaptureIsAnalyzedAndLeftAlone) {
   EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
 }
 
+// Timestamps are checked when a capture is opened (db::check_timestamps): a time before 0, an end
+// before its start, or a time at or past 2^62 ns, in any timed table, is refused with one line that
+// names the table and the row, instead of yielding absurd figures or overflowing time arithmetic.
+TEST(HostileInput, ImplausibleTimestamps) {
+  const std::string cases[][2] = {
+      {"UPDATE kernel SET end_ns = start_ns - 1 WHERE id = (SELECT MIN(id) FROM kernel)", "kernel row"},
+      {"UPDATE kernel SET start_ns = -5 WHERE id = (SELECT MAX(id) FROM kernel)", "kernel row"},
+      {"UPDATE kernel SET end_ns = 4611686018427387904 WHERE id = 7", "kernel row 7"},
+      {"UPDATE api_call SET start_ns = -9223372036854775807 WHERE id = 3", "api_call row 3"},
+      {"UPDATE memcpy SET end_ns = 9223372036854775807 WHERE id = (SELECT MIN(id) FROM memcpy)", "memcpy row"},
+      {"UPDATE nvtx_range SET end_ns = start_ns - 1000 WHERE id = 2", "nvtx_range row 2"},
+      {"UPDATE memory_event SET timestamp_ns = -1 WHERE id = 1", "memory_event row 1"},
+      {"UPDATE kernel SET start_ns = 'soon' WHERE id = 5", "kernel row 5"},
+  };
+  TempDir dir;
+  int n = 0;
+  for (const auto& [sql, names] : cases) {
+    const auto path = dir.file("implausible" + std::to_string(++n) + ".sqlite");
+    write_file(path, slurp(kCapture));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    ASSERT_EQ(sqlite3_changes(db), 1) << sql;
+    sqlite3_close(db);
+    expect_rejected(path, sql);
+    const Result r = analyze({"summary", path});
+    EXPECT_NE(r.err.find("implausible timestamp"), std::string::npos) << sql << "\n" << r.err;
+    EXPECT_NE(r.err.find(names), std::string::npos) << sql << "\n" << r.err;
+  }
+}
+
+// The bounds themselves are plausible: 0 and 2^62 - 1, and an unterminated NVTX range (NULL end).
+TEST(HostileInput, TimestampsAtTheBoundsAreAccepted) {
+  TempDir dir;
+  const auto path = dir.file("bounds.sqlite");
+  write_file(path, slurp(kCapture));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE kernel SET start_ns = 0 WHERE id = 1;"
+                         "UPDATE kernel SET end_ns = 4611686018427387903 WHERE id = 2;"
+                         "UPDATE nvtx_range SET end_ns = NULL WHERE id = 3;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  for (const char* command : {"summary", "cct", "flags"}) {
+    const Result r = analyze({command, path});
+    EXPECT_EQ(r.status, 0) << command << "\n" << r.err;
+  }
+}
+
 }  // namespace

@@ -75,7 +75,9 @@ std::string format_bytes(double bytes);
 /// inner double quotes doubled.
 std::string csv_field(const std::string& value);
 
-/// How the run ended, in words: "exited with status 3", "killed by signal 9", ...
+/// How the run ended, in words: "exited with status 3", "killed by signal 11 (SIGSEGV)", and for
+/// a capture whose run row prof-run never finalized (prof-run killed) "ended without prof-run
+/// finalizing it (...)".
 std::string describe_run_end(const db::RunEnd& end);
 
 }  // namespace fuselens::analyzer

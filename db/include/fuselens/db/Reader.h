@@ -3,8 +3,9 @@
 //
 // Refused with one clear db::Error message: a missing file, a file that is not an SQLite
 // database, an SQLite database of another program (wrong PRAGMA application_id or missing
-// tables), and a capture written with a newer schema than kSchemaVersion. The file is never
-// modified: it is opened with SQLITE_OPEN_READONLY, extensions off, defensive mode on.
+// tables), a capture written with a newer schema than kSchemaVersion, and a capture with an
+// implausible timestamp (check_timestamps). The file is never modified: it is opened with
+// SQLITE_OPEN_READONLY, extensions off, defensive mode on.
 
 #include <optional>
 #include <string>
@@ -15,6 +16,21 @@
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::db {
+
+/// The bound on a capture's timestamps: every time is under 2^62 ns (the year 2116 on CUPTI's
+/// clock, which counts from the Unix epoch). With every time in [0, 2^62), a difference of two
+/// times and the sum of two times fit in int64; sums of many durations still need care.
+inline constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
+
+/// Plausibility check of every timed table (kernel, memcpy, memset, api_call, sync_event,
+/// overhead, nvtx_range: 0 <= start_ns <= end_ns < kMaxTimestampNs, end_ns NULL allowed for an
+/// unterminated NVTX range; memory_event and nvtx_mark: 0 <= timestamp_ns < kMaxTimestampNs).
+/// Throws db::Error naming the table, the row and its times at the first row that fails; tables
+/// absent in older schema versions are skipped. Cost: one scan per table, which SQLite serves
+/// from a covering index where the capture has one (about 0.5 s per ten million rows on the
+/// 2-core development machine: docs/BENCHMARKS.md, "Ten million kernels"). Reader's constructor
+/// runs it.
+void check_timestamps(const Connection& connection, const std::string& path);
 
 /// The run row plus how it ended.
 struct RunSummary {
