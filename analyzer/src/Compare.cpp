@@ -173,9 +173,19 @@ void set_op_and_shape(CompareEntry& e, const std::string& range_name) {
 }
 
 void finish(CompareEntry& e) {
-  if (e.baseline && e.candidate && e.candidate->median_gpu_ns_per_iter > 0) {
+  if (!e.baseline || !e.candidate) return;
+  if (e.candidate->median_gpu_ns_per_iter > 0) {
     e.speedup = e.baseline->median_gpu_ns_per_iter / e.candidate->median_gpu_ns_per_iter;
   }
+  if (e.candidate->median_span_ns_per_iter > 0) {
+    e.span_speedup = e.baseline->median_span_ns_per_iter / e.candidate->median_span_ns_per_iter;
+  }
+}
+
+double median(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /// "M64" < "M128": digit runs compare as numbers, the rest character by character.
@@ -233,12 +243,14 @@ std::int64_t RangeStats::max_peak_bytes() const {
 std::vector<RangeStats> range_stats(const db::Reader& reader) {
   struct Acc {
     std::vector<double> per_iter_exact;  // ns per iteration of each instance
-    std::int64_t iterations = 0, gpu_ns = 0, kernels = 0, launches = 0, copy = 0, set = 0;
+    std::vector<double> span_per_iter;   // GPU span per iteration of each instance
+    std::int64_t iterations = 0, gpu_ns = 0, span_ns = 0, kernels = 0, launches = 0, copy = 0, set = 0;
     std::map<std::uint32_t, std::int64_t> peak;
   };
   const RangeProjection kernels(reader, ProjectedActivity::Kernels);
   const RangeProjection copies(reader, ProjectedActivity::Memcpys);
   const RangeProjection sets(reader, ProjectedActivity::Memsets);
+  const SpanProjection spans(reader);
   const PeakIndex peaks(reader);
   std::unordered_map<std::int64_t, std::string> strings;
   {
@@ -260,8 +272,12 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
     const std::int64_t iterations = integer && !s.is_null(7) && s.int64(7) > 0 ? s.int64(7) : 1;
     const ProjectedWork k = kernels.inside(pid, tid, start, end);
     acc.per_iter_exact.push_back(static_cast<double>(k.gpu_ns) / static_cast<double>(iterations));
+    const auto span = spans.inside(pid, tid, start, end);
+    const std::int64_t span_ns = span ? span->ns() : 0;
+    acc.span_per_iter.push_back(static_cast<double>(span_ns) / static_cast<double>(iterations));
     acc.iterations += iterations;
     acc.gpu_ns += k.gpu_ns;
+    acc.span_ns += span_ns;
     acc.kernels += k.records;
     acc.launches += k.launches;
     acc.copy += copies.inside(pid, tid, start, end).bytes;
@@ -277,10 +293,9 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
     r.instances = static_cast<std::int64_t>(acc.per_iter_exact.size());
     r.iterations = acc.iterations;
     r.gpu_ns = acc.gpu_ns;
-    auto& v = acc.per_iter_exact;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    r.median_gpu_ns_per_iter = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    r.span_ns = acc.span_ns;
+    r.median_gpu_ns_per_iter = median(acc.per_iter_exact);
+    r.median_span_ns_per_iter = median(acc.span_per_iter);
     const auto iterations = static_cast<double>(acc.iterations);
     const auto per_iter = [iterations](std::int64_t total) {
       return static_cast<double>(total) / iterations;
@@ -302,9 +317,15 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
   return out;
 }
 
-std::optional<double> CompareEntry::slowdown_percent() const {
-  if (!baseline || !candidate || baseline->median_gpu_ns_per_iter <= 0) return std::nullopt;
-  return (candidate->median_gpu_ns_per_iter / baseline->median_gpu_ns_per_iter - 1) * 100;
+double median_ns_per_iter(const RangeStats& stats, TimeBasis basis) {
+  return basis == TimeBasis::Span ? stats.median_span_ns_per_iter : stats.median_gpu_ns_per_iter;
+}
+
+std::optional<double> CompareEntry::slowdown_percent(TimeBasis basis) const {
+  if (!baseline || !candidate) return std::nullopt;
+  const double b = median_ns_per_iter(*baseline, basis);
+  if (b <= 0) return std::nullopt;
+  return (median_ns_per_iter(*candidate, basis) / b - 1) * 100;
 }
 
 const char* to_string(KernelChange change) {
@@ -323,10 +344,11 @@ const char* to_string(KernelChange change) {
   return "unchanged";
 }
 
-std::vector<const CompareEntry*> CompareReport::slower_than(double percent) const {
+std::vector<const CompareEntry*> CompareReport::slower_than(double percent,
+                                                            TimeBasis basis) const {
   std::vector<const CompareEntry*> out;
   for (const auto& e : entries) {
-    const auto slowdown = e.slowdown_percent();
+    const auto slowdown = e.slowdown_percent(basis);
     if (slowdown && *slowdown > percent) out.push_back(&e);
   }
   return out;

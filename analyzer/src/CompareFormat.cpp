@@ -46,7 +46,10 @@ json matrix_row(const CompareEntry& e, const RangeStats& r, bool baseline) {
           {"peak_device_bytes_by_device", peaks},
           {"iterations_per_s", r.iterations_per_s},
           {"items_per_s", opt(r.items_per_s)},
-          {"speedup_vs_baseline", opt(e.speedup ? speedup : std::nullopt)}};
+          {"speedup_vs_baseline", opt(e.speedup ? speedup : std::nullopt)},
+          {"median_span_ns_per_iter", r.median_span_ns_per_iter},
+          {"span_speedup_vs_baseline",
+           opt(e.span_speedup ? (baseline ? 1.0 : *e.span_speedup) : std::optional<double>())}};
 }
 
 std::vector<Section> sections(const CompareReport& report) {
@@ -54,13 +57,15 @@ std::vector<Section> sections(const CompareReport& report) {
       "comparisons",
       {"op", "shape", "key", "baseline_range", "candidate_range", "baseline_ns_per_iter",
        "candidate_ns_per_iter", "speedup", "baseline_kernels_per_iter",
-       "candidate_kernels_per_iter", "baseline_launches_per_iter", "candidate_launches_per_iter"},
+       "candidate_kernels_per_iter", "baseline_launches_per_iter", "candidate_launches_per_iter",
+       "baseline_span_ns_per_iter", "candidate_span_ns_per_iter", "span_speedup"},
       {}};
   Section matrix{"matrix",
                  {"op", "shape", "variant", "role", "range", "instances", "iterations",
                   "median_gpu_ns_per_iter", "kernels_per_iter", "launches_per_iter",
                   "memcpy_bytes_per_iter", "memset_bytes_per_iter", "peak_device_bytes",
-                  "iterations_per_s", "items_per_s", "speedup_vs_baseline"},
+                  "iterations_per_s", "items_per_s", "speedup_vs_baseline",
+                  "median_span_ns_per_iter", "span_speedup_vs_baseline"},
                  {}};
   for (const CompareEntry& e : report.entries) {
     const auto side = [](const std::optional<RangeStats>& r, auto field) -> json {
@@ -84,7 +89,12 @@ std::vector<Section> sections(const CompareReport& report) {
          {"baseline_launches_per_iter",
           side(e.baseline, [](const RangeStats& r) { return r.launches_per_iter; })},
          {"candidate_launches_per_iter",
-          side(e.candidate, [](const RangeStats& r) { return r.launches_per_iter; })}});
+          side(e.candidate, [](const RangeStats& r) { return r.launches_per_iter; })},
+         {"baseline_span_ns_per_iter",
+          side(e.baseline, [](const RangeStats& r) { return r.median_span_ns_per_iter; })},
+         {"candidate_span_ns_per_iter",
+          side(e.candidate, [](const RangeStats& r) { return r.median_span_ns_per_iter; })},
+         {"span_speedup", opt(e.span_speedup)}});
     if (e.baseline) matrix.rows.push_back(matrix_row(e, *e.baseline, true));
     if (e.candidate) matrix.rows.push_back(matrix_row(e, *e.candidate, false));
   }
@@ -190,7 +200,10 @@ void write_table(std::ostream& out, const CompareReport& r) {
   };
   out << "Baseline:  " << label(r.baseline_path, r.baseline_pattern) << "\n";
   out << "Candidate: " << label(r.candidate_path, r.candidate_pattern) << "\n\n";
-  out << "Comparison (median GPU time per iteration; speedup = baseline / candidate):\n\n";
+  out << "Comparison (medians per iteration; speedup = baseline / candidate):\n"
+         "  Time = GPU time, the durations of the kernels launched inside summed;\n"
+         "  Span = first start to last end of the GPU work launched inside, launch gaps "
+         "included (what CUDA events around the loop measure)\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const CompareEntry& e : r.entries) {
     const auto ns = [](const std::optional<RangeStats>& s) {
@@ -199,6 +212,11 @@ void write_table(std::ostream& out, const CompareReport& r) {
     rows.push_back({e.op, e.shape.empty() ? "-" : e.shape, e.baseline ? e.baseline_variant : "-",
                     ns(e.baseline), e.candidate ? e.candidate_variant : "-", ns(e.candidate),
                     e.speedup ? fmt::format("{:.2f}x", *e.speedup) : "-",
+                    pair_text(e.baseline, e.candidate,
+                              [](const RangeStats& s) {
+                                return format_duration(s.median_span_ns_per_iter);
+                              }),
+                    e.span_speedup ? fmt::format("{:.2f}x", *e.span_speedup) : "-",
                     pair_text(e.baseline, e.candidate,
                               [](const RangeStats& s) { return per_iter(s.kernels_per_iter); }),
                     pair_text(e.baseline, e.candidate,
@@ -223,7 +241,7 @@ void write_table(std::ostream& out, const CompareReport& r) {
     write_aligned(
         out,
         {"Op", "Shape", "Baseline", "Time/iter", "Candidate", "Time/iter", "Speedup",
-         "Kernels/iter", "Launches/iter", "Copied+set/iter", "Peak device memory", "Throughput"},
+         "Span/iter", "Span speedup", "Kernels/iter", "Launches/iter", "Copied+set/iter", "Peak device memory", "Throughput"},
         rows, 2);
   }
   if (!r.two_captures) return;

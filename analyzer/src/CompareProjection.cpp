@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "fuselens/db/Sqlite.h"
 
@@ -13,6 +16,36 @@ namespace {
 std::uint64_t correlation_key(std::int64_t pid, std::int64_t correlation_id) {
   return static_cast<std::uint64_t>(pid) << 32 |
          (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
+}
+
+using Bounds = std::pair<std::int64_t, std::int64_t>;  // earliest start, latest end
+using LaunchKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid, call start
+
+/// `bounds[i]` of the launch `keys[i]` (sorted pid << 32 | correlation id) joined to its earliest
+/// launching call, as RangeProjection joins them, sorted by (pid, tid, call start); launches
+/// without a call are dropped.
+std::vector<std::pair<LaunchKey, Bounds>> by_launching_call(const db::Reader& reader,
+                                                            const std::vector<std::uint64_t>& keys,
+                                                            const std::vector<Bounds>& bounds) {
+  constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::pair<std::int64_t, std::int64_t>> call(keys.size(), {0, kNone});  // tid, start
+  auto a = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
+  while (a.step()) {
+    const std::uint64_t call_key = correlation_key(a.int64(0), a.int64(1));
+    const auto it = std::lower_bound(keys.begin(), keys.end(), call_key);
+    if (it == keys.end() || *it != call_key) continue;
+    auto& c = call[static_cast<std::size_t>(it - keys.begin())];
+    if (a.int64(3) < c.second) c = {a.int64(2), a.int64(3)};
+  }
+  std::vector<std::pair<LaunchKey, Bounds>> sorted;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (call[i].second == kNone) continue;  // no launch call
+    sorted.push_back(
+        {{static_cast<std::int64_t>(keys[i] >> 32), call[i].first, call[i].second}, bounds[i]});
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  return sorted;
 }
 
 const char* activity_query(ProjectedActivity activity) {
@@ -27,7 +60,120 @@ const char* activity_query(ProjectedActivity activity) {
   return "SELECT pid, correlation_id, end_ns - start_ns, 0 FROM kernel";
 }
 
+/// The bounds of the windows of one thread and the work of launches bucketed against them.
+struct ThreadWindows {
+  std::vector<std::int64_t> starts, ends;          // sorted, unique
+  std::vector<ProjectedWork> below_start, to_end;  // buckets, one more than bounds
+
+  void add(std::int64_t t, const ProjectedWork& w) {
+    // Counted in "launches before starts[j]" for every j >= u, and in "launches at or before
+    // ends[j]" for every j >= l.
+    const auto u = std::upper_bound(starts.begin(), starts.end(), t) - starts.begin();
+    const auto l = std::lower_bound(ends.begin(), ends.end(), t) - ends.begin();
+    accumulate(below_start[static_cast<std::size_t>(u)], w);
+    accumulate(to_end[static_cast<std::size_t>(l)], w);
+  }
+  static void accumulate(ProjectedWork& sum, const ProjectedWork& w) {
+    sum.records += w.records;
+    sum.launches += w.launches;
+    sum.gpu_ns += w.gpu_ns;
+    sum.bytes += w.bytes;
+  }
+};
+
+const char* ordered_activity_query(ProjectedActivity activity) {
+  switch (activity) {
+    case ProjectedActivity::Memcpys:
+      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memcpy"
+             " ORDER BY pid, correlation_id";
+    case ProjectedActivity::Memsets:
+      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memset"
+             " ORDER BY pid, correlation_id";
+    case ProjectedActivity::Kernels:
+      break;
+  }
+  return "SELECT pid, correlation_id, end_ns - start_ns, 0 FROM kernel ORDER BY pid, correlation_id";
+}
+
 }  // namespace
+
+std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
+                                           const std::vector<ProjectionWindow>& windows) {
+  std::vector<ProjectedWork> out(windows.size());
+  if (windows.empty()) return out;
+  std::map<std::pair<std::int64_t, std::int64_t>, ThreadWindows> threads;
+  for (const auto& w : windows) {
+    auto& t = threads[{w.pid, w.tid}];
+    t.starts.push_back(w.start_ns);
+    t.ends.push_back(w.end_ns);
+  }
+  for (auto& [key, t] : threads) {
+    for (auto* v : {&t.starts, &t.ends}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    t.below_start.resize(t.starts.size() + 1);
+    t.to_end.resize(t.ends.size() + 1);
+  }
+  // Launching calls in (pid, correlation id) order: the earliest call of each key (ties: the
+  // first row), as RangeProjection takes it.
+  auto calls = reader.prepare(
+      "SELECT pid, correlation_id, tid, start_ns, id FROM api_call ORDER BY pid, correlation_id");
+  bool call_row = calls.step();
+  auto records = reader.prepare(ordered_activity_query(activity));
+  bool record_row = records.step();
+  std::pair<std::int64_t, std::int64_t> cached_thread{-1, -1};
+  ThreadWindows* cached = nullptr;
+  while (record_row) {
+    const std::uint64_t key = correlation_key(records.int64(0), records.int64(1));
+    ProjectedWork work;
+    work.launches = 1;
+    for (; record_row && correlation_key(records.int64(0), records.int64(1)) == key;
+         record_row = records.step()) {
+      ++work.records;
+      work.gpu_ns += records.int64(2);
+      work.bytes += records.int64(3);
+    }
+    while (call_row && correlation_key(calls.int64(0), calls.int64(1)) < key) call_row = calls.step();
+    bool found = false;
+    std::int64_t tid = 0, start = 0, id = 0;
+    for (; call_row && correlation_key(calls.int64(0), calls.int64(1)) == key; call_row = calls.step()) {
+      const std::int64_t s = calls.int64(3), i = calls.int64(4);
+      if (!found || s < start || (s == start && i < id)) {
+        found = true;
+        tid = calls.int64(2);
+        start = s;
+        id = i;
+      }
+    }
+    if (!found) continue;  // no launching call: inside no window
+    const std::pair<std::int64_t, std::int64_t> thread{static_cast<std::int64_t>(key >> 32), tid};
+    if (thread != cached_thread) {
+      cached_thread = thread;
+      const auto it = threads.find(thread);
+      cached = it == threads.end() ? nullptr : &it->second;
+    }
+    if (cached != nullptr) cached->add(start, work);
+  }
+  for (auto& [key, t] : threads) {
+    for (auto* buckets : {&t.below_start, &t.to_end}) {
+      for (std::size_t i = 1; i < buckets->size(); ++i) {
+        ThreadWindows::accumulate((*buckets)[i], (*buckets)[i - 1]);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const auto& w = windows[i];
+    if (w.start_ns > w.end_ns) continue;
+    const auto& t = threads.at({w.pid, w.tid});
+    const auto js = std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
+    const auto je = std::lower_bound(t.ends.begin(), t.ends.end(), w.end_ns) - t.ends.begin();
+    const ProjectedWork& a = t.below_start[static_cast<std::size_t>(js)];
+    const ProjectedWork& b = t.to_end[static_cast<std::size_t>(je)];
+    out[i] = {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns, b.bytes - a.bytes};
+  }
+  return out;
+}
 
 RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity activity) {
   // Joined here rather than in SQL: two sequential scans and a sort are several times faster
@@ -100,6 +246,59 @@ ProjectedWork RangeProjection::inside(std::int64_t pid, std::int64_t tid, std::i
   const ProjectedWork& a = prefix_[lo];
   const ProjectedWork& b = prefix_[hi];
   return {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns, b.bytes - a.bytes};
+}
+
+SpanProjection::SpanProjection(const db::Reader& reader) {
+  struct Record {
+    std::uint64_t key;
+    std::int64_t start, end;
+  };
+  std::vector<Record> records;
+  for (const char* table : {"kernel", "memcpy", "memset"}) {
+    auto r = reader.prepare(std::string("SELECT pid, correlation_id, start_ns, end_ns FROM ") + table);
+    while (r.step()) {
+      records.push_back({correlation_key(r.int64(0), r.int64(1)), r.int64(2), r.int64(3)});
+    }
+  }
+  std::sort(records.begin(), records.end(),
+            [](const Record& a, const Record& b) { return a.key < b.key; });
+  std::vector<std::uint64_t> keys;
+  std::vector<std::pair<std::int64_t, std::int64_t>> bounds;
+  for (const Record& rec : records) {
+    if (keys.empty() || keys.back() != rec.key) {
+      keys.push_back(rec.key);
+      bounds.emplace_back(rec.start, rec.end);
+    } else {
+      bounds.back().first = std::min(bounds.back().first, rec.start);
+      bounds.back().second = std::max(bounds.back().second, rec.end);
+    }
+  }
+  records = {};
+  const auto sorted = by_launching_call(reader, keys, bounds);
+  keys = {};
+  bounds = {};
+  keys_.reserve(sorted.size());
+  bounds_.reserve(sorted.size());
+  for (const auto& [key, b] : sorted) {
+    keys_.push_back(key);
+    bounds_.push_back(b);
+  }
+}
+
+std::optional<ProjectedSpan> SpanProjection::inside(std::int64_t pid, std::int64_t tid,
+                                                    std::int64_t start_ns,
+                                                    std::int64_t end_ns) const {
+  const auto first = std::lower_bound(keys_.begin(), keys_.end(), Key{pid, tid, start_ns});
+  const auto last = std::upper_bound(first, keys_.end(), Key{pid, tid, end_ns});
+  if (first >= last) return std::nullopt;
+  auto i = static_cast<std::size_t>(first - keys_.begin());
+  const auto end = static_cast<std::size_t>(last - keys_.begin());
+  ProjectedSpan span{bounds_[i].first, bounds_[i].second};
+  for (++i; i < end; ++i) {
+    span.start_ns = std::min(span.start_ns, bounds_[i].first);
+    span.end_ns = std::max(span.end_ns, bounds_[i].second);
+  }
+  return span;
 }
 
 }  // namespace fuselens::analyzer

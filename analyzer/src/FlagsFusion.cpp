@@ -4,8 +4,12 @@
 // launched from the same thread inside the same NVTX range instance (or outside any range on
 // that thread), with GPU gaps <= fusion_chain.max_gap_us between consecutive kernels. A run that
 // repeats one sequence of kernel names (smallest period p of the name sequence, from its longest
-// border, O(n)) yields floor(n / p) occurrences of that p-kernel chain; a run without repetition
-// is one occurrence of itself. Chains of >= min_kernels kernels seen >= min_repeats times in one
+// border, O(n)) yields floor((n - r) / p) occurrences of that p-kernel chain, where the phase r
+// (< p) puts the first kernel of the run's NVTX range instance on this stream at the head of the
+// chain when the run lies in a range and that kernel is in the period, else r = 0 (a run cut by
+// one long gap after a range's first kernel would otherwise report the chain rotated, e.g.
+// "multiply -> sigmoid" for a sigmoid-then-multiply loop); a run without repetition is one
+// occurrence of itself. Chains of >= min_kernels kernels seen >= min_repeats times in one
 // (stream, thread, range name, call path) are reported, ranked by estimated GPU time saved.
 //
 // Evidence per hit (FlagsFusionEvidence.cpp): whether each kernel's output feeds the next
@@ -48,6 +52,7 @@ class ChainFinder {
         agg_("fusion_chain") {}
 
   void add_stream(const std::vector<std::size_t>& ops) {
+    range_head_.clear();
     std::vector<std::size_t> run;
     for (const std::size_t i : ops) {
       const TraceOp& op = trace_.ops[i];
@@ -57,6 +62,7 @@ class ChainFinder {
         continue;
       }
       if (!run.empty() && !continues(trace_.ops[run.back()], op)) flush(run);
+      if (call->range >= 0) range_head_.try_emplace(call->range, name_id(op.name));
       run.push_back(i);
     }
     flush(run);
@@ -98,7 +104,17 @@ class ChainFinder {
       for (const std::size_t i : run) ids.push_back(name_id(trace_.ops[i].name));
       const std::size_t p = smallest_period(ids);
       if (p >= min_kernels_) {
-        for (std::size_t first = 0; first + p <= run.size(); first += p) {
+        std::size_t phase = 0;
+        const int range = trace_.launch_call(trace_.ops[run.front()])->range;
+        if (const auto head = range_head_.find(range); head != range_head_.end()) {
+          for (std::size_t r = 0; r < p && r + p <= ids.size(); ++r) {
+            if (ids[r] == head->second) {
+              phase = r;
+              break;
+            }
+          }
+        }
+        for (std::size_t first = phase; first + p <= run.size(); first += p) {
           add_occurrence(run, first, p);
         }
       }
@@ -152,6 +168,7 @@ class ChainFinder {
   HitAggregator agg_;
   std::map<HitSite, CountedWork> counted_;
   std::unordered_map<std::string, int> names_;
+  std::unordered_map<int, int> range_head_;  ///< range instance -> name id of its first kernel
 };
 
 void describe(Hit& h, const FlagsTrace& trace, const std::optional<Work>& counted,

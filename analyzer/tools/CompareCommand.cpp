@@ -1,6 +1,7 @@
 // prof-analyze compare A.sqlite B.sqlite [--diff-threshold PCT]
 // prof-analyze compare FILE --baseline GLOB --candidate GLOB
 //   common: [--format table|csv|json] [--names short|demangled|mangled] [--fail-if-slower PCT]
+//           [--time gpu|span]  (what --fail-if-slower judges: GPU time or GPU span per iteration)
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ struct CompareOptions {
   std::string names = "short";
   double diff_threshold = 5;
   std::optional<double> fail_if_slower;
+  std::string time = "gpu";
 };
 
 int run_compare(const CompareOptions& o) {
@@ -70,15 +72,17 @@ int run_compare(const CompareOptions& o) {
   if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
 
   if (o.fail_if_slower) {
-    const auto slower = report.slower_than(*o.fail_if_slower);
+    const auto basis = o.time == "span" ? analyzer::TimeBasis::Span : analyzer::TimeBasis::Gpu;
+    const auto slower = report.slower_than(*o.fail_if_slower, basis);
     if (!slower.empty()) {
       std::string list;
       for (const auto* e : slower) {
         list += (list.empty() ? "" : ", ") +
-                fmt::format("{} ({:+.1f} %)", e->candidate->name, *e->slowdown_percent());
+                fmt::format("{} ({:+.1f} %)", e->candidate->name, *e->slowdown_percent(basis));
       }
       std::cerr << "prof-analyze: slower than baseline by more than " << *o.fail_if_slower
-                << " %: " << list << std::endl;
+                << " % in " << (basis == analyzer::TimeBasis::Span ? "GPU span" : "GPU time")
+                << " per iteration: " << list << std::endl;
       return kExitFlagged;
     }
   }
@@ -117,6 +121,13 @@ Runner add_compare_command(CLI::App& app) {
                    "Exit with status 3 when a candidate is slower than its baseline by more "
                    "than PCT %")
       ->check(CLI::Range(0.0, 1e6));
+  compare
+      ->add_option("--time", options->time,
+                   "What --fail-if-slower judges: gpu (median GPU time per iteration, the "
+                   "kernels' durations summed) or span (median GPU span per iteration, first "
+                   "start to last end, launch gaps included)")
+      ->check(CLI::IsMember({"gpu", "span"}))
+      ->capture_default_str();
   return [options] { return run_compare(*options); };
 }
 

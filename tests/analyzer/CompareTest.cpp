@@ -35,6 +35,8 @@ using fuselens::test::slurp;
 
 constexpr std::uint32_t kPid = 100, kTid = 1;
 const std::string kFusionBench = std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite";
+const std::string kFusionBenchArgs =
+    std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_args.sqlite";
 
 /// Builds a capture: ranges with payloads, launches of one or more kernels, copies, memsets
 /// and device-memory events. Times in ns.
@@ -235,6 +237,81 @@ TEST(Compare, PairsRangesByWildcardText) {
   EXPECT_EQ(doc["matrix"][0]["peak_device_bytes_by_device"]["1"], 7);
 }
 
+/// Per iteration (payload 2), kernels of 1 us with 3 us gaps between them, one launch each:
+///   gap/unfused/s  [0, 20000]: 2 kernels per iteration, starts 1000 + 4000 k (k = 0..3):
+///                  GPU time 4000 / 2 = 2000 ns per iteration; span 1000 -> 14000 = 13000,
+///                  6500 per iteration;
+///   gap/fused/s    [30000, 50000]: 1 kernel of 1500 per iteration, starts 31000 + 4500 k
+///                  (k = 0, 1): GPU time 1500 per iteration; span 31000 -> 37000, 3000 per it.
+/// A kernel launched before the range and run inside it is not the range's.
+Capture gapped() {
+  Capture c;
+  c.range("gap/unfused/s", 0, 20000, 2);
+  for (int k = 0; k < 4; ++k) c.launch("k_a", 100 + 10 * k, 1000 + 4000 * k, {1000});
+  c.range("gap/fused/s", 30000, 50000, 2);
+  c.launch("k_early", 29000, 30500, {100});  // launched outside, runs inside: not counted
+  for (int k = 0; k < 2; ++k) c.launch("k_f", 30100 + 10 * k, 31000 + 4500 * k, {1500});
+  return c;
+}
+
+TEST(Compare, SpanIsFirstStartToLastEndOfTheWorkLaunchedInside) {
+  const Written w(gapped());
+  const db::Reader reader(w.path);
+  std::map<std::string, RangeStats> by_name;
+  for (auto& r : range_stats(reader)) by_name[r.name] = r;
+  const RangeStats& unfused = by_name.at("gap/unfused/s");
+  EXPECT_DOUBLE_EQ(unfused.median_gpu_ns_per_iter, 2000);
+  EXPECT_DOUBLE_EQ(unfused.median_span_ns_per_iter, 6500);
+  EXPECT_EQ(unfused.span_ns, 13000);
+  const RangeStats& fused = by_name.at("gap/fused/s");
+  EXPECT_DOUBLE_EQ(fused.median_gpu_ns_per_iter, 1500);
+  EXPECT_DOUBLE_EQ(fused.median_span_ns_per_iter, 3000);
+
+  const CompareReport r = compare_ranges(reader, "gap/unfused/*", "gap/fused/*");
+  ASSERT_EQ(r.entries.size(), 1U);
+  const CompareEntry& e = r.entries[0];
+  ASSERT_TRUE(e.speedup && e.span_speedup);
+  EXPECT_DOUBLE_EQ(*e.speedup, 2000.0 / 1500.0);
+  EXPECT_DOUBLE_EQ(*e.span_speedup, 6500.0 / 3000.0);
+  EXPECT_DOUBLE_EQ(*e.slowdown_percent(TimeBasis::Span), (3000.0 / 6500.0 - 1) * 100);
+
+  const auto doc = compare_to_json(r);
+  EXPECT_EQ(doc["comparisons"][0]["baseline_span_ns_per_iter"], 6500.0);
+  EXPECT_EQ(doc["comparisons"][0]["candidate_span_ns_per_iter"], 3000.0);
+  EXPECT_EQ(doc["comparisons"][0]["span_speedup"], 6500.0 / 3000.0);
+  EXPECT_EQ(doc["matrix"][0]["median_span_ns_per_iter"], 6500.0);
+  EXPECT_EQ(doc["matrix"][0]["span_speedup_vs_baseline"], 1.0);
+  EXPECT_EQ(doc["matrix"][1]["span_speedup_vs_baseline"], 6500.0 / 3000.0);
+  EXPECT_EQ(doc["matrix"][1]["speedup_vs_baseline"], 2000.0 / 1500.0);  // still GPU time
+}
+
+TEST(Compare, SpanCountsCopiesAndOverlapOnceAndTakesTheMedianOverInstances) {
+  Capture c;
+  // Instance 1 (1 iteration): kernels [1200, 2200] and [1500, 2000] overlap (GPU time 1500,
+  // span 1000), then a copy launched at 2600 runs [2610, 2710]: span 1200 -> 2710 = 1510.
+  c.range("ov/a/s", 1000, 3000);
+  c.launch("k1", 1100, 1200, {1000});
+  c.launch("k2", 1150, 1500, {500});
+  c.copy(2600, 64);
+  // Instance 2: one kernel of 300 -> span 300. Instance 3: nothing launched -> span 0.
+  c.range("ov/a/s", 4000, 5000);
+  c.launch("k1", 4100, 4200, {300});
+  c.range("ov/a/s", 6000, 7000);
+  // The candidate launches nothing: span 0, no span speedup.
+  c.range("ov/b/s", 8000, 9000);
+  const Written w(c);
+  const db::Reader reader(w.path);
+  std::map<std::string, RangeStats> by_name;
+  for (auto& r : range_stats(reader)) by_name[r.name] = r;
+  const RangeStats& a = by_name.at("ov/a/s");
+  EXPECT_EQ(a.span_ns, 1510 + 300);
+  EXPECT_DOUBLE_EQ(a.median_span_ns_per_iter, 300);  // median of (1510, 300, 0)
+  EXPECT_DOUBLE_EQ(a.median_gpu_ns_per_iter, 300);   // median of (1500, 300, 0)
+  const CompareReport r = compare_ranges(reader, "ov/a/*", "ov/b/*");
+  EXPECT_FALSE(r.entries[0].span_speedup);
+  EXPECT_TRUE(compare_to_json(r)["comparisons"][0]["span_speedup"].is_null());
+}
+
 TEST(Compare, PatternsThatMatchNothingOrNeverPairAreErrors) {
   const Written w(synthetic());
   const db::Reader reader(w.path);
@@ -313,10 +390,108 @@ TEST(Compare, FusionBenchGemmSpeedupPerShape) {
   }
 }
 
+// Issue #6's proof: the span speedup reproduces fusion_bench's own CUDA-event speedups.
+//
+// fusion_bench.sqlite was recorded by `prof-run -- fusion_bench` (50 iterations, default trace) in
+// the run whose event-timed medians docs/BENCHMARKS.md's "Fused vs unfused: fusion_bench" table
+// quotes (unfused / fused µs): GEMM+bias+ReLU M64_N128_K256 27.6 / 20.6 = 1.34x, M128_N256_K256
+// 31.3 / 20.6 = 1.52x, M1024_N1024_K1024 106.2 / 96.9 = 1.10x; Swish 1024x1024 18.8 / 10.2 =
+// 1.83x, 4096x4096 118.5 / 49.3 = 2.40x. The span (mean of the range's iterations) and the
+// events (median of per-iteration differences) measure the same stretch of GPU time but are
+// different statistics, and the two launch-bound shapes move by several µs between iterations,
+// hence a tolerance of 15 % (measured: 1.45x, 1.54x, 1.10x, 1.68x, 2.41x; GPU time alone says
+// 1.12x, 1.13x, 1.07x, 2.18x, 2.46x).
+TEST(Compare, FusionBenchSpanSpeedupReproducesItsEventTimedSpeedup) {
+  if (!std::filesystem::exists(kFusionBench)) GTEST_SKIP() << kFusionBench << " is missing";
+  const db::Reader reader(kFusionBench);
+  const std::map<std::string, double> event_speedup{
+      {"gemm_bias_relu/M64_N128_K256", 27.6 / 20.6},
+      {"gemm_bias_relu/M128_N256_K256", 31.3 / 20.6},
+      {"gemm_bias_relu/M1024_N1024_K1024", 106.2 / 96.9},
+      {"swish/1024x1024", 18.8 / 10.2},
+      {"swish/4096x4096", 118.5 / 49.3}};
+  int checked = 0;
+  for (const auto& e : compare_ranges(reader, "*/unfused/*", "*/fused/*").entries) {
+    const auto it = event_speedup.find(e.key);
+    if (it == event_speedup.end()) continue;
+    ASSERT_TRUE(e.span_speedup) << e.key;
+    EXPECT_NEAR(*e.span_speedup / it->second, 1.0, 0.15) << e.key << ": " << *e.span_speedup;
+    // Serial work on one stream: the span covers at least the kernels' summed time.
+    EXPECT_GE(e.baseline->median_span_ns_per_iter, e.baseline->median_gpu_ns_per_iter) << e.key;
+    EXPECT_GE(e.candidate->median_span_ns_per_iter, e.candidate->median_gpu_ns_per_iter) << e.key;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
+// fusion_bench_args.sqlite: `prof-run --trace +args -- fusion_bench --quick` (5 iterations). Its
+// own run log is not kept, so the figures to meet are a full, unprofiled run of the same binary
+// on the same H100: swish 1024x1024 unfused 10.704 µs, fused 6.288 µs, 1.70x; swish 4096x4096
+// 119.152 / 49.504 µs, 2.41x. At 4096² the kernels are long and the GPU never waits, so the span
+// speedup meets 2.41x (measured 2.44x). At 1024² (and the GEMM at M64_N128_K256) the kernels
+// last 1-4 µs and the loop is launch-bound: the collector's per-launch work under this trace
+// (calling contexts and kernel arguments) widens each launch gap, and the span measures what
+// the GPU did in that profiled run: 26.5 µs per unfused iteration against 20.6 µs under the
+// default trace (fusion_bench.sqlite) and 10.7 µs unprofiled. Its speedup (2.29x; GEMM 1.98x)
+// is not the unprofiled 1.70x, and fusion_bench's events in that run would have seen the same
+// gaps; those two shapes are checked against their own capture's figures instead, and the
+// unprofiled comparison is the 4096² one (and the test above, made in one run).
+TEST(Compare, FusionBenchArgsSpanSpeedups) {
+  if (!std::filesystem::exists(kFusionBenchArgs)) GTEST_SKIP() << kFusionBenchArgs << " is missing";
+  const db::Reader reader(kFusionBenchArgs);
+  std::map<std::string, CompareEntry> by_key;
+  for (auto& e : compare_ranges(reader, "*/unfused/*", "*/fused/*").entries) by_key[e.key] = e;
+  const CompareEntry& big = by_key.at("swish/4096x4096");
+  ASSERT_TRUE(big.span_speedup);
+  EXPECT_NEAR(*big.span_speedup / (119.152 / 49.504), 1.0, 0.15) << *big.span_speedup;
+  // Launch-bound under this trace: the span per iteration is several times the GPU time, and
+  // the span speedup is this capture's (see above).
+  const CompareEntry& small = by_key.at("swish/1024x1024");
+  const CompareEntry& gemm = by_key.at("gemm_bias_relu/M64_N128_K256");
+  ASSERT_TRUE(small.span_speedup && gemm.span_speedup);
+  EXPECT_GT(small.baseline->median_span_ns_per_iter, 3 * small.baseline->median_gpu_ns_per_iter);
+  EXPECT_NEAR(*small.span_speedup, 2.29, 0.05);
+  EXPECT_NEAR(*gemm.span_speedup, 1.98, 0.05);
+}
+
 // --- prof-analyze compare, run as a program ----------------------------------------------
 
-
-
+TEST(CompareCli, TimeSpanJudgesFailIfSlowerOnTheSpan) {
+  // The candidate's kernels take less GPU time (2 x 500 vs 2000) but wait 3 µs between them:
+  // faster in GPU time, twice as slow in span.
+  Capture c;
+  c.range("op/base/s", 0, 10000);
+  c.launch("k_one", 100, 1000, {2000});
+  c.range("op/cand/s", 20000, 30000);
+  c.launch("k_half", 20100, 21000, {500});
+  c.launch("k_half", 20200, 24500, {500});
+  const Written w(c);
+  const std::vector<std::string> base{"compare", w.path, "--baseline", "op/base/*", "--candidate",
+                                      "op/cand/*", "--fail-if-slower", "5"};
+  const Result gpu = run_cli(w.dir, base);
+  EXPECT_EQ(gpu.status, 0) << gpu.err;
+  EXPECT_NE(gpu.out.find("Span speedup"), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("2.000 µs -> 4.000 µs"), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("0.50x"), std::string::npos) << gpu.out;
+  auto with_time = [&](const char* basis) {
+    auto args = base;
+    args.insert(args.end(), {"--time", basis});
+    return run_cli(w.dir, args);
+  };
+  EXPECT_EQ(with_time("gpu").status, 0);
+  const Result span = with_time("span");
+  EXPECT_EQ(span.status, 3) << span.err;
+  EXPECT_NE(span.err.find("GPU span"), std::string::npos) << span.err;
+  EXPECT_NE(span.err.find("op/cand/s (+100.0 %)"), std::string::npos) << span.err;
+  EXPECT_EQ(with_time("wall").status, 2);
+  const Result csv = run_cli(w.dir, {"compare", w.path, "--baseline", "op/base/*", "--candidate",
+                                     "op/cand/*", "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  const auto records = test::parse_csv(csv.out);
+  ASSERT_GE(records.size(), 3U);
+  EXPECT_EQ(records[1].back(), "span_speedup");
+  EXPECT_EQ(records[2].back(), "0.5");
+}
 
 TEST(CompareCli, FailIfSlowerExitsThree) {
   const Written w(synthetic());

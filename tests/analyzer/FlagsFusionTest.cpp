@@ -107,6 +107,26 @@ TEST(FlagsFusion, SharedBufferMeansTheOutputFeedsTheNextAndAddsTheByteTerm) {
   EXPECT_TRUE(contains(h.detail, "if the chain is memory-bound")) << h.detail;
 }
 
+// A sigmoid -> multiply loop whose first pair is cut by a long gap: the run that repeats starts
+// with multiply, but the chain keeps the range's own order (the range's first kernel heads it).
+TEST(FlagsFusion, ARunCutAfterTheRangesFirstKernelKeepsTheRangesOrder) {
+  FlagsCapture c;
+  c.device();
+  c.range("swish", 0, us(2000));
+  std::int64_t t = us(10);
+  for (int i = 0; i < 6; ++i) {
+    for (const char* name : {"sigmoid_kernel", "multiply_kernel"}) {
+      c.kernel(name, t, us(100), t - us(8), us(5));
+      t += us(i == 0 && name[0] == 's' ? 160 : 102);  // 60 us gap after the first sigmoid
+    }
+  }
+  const FlagsReport report = flags_of(c);
+  const auto hits = hits_of(report, "fusion_chain");
+  ASSERT_EQ(hits.size(), 1U);
+  EXPECT_EQ(hits[0]->subject, "sigmoid_kernel -> multiply_kernel");
+  EXPECT_EQ(hits[0]->count, 5);  // the first sigmoid stands alone
+}
+
 TEST(FlagsFusion, DisjointBuffersDoNotFeedAndAreNoFusionCandidate) {
   ChainCapture chain = chain_capture();
   for (const auto& ids : chain.ids) {

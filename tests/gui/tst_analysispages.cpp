@@ -119,6 +119,14 @@ class TestAnalysisPages : public QObject {
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 0), *e.speedup);
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 1), 1.0);
     }
+    // Span speedups over "unfused" equal compare_ranges' span speedups.
+    model.setHeatmap(buildHeatmap(ranges, HeatmapMetric::SpanSpeedup, QStringLiteral("unfused")));
+    for (const auto& e : report.entries) {
+      const auto row = model.heatmap().rows.indexOf(toQString(e.op) + QStringLiteral(" · ") + toQString(e.shape));
+      QVERIFY(row >= 0 && e.span_speedup);
+      QCOMPARE(*model.heatmap().at(static_cast<int>(row), 0), *e.span_speedup);
+      QCOMPARE(*model.heatmap().at(static_cast<int>(row), 1), 1.0);
+    }
     for (const auto& metric : heatmapMetrics()) {
       model.setHeatmap(buildHeatmap(ranges, metric.metric, QStringLiteral("unfused")));
       QCOMPARE(model.rowCount(), 5);
@@ -144,8 +152,13 @@ class TestAnalysisPages : public QObject {
     const auto report = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()), "*/unfused/*", "*/fused/*");
     QCOMPARE(page.entryModel()->rowCount(), static_cast<int>(report.entries.size()));
     for (int r = 0; r < page.entryModel()->rowCount(); ++r) {
+      const auto& e = report.entries[static_cast<std::size_t>(r)];
       QCOMPARE(page.entryModel()->index(r, CompareEntryModel::Speedup).data(TableModel::RawRole).toDouble(),
-               *report.entries[static_cast<std::size_t>(r)].speedup);
+               *e.speedup);
+      QCOMPARE(page.entryModel()->index(r, CompareEntryModel::SpanSpeedup).data(TableModel::RawRole).toDouble(),
+               *e.span_speedup);
+      QCOMPARE(page.entryModel()->index(r, CompareEntryModel::BaselineSpan).data(TableModel::RawRole).toDouble(),
+               e.baseline->median_span_ns_per_iter);
     }
 
     page.compareWith(mlp_);

@@ -6,6 +6,7 @@
 
 #include <QAbstractItemView>
 #include <QFile>
+#include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -17,6 +18,7 @@
 #include "GuiExport.h"
 #include "MainWindow.h"
 #include "fuselens/analyzer/Summary.h"
+#include "fuselens/analyzer/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "models/CompareModel.h"
@@ -192,6 +194,11 @@ class TestMainWindow : public QObject {
     }
     QVERIFY(summary.kernelModel()->rowCount() > 0);
     QVERIFY(timeline.timelineWidget()->timeline() != nullptr);
+    // The header says how the run ended in the CLI's words (analyzer::describe_run_end).
+    const QString ended = QString::fromStdString(analyzer::describe_run_end(data->summary.run.end)).toHtmlEscaped();
+    bool said = false;
+    for (const auto* label : summary.findChildren<QLabel*>()) said = said || label->text().contains(ended);
+    QVERIFY2(said, qPrintable(ended));
   }
 
   void badFilesGiveTheReaderMessageAndTheWindowCarriesOn_data() {

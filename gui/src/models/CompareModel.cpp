@@ -30,7 +30,9 @@ CompareEntryModel::CompareEntryModel(QObject* parent)
     : RowsModel({QStringLiteral("Op"), QStringLiteral("Shape"), QStringLiteral("Baseline"),
                  QStringLiteral("Candidate"), QStringLiteral("Baseline / iter"),
                  QStringLiteral("Candidate / iter"), QStringLiteral("Speedup"),
-                 QStringLiteral("Δ time"), QStringLiteral("Kernels / iter (B)"),
+                 QStringLiteral("Δ time"), QStringLiteral("Baseline span / iter"),
+                 QStringLiteral("Candidate span / iter"), QStringLiteral("Span speedup"),
+                 QStringLiteral("Kernels / iter (B)"),
                  QStringLiteral("Kernels / iter (C)")},
                 parent) {}
 
@@ -39,6 +41,10 @@ QVariant CompareEntryModel::cell(int row, int column, int role) const {
   const auto median = [](const std::optional<analyzer::RangeStats>& s) -> std::optional<double> {
     if (!s) return std::nullopt;
     return s->median_gpu_ns_per_iter;
+  };
+  const auto span = [](const std::optional<analyzer::RangeStats>& s) -> std::optional<double> {
+    if (!s) return std::nullopt;
+    return s->median_span_ns_per_iter;
   };
   const auto kernels = [](const std::optional<analyzer::RangeStats>& s) -> std::optional<double> {
     if (!s) return std::nullopt;
@@ -74,6 +80,20 @@ QVariant CompareEntryModel::cell(int row, int column, int role) const {
       if (role == Qt::ForegroundRole) return changeColor(d, role);
       return optionalNumber(d, d ? QString::asprintf("%+.1f %%", *d) : QString(), role);
     }
+    case BaselineSpan: {
+      const auto m = span(e.baseline);
+      return optionalNumber(m, m ? formatDuration(*m) : QString(), role);
+    }
+    case CandidateSpan: {
+      const auto m = span(e.candidate);
+      return optionalNumber(m, m ? formatDuration(*m) : QString(), role);
+    }
+    case SpanSpeedup: {
+      if (role == Qt::ForegroundRole) return changeColor(e.slowdown_percent(analyzer::TimeBasis::Span), role);
+      return optionalNumber(e.span_speedup,
+                            e.span_speedup ? QString::number(*e.span_speedup, 'f', 2) + QStringLiteral("×") : QString(),
+                            role);
+    }
     case BaselineKernels: {
       const auto k = kernels(e.baseline);
       return optionalNumber(k, k ? QString::number(*k, 'f', 2) : QString(), role);
@@ -97,6 +117,13 @@ QString CompareEntryModel::headerToolTip(int column) const {
       return QStringLiteral("Baseline / candidate median per iteration; above 1: the candidate is faster");
     case DeltaPercent:
       return QStringLiteral("(candidate / baseline - 1) × 100 of the median per iteration");
+    case BaselineSpan:
+    case CandidateSpan:
+      return QStringLiteral("Median over range instances of the GPU span, from the earliest start to the latest "
+                            "end of the kernels, copies and memsets launched inside (launch gaps included, what "
+                            "CUDA events around the loop measure), divided by the range's iterations");
+    case SpanSpeedup:
+      return QStringLiteral("Baseline / candidate median span per iteration; above 1: the candidate is faster");
     default:
       return {};
   }

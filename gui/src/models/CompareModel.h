@@ -2,8 +2,9 @@
 // CompareModels: analyzer::CompareReport (Compare.h) as two tables.
 //   CompareEntryModel  one row per paired (or unpaired) range: Op, Shape, Baseline, Candidate,
 //                      baseline and candidate median GPU time per iteration, Speedup
-//                      (baseline / candidate, > 1: the candidate is faster), Δ %, kernels per
-//                      iteration of each side;
+//                      (baseline / candidate, > 1: the candidate is faster), Δ %, median GPU
+//                      span per iteration of each side (first start to last end, launch gaps
+//                      included) and the span speedup, kernels per iteration of each side;
 //   KernelDiffModel    the two-capture kernel diff: Change, counts, medians, Δ %, Name.
 
 #include <QPair>
@@ -22,7 +23,8 @@ class CompareEntryModel : public RowsModel<analyzer::CompareEntry> {
  public:
   enum Column {
     Op, Shape, BaselineVariant, CandidateVariant, BaselineMedian, CandidateMedian, Speedup,
-    DeltaPercent, BaselineKernels, CandidateKernels, Columns
+    DeltaPercent, BaselineSpan, CandidateSpan, SpanSpeedup, BaselineKernels, CandidateKernels,
+    Columns
   };
   explicit CompareEntryModel(QObject* parent = nullptr);
   int nameColumn() const override { return Op; }

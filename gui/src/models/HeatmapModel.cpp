@@ -18,6 +18,9 @@ const std::vector<HeatmapMetricInfo>& heatmapMetrics() {
       {HeatmapMetric::Throughput, QStringLiteral("Throughput (items or iterations per second)"), true},
       {HeatmapMetric::Kernels, QStringLiteral("Kernels per iteration"), false},
       {HeatmapMetric::Launches, QStringLiteral("Launches per iteration"), false},
+      {HeatmapMetric::SpanLatency, QStringLiteral("Span (median GPU span per iteration, launch gaps included)"),
+       false},
+      {HeatmapMetric::SpanSpeedup, QStringLiteral("Span speedup over the baseline variant"), true},
   };
   return metrics;
 }
@@ -25,8 +28,10 @@ const std::vector<HeatmapMetricInfo>& heatmapMetrics() {
 QString formatHeatmapValue(HeatmapMetric metric, double value) {
   switch (metric) {
     case HeatmapMetric::Latency:
+    case HeatmapMetric::SpanLatency:
       return formatDuration(value);
     case HeatmapMetric::Speedup:
+    case HeatmapMetric::SpanSpeedup:
       return QString::number(value, 'f', 2) + QStringLiteral("×");
     case HeatmapMetric::PeakMemory:
       return formatBytes(value);
@@ -50,6 +55,9 @@ std::optional<double> figure(const analyzer::RangeStats& r, HeatmapMetric metric
     case HeatmapMetric::Latency:
     case HeatmapMetric::Speedup:
       return r.median_gpu_ns_per_iter;
+    case HeatmapMetric::SpanLatency:
+    case HeatmapMetric::SpanSpeedup:
+      return r.median_span_ns_per_iter;
     case HeatmapMetric::PeakMemory:
       return static_cast<double>(r.max_peak_bytes());
     case HeatmapMetric::Throughput:
@@ -107,7 +115,7 @@ Heatmap buildHeatmap(const std::vector<analyzer::RangeStats>& ranges, HeatmapMet
     h.values[i] = figure(*p.stats, metric);
     h.rangeNames[i] = toQString(p.stats->name);
   }
-  if (metric == HeatmapMetric::Speedup && !h.columns.isEmpty()) {
+  if (isSpeedup(metric) && !h.columns.isEmpty()) {
     const int base = std::max(0, static_cast<int>(h.columns.indexOf(baselineVariant)));
     for (int r = 0; r < h.rows.size(); ++r) {
       const auto baseline = h.at(r, base);
@@ -140,7 +148,7 @@ QColor heatmapColor(const Heatmap& h, double value) {
                             static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
                             static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
   };
-  if (h.metric == HeatmapMetric::Speedup) {
+  if (isSpeedup(h.metric)) {
     // Log scale centred on 1: white at 1, green for speedups, red for slowdowns.
     const double extent = std::max({std::abs(std::log(std::max(h.max, 1e-9))),
                                     std::abs(std::log(std::max(h.min, 1e-9))), 1e-9});

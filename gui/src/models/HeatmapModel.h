@@ -12,7 +12,11 @@
 //   PeakMemory   peak device memory in use while the range ran (bytes; lower is better);
 //   Throughput   items per second for names ending in "batch<N>", else iterations per second;
 //   Kernels      kernels launched per iteration (fewer: more fusion);
-//   Launches     launching API calls per iteration.
+//   Launches     launching API calls per iteration;
+//   SpanLatency  median over instances of the GPU span (earliest start to latest end of the
+//                GPU work launched inside, launch gaps included) per iteration, ns;
+//   SpanSpeedup  span of the baseline variant in the same row / the cell's span, as Compare's
+//                span speedup.
 // Cells without a figure (no such variant in the row) are empty.
 
 #include <QColor>
@@ -29,7 +33,12 @@
 
 namespace fuselens::gui {
 
-enum class HeatmapMetric { Latency, Speedup, PeakMemory, Throughput, Kernels, Launches };
+enum class HeatmapMetric {
+  Latency, Speedup, PeakMemory, Throughput, Kernels, Launches, SpanLatency, SpanSpeedup
+};
+
+/// Speedups are ratios centred on 1, relative to a baseline variant.
+inline bool isSpeedup(HeatmapMetric m) { return m == HeatmapMetric::Speedup || m == HeatmapMetric::SpanSpeedup; }
 
 struct HeatmapMetricInfo {
   HeatmapMetric metric;

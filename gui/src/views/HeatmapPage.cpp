@@ -32,9 +32,9 @@ class HeatmapLegend : public QWidget {
     for (int i = 0; i < kSteps; ++i) {
       const double t = static_cast<double>(i) / (kSteps - 1);
       double value = h.min + (h.max - h.min) * t;
-      if (h.metric != HeatmapMetric::Speedup && h.min > 0 && h.max / h.min > 10) {
+      if (!isSpeedup(h.metric) && h.min > 0 && h.max / h.min > 10) {
         value = h.min * std::pow(h.max / h.min, t);  // the log scale the cells use
-      } else if (h.metric == HeatmapMetric::Speedup && h.min > 0) {
+      } else if (isSpeedup(h.metric) && h.min > 0) {
         value = h.min * std::pow(h.max / h.min, t);
       }
       const int x0 = bar.left() + bar.width() * i / kSteps;
@@ -155,7 +155,7 @@ void HeatmapPage::rebuild() {
     return;
   }
   const auto metric = heatmapMetrics()[static_cast<std::size_t>(std::max(0, metric_->currentIndex()))].metric;
-  baseline_->setEnabled(metric == HeatmapMetric::Speedup);
+  baseline_->setEnabled(isSpeedup(metric));
   model_->setHeatmap(buildHeatmap(data_->ranges, metric, baseline_->currentText()));
   view_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
   legend_->update();

@@ -9,24 +9,11 @@
 #include <QVBoxLayout>
 
 #include "Format.h"
+#include "fuselens/analyzer/SummaryFormat.h"
 #include "models/SummaryModels.h"
 
 namespace fuselens::gui {
 namespace {
-
-QString endReason(const db::RunSummary& run) {
-  switch (run.end.reason) {
-    case db::EndReason::Exited:
-      return QStringLiteral("exited with status %1").arg(run.end.exit_status.value_or(0));
-    case db::EndReason::Signaled:
-      return QStringLiteral("killed by signal %1").arg(run.end.exit_signal.value_or(0));
-    case db::EndReason::ProfilerInterrupted:
-      return QStringLiteral("profiler interrupted");
-    case db::EndReason::NotFinalized:
-      break;
-  }
-  return QStringLiteral("not finalized (crashed run?)");
-}
 
 QString headerHtml(const CaptureData& data) {
   const auto& s = data.summary;
@@ -46,7 +33,8 @@ QString headerHtml(const CaptureData& data) {
   QString html = QStringLiteral("<b>%1</b> &nbsp; <code>%2</code><br>")
                      .arg(data.displayName.toHtmlEscaped(), argv.join(QLatin1Char(' ')).toHtmlEscaped());
   html += QStringLiteral("host %1 · %2 · dropped records %3 · %4<br>")
-              .arg(toQString(s.run.info.host_name).toHtmlEscaped(), endReason(s.run))
+              .arg(toQString(s.run.info.host_name).toHtmlEscaped(),
+                   toQString(analyzer::describe_run_end(s.run.end)).toHtmlEscaped())
               .arg(s.run.dropped_records)
               .arg(devices.isEmpty() ? QStringLiteral("no device") : devices.join(QStringLiteral("; ")));
   html += QStringLiteral("%1 kernels (%2 GPU time) · %3 memcpys (%4) · %5 memsets · %6 API calls · "

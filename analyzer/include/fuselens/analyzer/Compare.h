@@ -14,6 +14,16 @@
 //    projection of RangeProjection, CompareProjection.h, as Summary's NVTX rows); divided by
 //    its iterations: the range's integer NVTX payload when present and > 0, else 1; the
 //    median over instances is the op's time per iteration;
+//  - GPU span of an instance = from the earliest start to the latest end of the GPU work
+//    (kernels, copies and memsets) launched inside it (same projection rule; SpanProjection,
+//    CompareProjection.h), 0 when nothing was launched; divided by its iterations, the median
+//    over instances is the span per iteration. It is the extent of Nsight Systems' projected
+//    NVTX range (nvtx_gpu_proj_trace) and what CUDA events recorded around the loop of
+//    iterations measure (fusion_bench's and a benchmark's figure): launch gaps, idle time and
+//    copies count, overlapping work counts once. GPU time (the sum of kernel durations) says
+//    what the kernels cost; span says what a caller waits for. Both are reported. (A
+//    benchmark's events usually give the median of per-iteration differences; the span is the
+//    whole instance over its iterations, a mean: the two differ by iteration-to-iteration noise);
 //  - kernels, launches, and bytes moved by memcpy and memset launched inside, per iteration
 //    (totals over instances / total iterations);
 //  - peak device memory per device: the maximum of the running sum of device-memory
@@ -21,12 +31,16 @@
 //    (timestamp, id) order; the sum starts at the capture's start, so memory allocated before
 //    the range counts) at the range's start and at every event up to its end; the maximum
 //    over instances;
-//  - throughput: iterations per second = 1e9 / median ns per iteration; items per second when
+//  - throughput: iterations per second = 1e9 / median GPU ns per iteration; items per second when
 //    the range name's last '/'-segment is "batch<N>" (N items per iteration) = N x that.
 // op = the first '/'-segment of the range name; shape = the key (two captures: the rest of the
 // name) without a leading "op/"; variant = the range name's segments that are neither the op
 // nor wildcard-matched (e.g. "unfused"), else "baseline" / "candidate".
-// speedup = baseline median / candidate median (> 1: the candidate is faster).
+// speedup = baseline median / candidate median GPU time per iteration (> 1: the candidate is
+// faster); span speedup = the same ratio of the median spans per iteration. TimeBasis picks
+// which of the two slowdown_percent / slower_than (--fail-if-slower) use; GPU time by default.
+// The matrix for heatmaps (CompareFormat.h) carries both: speedup_vs_baseline on GPU time,
+// span_speedup_vs_baseline on the span.
 //
 // Units: ns, bytes, items and iterations per second.
 // Errors: CompareError for a pattern that matches no range, or ranges of the two patterns that
@@ -62,6 +76,8 @@ struct RangeStats {
   std::int64_t iterations = 0;        ///< summed over instances
   double median_gpu_ns_per_iter = 0;  ///< median over instances of gpu_ns / iterations
   std::int64_t gpu_ns = 0;            ///< summed over instances
+  double median_span_ns_per_iter = 0;  ///< median over instances of GPU span / iterations
+  std::int64_t span_ns = 0;            ///< GPU spans summed over instances
   double kernels_per_iter = 0;
   double launches_per_iter = 0;
   double memcpy_bytes_per_iter = 0;
@@ -78,16 +94,24 @@ struct RangeStats {
 /// Stats of every NVTX range name of the capture, sorted by name.
 std::vector<RangeStats> range_stats(const db::Reader& reader);
 
+/// Which time a slowdown is judged on: the GPU time (sum of kernel durations) or the GPU span.
+enum class TimeBasis { Gpu, Span };
+
+/// RangeStats' median per iteration on `basis`.
+double median_ns_per_iter(const RangeStats& stats, TimeBasis basis);
+
 /// One paired row.
 struct CompareEntry {
   std::string key;  ///< pairing key (wildcard texts, or the full name for two captures)
   std::string op, shape;
   std::string baseline_variant, candidate_variant;
   std::optional<RangeStats> baseline, candidate;  ///< one is missing for unpaired ranges
-  std::optional<double> speedup;                  ///< baseline / candidate median per iteration
+  std::optional<double> speedup;       ///< baseline / candidate median GPU time per iteration
+  std::optional<double> span_speedup;  ///< baseline / candidate median span per iteration
 
-  /// (candidate / baseline - 1) x 100 of the median per iteration; nullopt when unpaired.
-  std::optional<double> slowdown_percent() const;
+  /// (candidate / baseline - 1) x 100 of the median per iteration on `basis`; nullopt when
+  /// unpaired or the baseline's median is 0.
+  std::optional<double> slowdown_percent(TimeBasis basis = TimeBasis::Gpu) const;
 };
 
 enum class KernelChange { Added, Removed, Faster, Slower, Unchanged };
@@ -120,8 +144,10 @@ struct CompareReport {
   /// Two captures only; sorted by |candidate_total_ns - baseline_total_ns| descending.
   std::vector<KernelDiffRow> kernel_diff;
 
-  /// Paired entries whose candidate is slower than the baseline by more than `percent`.
-  std::vector<const CompareEntry*> slower_than(double percent) const;
+  /// Paired entries whose candidate is slower than the baseline by more than `percent` on
+  /// `basis`.
+  std::vector<const CompareEntry*> slower_than(double percent,
+                                               TimeBasis basis = TimeBasis::Gpu) const;
 };
 
 /// Pairs the ranges of one capture matched by two patterns. Throws CompareError when a pattern
