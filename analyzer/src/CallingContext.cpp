@@ -22,6 +22,8 @@ std::uint64_t op_key(std::int64_t pid, std::int64_t correlation) {
   return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(correlation);
 }
 
+}  // namespace
+
 // Modules of the CUDA stack and of FuseLens's collector: their frames sit between the user's
 // launch site and the CUPTI callback and say nothing about the user's code.
 bool is_internal_module(const std::string& module) {
@@ -33,8 +35,6 @@ bool is_internal_module(const std::string& module) {
   }
   return false;
 }
-
-}  // namespace
 
 FrameMap load_frames(const db::Reader& reader) {
   auto s = reader.prepare(

@@ -38,6 +38,10 @@ struct NodeTable {
                                  bool show_internal) const;
 };
 
+/// True for a module of the CUDA stack (libcuda, libcudart, libcupti) or of FuseLens's collector,
+/// whose frames the views hide unless asked (by the module's file name).
+bool is_internal_module(const std::string& module);
+
 FrameMap load_frames(const db::Reader& reader);
 NodeTable load_nodes(const db::Reader& reader);
 std::vector<Operation> load_operations(const db::Reader& reader);

@@ -1,14 +1,21 @@
 // TimelineWidget: level of detail (every item is drawn or merged, and a zoomed-out repaint draws
 // a bounded number of shapes), zoom and pan from the keyboard, selection by click, and the
-// Timeline page's details with the launch context.
+// Timeline page's details with the launch context and the calling context (the frames of the
+// H100 capture of workloads/cct_paths, whose call paths are known: main > a > b > launch).
 
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QClipboard>
+#include <QLabel>
 #include <QPainter>
+#include <QTableView>
 #include <QtTest>
 
 #include <filesystem>
 
 #include "CaptureData.h"
 #include "GuiTestSupport.h"
+#include "models/CallPathModel.h"
 #include "views/TimelinePage.h"
 #include "views/TimelineWidget.h"
 
@@ -21,6 +28,26 @@ class TestTimelineWidget : public QObject {
  private:
   std::string syntheticPath_ = (std::filesystem::temp_directory_path() / "tst_timelinewidget.sqlite").string();
   CaptureDataPtr synthetic_;
+
+  // The Function column of every row of the page's calling context, outermost first.
+  static QStringList functions(const TimelinePage& page) {
+    QStringList out;
+    const auto* model = page.callPathModel();
+    for (int r = 0; r < model->rowCount(); ++r) {
+      out << model->index(r, CallPathModel::Function).data().toString();
+    }
+    return out;
+  }
+  // True when `wanted` appear in `frames` in this order (other frames may come between).
+  static bool inOrder(const QStringList& frames, const QStringList& wanted) {
+    qsizetype at = 0;
+    for (const auto& w : wanted) {
+      at = frames.indexOf(w, at);
+      if (at < 0) return false;
+      ++at;
+    }
+    return true;
+  }
 
   static std::size_t rowsOf(const analyzer::Timeline& t) {
     std::size_t n = 0;
@@ -101,6 +128,87 @@ class TestTimelineWidget : public QObject {
     QVERIFY2(details.contains(QStringLiteral("Launched by cudaLaunchKernel")), qPrintable(details));
     QVERIFY2(details.contains(QStringLiteral("step/")), qPrintable(details));
     QVERIFY(details.contains(QStringLiteral("grid (128, 1, 1)")));
+    // The synthetic capture was written without calling contexts: the page says so.
+    QCOMPARE(page.callPathModel()->rowCount(), 0);
+    QVERIFY2(page.callPathStatus().contains(QStringLiteral("No calling context recorded")),
+             qPrintable(page.callPathStatus()));
+    QVERIFY2(page.callPathStatus().contains(QStringLiteral("'context' trace group")),
+             qPrintable(page.callPathStatus()));
+  }
+
+  void selectingAKernelShowsItsCallingContext() {
+    auto capture = loadCapture(QStringLiteral(FUSELENS_TEST_DATA_DIR "/cct_paths.sqlite"));
+    TimelinePage page;
+    page.resize(1400, 900);
+    page.setCaptures(capture, {capture});
+    QAbstractItemModelTester tester(page.callPathModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QVERIFY(page.callPathStatus().contains(QStringLiteral("select a kernel")));
+
+    // The first path_kernel: main > a > b > the launch stub, the CUDA stack hidden.
+    QVERIFY(page.revealKernel(QStringLiteral("path_kernel"), capture->timeline.begin_ns));
+    const QStringList frames = functions(page);
+    QVERIFY2(inOrder(frames, {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::a(float*)"),
+                              QStringLiteral("(anonymous namespace)::b(float*)")}),
+             qPrintable(frames.join(QStringLiteral(" > "))));
+    QVERIFY2(frames.last().startsWith(QStringLiteral("__device_stub_")), qPrintable(frames.last()));
+    for (const auto& f : frames) QVERIFY2(!f.contains(QStringLiteral("cudaLaunchKernel")), qPrintable(f));
+    const auto* model = page.callPathModel();
+    const int b = static_cast<int>(frames.indexOf(QStringLiteral("(anonymous namespace)::b(float*)")));
+    QCOMPARE(model->index(b, CallPathModel::Source).data().toString(), QStringLiteral("cct_paths.cu:22"));
+    QCOMPARE(model->index(b, CallPathModel::Module).data().toString(), QStringLiteral("cct_paths"));
+    QCOMPARE(model->index(0, CallPathModel::Depth).data().toString(), QStringLiteral("1"));
+    const QString status = page.callPathStatus();
+    QVERIFY2(status.contains(QStringLiteral("%1 frames").arg(frames.size())), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("CUDA/collector frames hidden")), qPrintable(status));
+
+    // Ctrl+C in the frame list copies the whole path as the analyzer labels it.
+    auto* view = page.findChild<QTableView*>(QStringLiteral("callPathView"));
+    QVERIFY(view);
+    view->setFocus();
+    QApplication::clipboard()->clear();
+    QTest::keyClick(view, Qt::Key_C, Qt::ControlModifier);
+    const QString copied = QApplication::clipboard()->text();
+    QCOMPARE(copied, model->pathText());
+    QVERIFY2(copied.contains(QStringLiteral("(anonymous namespace)::b(float*) [cct_paths.cu:22]  (cct_paths)")),
+             qPrintable(copied));
+    QCOMPARE(copied.count(QLatin1Char('\n')), frames.size() - 1);
+
+    // Its launching API call has the same calling context.
+    const auto context = analyzer::launch_context(capture->timeline, *page.timelineWidget()->selectedItem());
+    QVERIFY(context.call != nullptr);
+    page.timelineWidget()->select(context.call);
+    QCOMPARE(functions(page), frames);
+
+    // The copy from d(): main > d.
+    const analyzer::TimelineItem* copy = nullptr;
+    for (const auto& lane : capture->timeline.lanes) {
+      for (const auto& item : lane.rows[0].items) {
+        if (item.kind == analyzer::TimelineItemKind::Memcpy) copy = &item;
+      }
+    }
+    QVERIFY(copy);
+    page.timelineWidget()->select(copy);
+    QVERIFY2(inOrder(functions(page), {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::d(float*)")}),
+             qPrintable(functions(page).join(QStringLiteral(" > "))));
+
+    // Nothing selected: the frames go, the hint comes back.
+    page.timelineWidget()->select(nullptr);
+    QCOMPARE(page.callPathModel()->rowCount(), 0);
+    QVERIFY(page.callPathStatus().contains(QStringLiteral("select a kernel")));
+  }
+
+  void schemaVersion1CaptureHasNoCallingContext() {
+    auto capture = loadCapture(QStringLiteral(FUSELENS_TEST_DATA_DIR "/fusion_bench_schema_v1.sqlite"));
+    TimelinePage page;
+    page.setCaptures(capture, {capture});
+    QVERIFY(page.showLongestKernel());
+    QCOMPARE(page.callPathModel()->rowCount(), 0);
+    QVERIFY2(page.callPathStatus().contains(QStringLiteral("No calling context recorded")) &&
+                 page.callPathStatus().contains(QStringLiteral("schema version 1")),
+             qPrintable(page.callPathStatus()));
   }
 
   void revealKernelFindsTheFirstInstance() {

@@ -1,13 +1,24 @@
 #include "views/TimelinePage.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QSplitter>
+#include <QTableView>
 #include <QTextBrowser>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <exception>
+
 #include "Format.h"
+#include "fuselens/analyzer/CallPath.h"
+#include "fuselens/db/Reader.h"
+#include "models/CallPathModel.h"
 #include "views/TimelineWidget.h"
 
 namespace fuselens::gui {
@@ -39,14 +50,70 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
   timeline_ = new TimelineWidget(splitter);
-  details_ = new QTextBrowser(splitter);
+  auto* bottom = new QSplitter(Qt::Horizontal, splitter);
+  details_ = new QTextBrowser(bottom);
   details_->setObjectName(QStringLiteral("timelineDetails"));
   details_->setPlaceholderText(QStringLiteral("Click an item to see its details and launch context."));
+
+  // The calling context: a line saying what is shown (or why nothing is), then the frames.
+  auto* pathPanel = new QWidget(bottom);
+  auto* pathLayout = new QVBoxLayout(pathPanel);
+  pathLayout->setContentsMargins(0, 0, 0, 0);
+  pathLayout->setSpacing(2);
+  callPathStatus_ = new QLabel(pathPanel);
+  callPathStatus_->setObjectName(QStringLiteral("callPathStatus"));
+  callPathStatus_->setWordWrap(true);
+  callPathStatus_->setTextFormat(Qt::RichText);
+  callPathStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  callPath_ = new CallPathModel(this);
+  callPathView_ = new QTableView(pathPanel);
+  callPathView_->setObjectName(QStringLiteral("callPathView"));
+  callPathView_->setModel(callPath_);
+  callPathView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  callPathView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  callPathView_->setAlternatingRowColors(true);
+  callPathView_->setWordWrap(false);
+  callPathView_->setTextElideMode(Qt::ElideRight);  // keep the name, cut the parameter list
+  callPathView_->verticalHeader()->hide();
+  callPathView_->verticalHeader()->setDefaultSectionSize(callPathView_->fontMetrics().height() + 4);
+  // The function takes the room left by the short columns; the tooltip has it whole.
+  auto* header = callPathView_->horizontalHeader();
+  header->setStretchLastSection(false);
+  for (int c : {CallPathModel::Depth, CallPathModel::Source, CallPathModel::Module}) {
+    header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  }
+  header->setSectionResizeMode(CallPathModel::Function, QHeaderView::Stretch);
+  callPathView_->setToolTip(QStringLiteral("Outermost frame first, the launch site last. "
+                                           "Ctrl+C or the context menu copies the call path."));
+  auto* copy = new QAction(QStringLiteral("Copy call path"), callPathView_);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetShortcut);
+  callPathView_->addAction(copy);
+  callPathView_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(copy, &QAction::triggered, this, &TimelinePage::copyCallPath);
+  connect(callPathView_, &QWidget::customContextMenuRequested, this, [this, copy](const QPoint& at) {
+    QMenu menu(callPathView_);
+    menu.addAction(copy);
+    const QModelIndex index = callPathView_->indexAt(at);
+    QAction* frame = index.isValid() ? menu.addAction(QStringLiteral("Copy frame")) : nullptr;
+    QAction* chosen = menu.exec(callPathView_->viewport()->mapToGlobal(at));
+    if (chosen && chosen == frame) {
+      QApplication::clipboard()->setText(CallPathModel::frameText(callPath_->rowAt(index.row())));
+    }
+  });
+  pathLayout->addWidget(callPathStatus_);
+  pathLayout->addWidget(callPathView_, 1);
+
+  bottom->addWidget(details_);
+  bottom->addWidget(pathPanel);
+  bottom->setStretchFactor(0, 2);
+  bottom->setStretchFactor(1, 3);
+  bottom->setSizes({560, 840});
   splitter->addWidget(timeline_);
-  splitter->addWidget(details_);
+  splitter->addWidget(bottom);
   splitter->setStretchFactor(0, 4);
   splitter->setStretchFactor(1, 1);
-  splitter->setSizes({700, 170});
+  splitter->setSizes({580, 300});  // room for a dozen frames
   layout->addWidget(splitter, 1);
 
   connect(zoomIn, &QToolButton::clicked, timeline_, [this] { timeline_->zoom(0.5, timeline_->width() / 2.0); });
@@ -55,9 +122,12 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
   connect(timeline_, &TimelineWidget::itemSelected, this, &TimelinePage::showDetails);
 }
 
+TimelinePage::~TimelinePage() = default;
+
 void TimelinePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
+  reader_.reset();
   showTimeline();
 }
 
@@ -126,7 +196,73 @@ bool TimelinePage::showLongestKernel() {
 
 QString TimelinePage::detailsText() const { return details_->toPlainText(); }
 
+QString TimelinePage::callPathStatus() const { return callPathStatus_->text(); }
+
+void TimelinePage::copyCallPath() {
+  if (callPath_->rowCount() > 0) QApplication::clipboard()->setText(callPath_->pathText());
+}
+
+void TimelinePage::showCallPath(const TimelineItem* item) {
+  callPath_->setRows({});
+  if (!item || !data_) {
+    callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · select a kernel, copy, memset "
+                                            "or API call to see the frames that launched it."));
+    return;
+  }
+  const auto& t = data_->timeline;
+  std::uint32_t pid = 0, correlation = 0;
+  switch (item->kind) {
+    case TimelineItemKind::Kernel:
+      pid = t.kernels[item->detail].pid;
+      correlation = t.kernels[item->detail].correlation_id;
+      break;
+    case TimelineItemKind::Memcpy:
+    case TimelineItemKind::Memset:
+      pid = t.copies[item->detail].pid;
+      correlation = t.copies[item->detail].correlation_id;
+      break;
+    case TimelineItemKind::Api:
+      pid = t.api_calls[item->detail].pid;
+      correlation = t.api_calls[item->detail].correlation_id;
+      break;
+    case TimelineItemKind::Nvtx:
+      callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · NVTX ranges have none: "
+                                              "select a kernel, copy, memset or API call."));
+      return;
+  }
+  analyzer::CallPath path;
+  try {
+    if (!reader_) reader_ = std::make_unique<db::Reader>(data_->path.toStdString());
+    path = analyzer::call_path(*reader_, pid, correlation);
+  } catch (const std::exception& e) {
+    reader_.reset();
+    callPathStatus_->setText(QStringLiteral("<b>Calling context</b> could not be read: %1")
+                                 .arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+    return;
+  }
+  if (path.status != analyzer::CallPath::Status::Found) {
+    callPathStatus_->setText(QStringLiteral("<b>No calling context recorded</b> · %1")
+                                 .arg(toQString(path.reason).toHtmlEscaped()));
+    return;
+  }
+  const auto frames = path.frames.size();
+  QString status = QStringLiteral("<b>Calling context</b> · thread %1 · %2 frame%3, outermost first, "
+                                  "launch site last")
+                       .arg(path.tid)
+                       .arg(frames)
+                       .arg(frames == 1 ? QString() : QStringLiteral("s"));
+  if (path.hidden_frames > 0) {
+    status += QStringLiteral(" · %1 CUDA/collector frame%2 hidden")
+                  .arg(path.hidden_frames)
+                  .arg(path.hidden_frames == 1 ? QString() : QStringLiteral("s"));
+  }
+  callPathStatus_->setText(status);
+  callPath_->setRows(std::move(path.frames));
+  callPathView_->scrollToBottom();  // the launch site
+}
+
 void TimelinePage::showDetails(const TimelineItem* item) {
+  showCallPath(item);
   if (!item || !data_) {
     details_->clear();
     return;

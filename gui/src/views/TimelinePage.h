@@ -1,20 +1,33 @@
 #pragma once
 // TimelinePage: the TimelineWidget with zoom buttons above it and, below it, the details of the
 // selected item: times, launch configuration, and its launch context (the API call that launched
-// it and the NVTX ranges open on that thread, from analyzer::launch_context).
+// it and the NVTX ranges open on that thread, from analyzer::launch_context); beside them the
+// item's calling context, the native (and Python) frames from the outermost down to the launch
+// site (analyzer::call_path, one query per selection on the GUI thread, through a db::Reader the
+// page keeps open for the current capture), or why there is none.
+
+#include <memory>
 
 #include "views/Page.h"
 
+class QLabel;
+class QTableView;
 class QTextBrowser;
+
+namespace fuselens::db {
+class Reader;
+}
 
 namespace fuselens::gui {
 
+class CallPathModel;
 class TimelineWidget;
 
 class TimelinePage : public Page {
   Q_OBJECT
  public:
   explicit TimelinePage(QWidget* parent = nullptr);
+  ~TimelinePage() override;
 
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QList<Analysis> analyses() const override { return {Analysis::Timeline}; }
@@ -28,14 +41,24 @@ class TimelinePage : public Page {
   bool showLongestKernel();
   /// The details text shown for the selection (plain text, for tests).
   QString detailsText() const;
+  /// The calling context of the selection: the frames' model and the line above it (the thread
+  /// and frame count, or why there is no calling context).
+  CallPathModel* callPathModel() const { return callPath_; }
+  QString callPathStatus() const;
 
  private:
   void showDetails(const analyzer::TimelineItem* item);
+  void showCallPath(const analyzer::TimelineItem* item);
+  void copyCallPath();
   void showTimeline();
 
   CaptureDataPtr data_;
+  std::unique_ptr<db::Reader> reader_;  ///< data_'s capture, opened on the first lookup
   TimelineWidget* timeline_ = nullptr;
   QTextBrowser* details_ = nullptr;
+  CallPathModel* callPath_ = nullptr;
+  QTableView* callPathView_ = nullptr;
+  QLabel* callPathStatus_ = nullptr;
 };
 
 }  // namespace fuselens::gui
