@@ -351,11 +351,38 @@ void CUPTIAPI Collector::buffer_completed(CUcontext context, std::uint32_t strea
                                           std::uint8_t* buffer, std::size_t, std::size_t valid_size) {
   Collector* self = g_collector.load();
   if (!self) return;
+  // A null context names CUPTI's global queue, where the kernel records of current CUPTI
+  // versions go: skipping it (as this did) missed every drop of a full pool (H100, 1M launches).
   std::size_t dropped = 0;
-  if (context && cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
     self->cupti_dropped_ += dropped;
   }
   if (!buffer) return;
+  if (self->pool_.is_overflow(buffer)) {
+    // The pool was full when CUPTI asked for this buffer: count its records as dropped.
+    CUpti_Activity* record = nullptr;
+    std::uint64_t kernels = 0, api = 0, other = 0;
+    while (valid_size > 0 &&
+           cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+          ++kernels;
+          break;
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER:
+          ++api;
+          break;
+        default:
+          ++other;
+      }
+    }
+    self->overflow_kernels_ += kernels;
+    self->overflow_api_ += api;
+    self->overflow_other_ += other;
+    self->pool_.release(buffer);
+    return;
+  }
   if (valid_size == 0) {
     self->pool_.release(buffer);
     return;
@@ -496,7 +523,8 @@ void Collector::write_process_row(bool final) noexcept {
     p.cuda_driver_version = driver_version();
     p.cuda_runtime_version = runtime_version_.load();
     cuptiGetVersion(&p.cupti_version);
-    p.dropped_records = cupti_dropped_.load() + discarded_.load();
+    p.dropped_records = cupti_dropped_.load() + discarded_.load() + overflow_kernels_.load() +
+                        overflow_api_.load() + overflow_other_.load();
     p.buffers_used = pool_.acquisitions();
     p.records_written = written_.load();
     if (final) {
@@ -508,8 +536,10 @@ void Collector::write_process_row(bool final) noexcept {
       }
       writer_->write_threads(threads);
       if (pool_.refusals() > 0) {
-        log("the activity buffer pool ({} x {} KiB) was full {} times; CUPTI dropped {} records",
-            config_.max_buffers, config_.buffer_kib, pool_.refusals(), cupti_dropped_.load());
+        log("the activity buffer pool ({} x {} KiB) was full {} times; records dropped: {} kernel, "
+            "{} API, {} other (counted in the overflow buffers), {} more reported by CUPTI",
+            config_.max_buffers, config_.buffer_kib, pool_.refusals(), overflow_kernels_.load(),
+            overflow_api_.load(), overflow_other_.load(), cupti_dropped_.load());
       }
     }
     writer_->write_process(p);

@@ -109,6 +109,8 @@ class Collector {
 
   std::atomic<std::uint64_t> cupti_dropped_{0};
   std::atomic<std::uint64_t> discarded_{0};   // records converted but not stored (write errors)
+  // Records CUPTI wrote into the pool's overflow buffers (pool full): counted, not stored.
+  std::atomic<std::uint64_t> overflow_kernels_{0}, overflow_api_{0}, overflow_other_{0};
   std::atomic<std::uint64_t> written_{0};
   std::atomic<int> runtime_version_{0};
   std::atomic<bool> shut_down_{false};

@@ -259,6 +259,7 @@ TEST_F(WorkloadFaultsGpu, KilledProfRunTakesTheWorkloadAlongAndTheCaptureOpens) 
   ASSERT_TRUE(p.wait_for_output("ready", 60s)) << p.err();
   std::this_thread::sleep_for(500ms);
   const int pid = Printed(p.out()).parent.begin()->first;
+  const long long sent = utc_now_ns();
   ASSERT_EQ(::kill(p.pid(), SIGKILL), 0);
   EXPECT_EQ(p.wait(), 128 + SIGKILL);
   int status = 0;
@@ -275,7 +276,13 @@ TEST_F(WorkloadFaultsGpu, KilledProfRunTakesTheWorkloadAlongAndTheCaptureOpens) 
   const auto summary = reader.run();
   EXPECT_EQ(summary.end.reason, fuselens::db::EndReason::NotFinalized);
   EXPECT_EQ(fuselens::analyzer::describe_run_end(summary.end).rfind("ended without prof-run finalizing it", 0), 0u);
-  EXPECT_GE(kernels_of(reader, pid), printed.last_progress(pid));
+  // The workload runs on while its SIGTERM arrives and its collector flushes (as for a SIGTERM
+  // sent to it directly): the bound of a flushed ending, not every kernel it printed.
+  const long long required = printed.launched_by(pid, sent - kFlushedLossNs);
+  ASSERT_GT(required, 0);
+  EXPECT_GE(kernels_of(reader, pid), required);
+  std::cout << "[ prof-run killed ] recorded " << kernels_of(reader, pid) << " of "
+            << printed.last_progress(pid) << " kernels (last progress line)\n";
   const auto processes = reader.processes();
   ASSERT_NE(process_of(processes, pid), nullptr);
   EXPECT_TRUE(process_of(processes, pid)->end_utc_ns.has_value()) << "the collector did not flush";

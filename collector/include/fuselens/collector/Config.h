@@ -74,7 +74,9 @@ struct CollectorConfig {
   std::string output;                     ///< capture file; empty disables the collector
   std::uint32_t trace = kTraceDefault;
   std::uint32_t buffer_kib = 4096;        ///< bytes per activity buffer / 1024
-  std::uint32_t max_buffers = 64;         ///< pool cap: at most max_buffers * buffer_kib KiB held
+  /// Pool cap: at most (max_buffers + 2) * buffer_kib KiB held (the 2: BufferPool.h's overflow
+  /// buffers, in which records that find the pool full are counted as dropped).
+  std::uint32_t max_buffers = 64;
   /// Every this many ms the collector asks CUPTI for the buffers whose records are all complete
   /// (cuptiActivityFlushAll(0), full or not) and the writer stores them: the activity a process
   /// loses when it dies without any flush (SIGKILL, _exit) is about this period plus one write.
