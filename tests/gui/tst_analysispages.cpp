@@ -77,6 +77,10 @@ class TestAnalysisPages : public QObject {
     QVERIFY(kernelHit >= 0);
     page.selectHit(kernelHit);
     QVERIFY(page.explanationText().contains(toQString(expected.hits[static_cast<std::size_t>(kernelHit)].advice)));
+    // The launch call path, as prof-analyze flags prints it ("called from ...").
+    const auto& context = expected.hits[static_cast<std::size_t>(kernelHit)].context;
+    QVERIFY(!context.empty());
+    QVERIFY(page.explanationText().contains(QStringLiteral("Called from: ") + toQString(context)));
     QSignalSpy spy(&page, &FlagsPage::showKernelInTimeline);
     auto* button = page.findChild<QPushButton*>();
     QVERIFY(button && button->isEnabled());

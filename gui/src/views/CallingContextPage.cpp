@@ -210,8 +210,13 @@ void CallingContextPage::recompute() {
     } else {
       model_->setReport(std::move(*r.first));
       stack_->setCurrentWidget(tree_);
-      tree_->expandToDepth(1);
+      expandHotPath();
       tree_->resizeColumnToContents(CallingContextModel::Name);
+      // Long C++ names: keep the value columns in view (the view elides the names).
+      const int cap = tree_->viewport()->width() * 3 / 5;
+      if (cap > 200 && tree_->columnWidth(CallingContextModel::Name) > cap) {
+        tree_->setColumnWidth(CallingContextModel::Name, cap);
+      }
     }
     Q_EMIT finished();
   });
@@ -223,6 +228,29 @@ void CallingContextPage::recompute() {
     }
   }));
 #endif
+}
+
+// Opens the hottest path, as profilers' top-down views do: from the root, the child with the
+// largest inclusive value, down to a leaf or 64 levels.
+void CallingContextPage::expandHotPath() {
+  QModelIndex node;
+  for (int depth = 0; depth < 64; ++depth) {
+    const int rows = proxy_->rowCount(node);
+    if (rows == 0) break;
+    QModelIndex hottest;
+    double best = -1;
+    for (int r = 0; r < rows; ++r) {
+      const QModelIndex child = proxy_->index(r, CallingContextModel::Inclusive, node);
+      const double value = child.data(TableModel::SortRole).toDouble();
+      if (value > best) {
+        best = value;
+        hottest = child.siblingAtColumn(0);
+      }
+    }
+    node = hottest;
+    tree_->expand(node);
+  }
+  if (node.isValid()) tree_->scrollTo(node);
 }
 
 QAbstractItemView* CallingContextPage::currentTable() const { return tree_; }

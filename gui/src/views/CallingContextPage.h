@@ -72,6 +72,7 @@ class CallingContextPage : public Page {
 
  private:
   void recompute();
+  void expandHotPath();
 
   CaptureDataPtr data_;
   QComboBox* view_ = nullptr;

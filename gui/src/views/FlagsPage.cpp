@@ -174,6 +174,9 @@ void FlagsPage::showHit(int row) {
                        ? QStringLiteral(" · first at %1 after the first record")
                              .arg(formatDuration(static_cast<double>(hit.first_ns - data_->timeline.begin_ns)))
                        : QString());
+  if (!hit.context.empty()) {
+    html += QStringLiteral("<p><b>Called from:</b> %1</p>").arg(toQString(hit.context).toHtmlEscaped());
+  }
   html += QStringLiteral("<p><b>Measured:</b> %1</p><p><b>What to do:</b> %2</p>")
               .arg(toQString(hit.detail).toHtmlEscaped(), toQString(hit.advice).toHtmlEscaped());
   if (!hit.metrics.empty()) {
