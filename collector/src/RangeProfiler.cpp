@@ -1,13 +1,12 @@
 #include "RangeProfiler.h"
 
-#include <dlfcn.h>
-
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -85,70 +84,28 @@ struct State {
 
 State* g_state = nullptr;  // set once by start(); never destroyed (reached from atexit)
 
-// cuStreamBeginCapture* / cuStreamEndCapture: 1 / -1, else 0.
-int capture_edge(CUpti_CallbackId id) {
+// What a driver callback id is to the range profiler, by its name: a kernel launch (cuLaunch*,
+// not cuLaunchHostFunc) or the start / end of a stream capture. Classified once at start into
+// g_kinds (the callback runs on every launch; a name lookup there would be per launch).
+enum class CallbackKind : std::uint8_t { Other, KernelLaunch, CaptureBegin, CaptureEnd };
+std::array<CallbackKind, CUPTI_DRIVER_TRACE_CBID_SIZE> g_kinds{};
+
+CallbackKind classify(CUpti_CallbackId id) {
   const char* name = nullptr;
-  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) return 0;
-  const std::string_view n(name);
-  if (n.substr(0, 20) == "cuStreamBeginCapture") return 1;
-  if (n.substr(0, 18) == "cuStreamEndCapture") return -1;
-  return 0;
-}
-
-bool is_kernel_launch(CUpti_CallbackId id) {
-  const char* name = nullptr;
-  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) return false;
-  const std::string_view n(name);
-  return n.substr(0, 8) == "cuLaunch" && n.find("HostFunc") == std::string_view::npos;
-}
-
-// cuStreamIsCapturing, resolved at start (the collector does not link libcuda).
-using StreamIsCapturing = CUresult (*)(CUstream, CUstreamCaptureStatus*);
-StreamIsCapturing g_stream_is_capturing = nullptr;
-
-template <typename Params>
-CUstream stream_of(const void* params) {
-  return static_cast<const Params*>(params)->hStream;
-}
-
-template <typename Params>
-CUstream config_stream_of(const void* params) {
-  const CUlaunchConfig* config = static_cast<const Params*>(params)->config;
-  return config ? config->hStream : nullptr;
-}
-
-// True when the launch `params` of driver callback `id` goes to a stream that is being captured
-// into a CUDA graph: nothing runs, so there is no range to stop and decode, and stopping the
-// profiler there would invalidate the capture (cuStreamBeginCapture's thread-local and global
-// modes forbid such calls on the capturing thread).
-bool launch_in_capture(CUpti_CallbackId id, const void* params) {
-  if (!g_stream_is_capturing || !params) return false;
-  CUstream stream = nullptr;
-  switch (id) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      stream = stream_of<cuLaunchKernel_params>(params);
-      break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      stream = stream_of<cuLaunchKernel_ptsz_params>(params);
-      break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      stream = stream_of<cuLaunchCooperativeKernel_params>(params);
-      break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      stream = stream_of<cuLaunchCooperativeKernel_ptsz_params>(params);
-      break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      stream = config_stream_of<cuLaunchKernelEx_params>(params);
-      break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      stream = config_stream_of<cuLaunchKernelEx_ptsz_params>(params);
-      break;
-    default:
-      return false;
+  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) {
+    return CallbackKind::Other;
   }
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return g_stream_is_capturing(stream, &status) == CUDA_SUCCESS &&
-         status != CU_STREAM_CAPTURE_STATUS_NONE;
+  const std::string_view n(name);
+  if (n.starts_with("cuLaunch") && n.find("HostFunc") == std::string_view::npos) {
+    return CallbackKind::KernelLaunch;
+  }
+  if (n.starts_with("cuStreamBeginCapture")) return CallbackKind::CaptureBegin;
+  if (n.starts_with("cuStreamEndCapture")) return CallbackKind::CaptureEnd;
+  return CallbackKind::Other;
+}
+
+CallbackKind kind_of(CUpti_CallbackId id) {
+  return id < g_kinds.size() ? g_kinds[id] : CallbackKind::Other;
 }
 
 void initialize(State& state, Session& s) {
@@ -392,21 +349,17 @@ bool RangeProfiler::start(const std::string& metric_set, const std::string& capt
       log("unknown metric set '{}' (known: roofline); no counters", metric_set);
       return false;
     }
-    g_stream_is_capturing =
-        reinterpret_cast<StreamIsCapturing>(::dlsym(RTLD_DEFAULT, "cuStreamIsCapturing"));
     auto* state = new State;
     state->capture = capture;
     state->pid = pid;
     state->set = db::roofline_metric_set();
     int enabled = 0;
     for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
-      if (is_kernel_launch(id) &&
-          cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS) {
-        ++enabled;
-      }
-    }
-    for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
-      if (capture_edge(id) != 0) cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+      g_kinds[id] = classify(id);
+      if (g_kinds[id] == CallbackKind::Other) continue;
+      const bool on =
+          cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
+      if (on && g_kinds[id] == CallbackKind::KernelLaunch) ++enabled;
     }
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (enabled == 0) {
@@ -436,7 +389,8 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       return;
     }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-    if (const int edge = capture_edge(id); edge != 0) {
+    const CallbackKind kind = kind_of(id);
+    if (kind == CallbackKind::CaptureBegin || kind == CallbackKind::CaptureEnd) {
       // Kernel replay cannot replay a launch that stream capture records into a graph (the
       // range profiler fails and the capture is invalidated): the profiler stops before a
       // capture begins and starts again once the last open capture has ended.
@@ -445,10 +399,11 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       if (state->finished || !cb->context) return;
       Session* s = session_of(*state, cb->context);
       if (!s->active) return;
+      const bool begin = kind == CallbackKind::CaptureBegin;
       try {
-        if (edge > 0 && cb->callbackSite == CUPTI_API_ENTER && s->captures_open++ == 0) {
+        if (begin && cb->callbackSite == CUPTI_API_ENTER && s->captures_open++ == 0) {
           pause(*s);
-        } else if (edge < 0 && cb->callbackSite == CUPTI_API_EXIT && s->captures_open > 0 &&
+        } else if (!begin && cb->callbackSite == CUPTI_API_EXIT && s->captures_open > 0 &&
                    --s->captures_open == 0) {
           configure_and_start(*s);
         }
@@ -457,13 +412,13 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       }
       return;
     }
-    if (!is_kernel_launch(id)) return;
+    if (kind != CallbackKind::KernelLaunch) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     std::lock_guard lock(state->mutex);
     if (state->finished || !cb->context) return;
     Session* s = session_of(*state, cb->context);
     if (!s->active || cb->callbackSite != CUPTI_API_EXIT) return;
-    if (s->captures_open > 0 || launch_in_capture(id, cb->functionParams)) {
+    if (s->captures_open > 0) {
       if (s->launches_in_capture++ == 0) {
         log("counters: kernel launches while a stream capture is open get no counters (the "
             "profiler pauses for captures)");
