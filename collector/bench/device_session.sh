@@ -29,6 +29,7 @@ export FUSELENS_BIN_DIR="$S/bin"
 export PYTHONUNBUFFERED=1
 mlp="$root/workloads/python/mlp_train.py"
 exec > >(tee -a "$OUT/session.log") 2>&1
+. "$root/scripts/device/samples.sh"
 has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
 
 echo "== device"; date -u
@@ -57,32 +58,12 @@ PY
   cd "$root"
 fi
 
-median_of() {
-  python3 -c '
-import json, statistics, sys, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    try:
-        r = json.loads(line)
-        if r["value"] is not None: rows[r["setting"]].append(float(r["value"]))
-    except Exception as e:
-        print("bad line", line.strip(), e)
-for k, v in rows.items():
-    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
-    print(f"{k:24s} median {statistics.median(v):9.2f}  IQR {q[0]:.2f}-{q[2]:.2f}  n={len(v)}  runs {[round(x, 2) for x in v]}")
-' "$1"
-}
 
 if has overhead; then
   echo "== launch overhead (host us per launch, 20000 launches, median of 5 loops per process)"
   floor="$S/lib/libfuselens_cupti_floor.so"
   : > "$OUT/overhead.jsonl"
-  measure() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" 2>/dev/null | grep '^{' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["host_us_per_launch_median"])' 2>/dev/null)
-    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$OUT/overhead.jsonl"
-  }
+  measure() { overhead_sample "$OUT/overhead.jsonl" "$@"; }
   pin="taskset -c 2-5"
   for round in $(seq 1 "${ROUNDS:-4}"); do
     measure none $pin launch_overhead
@@ -93,19 +74,14 @@ if has overhead; then
     [ -x "$S/old/bin/prof-run" ] && measure old_default $pin "$S/old/bin/prof-run" -o /tmp/ov_old.sqlite --force -- launch_overhead
     measure fuselens_default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
   done
-  median_of "$OUT/overhead.jsonl"
+  summarize_samples "$OUT/overhead.jsonl" cupti_kernel_floor
   FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/ov.sqlite --force -- launch_overhead --repeat 1 | tail -n 1
 fi
 
 if has torch; then
   echo "== PyTorch step time (us, median of 50 steps per process)"
   : > "$OUT/torch_steps.jsonl"
-  step() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" --steps 50 --time 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
-    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$OUT/torch_steps.jsonl"
-  }
+  step() { local name=$1; shift; step_sample "$OUT/torch_steps.jsonl" "$name" "$@" --steps 50 --time; }
   pin="taskset -c 2-5"
   for round in $(seq 1 "${TORCH_ROUNDS:-3}"); do
     step none $pin python3 "$mlp"
@@ -118,7 +94,7 @@ if has torch; then
     step fuselens_default $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
     step fuselens_python_frames env FUSELENS_PYTHON_FRAMES=1 $pin prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
   done
-  median_of "$OUT/torch_steps.jsonl"
+  summarize_samples "$OUT/torch_steps.jsonl" none
   FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/t.sqlite --force -- python3 "$mlp" --steps 50 2>&1 | tail -n 2
 fi
 ls -la "$OUT"

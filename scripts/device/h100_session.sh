@@ -14,6 +14,7 @@ export LD_LIBRARY_PATH="$root/stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FUSELENS_BIN_DIR="$root/stage/bin"
 mlp="$root/stage/share/fuselens/workloads/python/mlp_train.py"
 exec > >(tee -a "$OUT/session.log") 2>&1
+. "$root/scripts/device/samples.sh"
 has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
 
 echo "== device"; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv
@@ -50,31 +51,12 @@ if has captures; then
   cd "$root"
 fi
 
-median_of() {  # name, field extractor; reads stdin JSON lines of {"setting","result"}
-  python3 -c '
-import json, statistics, sys, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    try:
-        r = json.loads(line); rows[r["setting"]].append(float(r["value"]))
-    except Exception as e:
-        print("bad line", line.strip(), e)
-for k, v in rows.items():
-    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
-    print(f"{k:24s} median {statistics.median(v):9.2f}  IQR {q[0]:.2f}-{q[2]:.2f}  n={len(v)}  runs {[round(x, 2) for x in v]}")
-' "$1"
-}
 
 if has overhead; then
   echo "== launch overhead (host us per launch, 20000 launches, median of 5 loops per process)"
   floor="$root/stage/lib/libfuselens_cupti_floor.so"
   : > "$OUT/overhead.jsonl"
-  measure() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" 2>/dev/null | grep '^{' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["host_us_per_launch_median"])')
-    echo "{\"setting\":\"$name\",\"value\":$value}" >> "$OUT/overhead.jsonl"
-  }
+  measure() { overhead_sample "$OUT/overhead.jsonl" "$@"; }
   # Interleaved rounds, every setting pinned to the same four cores.
   pin="taskset -c 2-5"
   for round in $(seq 1 "${ROUNDS:-7}"); do
@@ -84,7 +66,7 @@ if has overhead; then
     measure fuselens_no_context $pin prof-run -o /tmp/ov.sqlite --force --trace cuda,memory,api,nvtx,overhead -- launch_overhead
     measure fuselens_default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
   done
-  median_of "$OUT/overhead.jsonl"
+  summarize_samples "$OUT/overhead.jsonl" cupti_kernel_floor
   python3 - /tmp/ov.sqlite <<'PY'
 import os, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -100,17 +82,12 @@ fi
 if has torch; then
   echo "== PyTorch step time (us, median of 50 steps per process)"
   : > "$OUT/torch_steps.jsonl"
-  step() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" --steps 50 --time 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
-    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$OUT/torch_steps.jsonl"
-  }
+  step() { local name=$1; shift; step_sample "$OUT/torch_steps.jsonl" "$name" "$@" --steps 50 --time; }
   for round in $(seq 1 "${ROUNDS:-5}"); do
     step none python3 "$mlp"
     step fuselens_no_context prof-run -o /tmp/t.sqlite --force --trace cuda,memory,api,nvtx,overhead -- python3 "$mlp"
     step fuselens_default prof-run -o /tmp/t.sqlite --force -- python3 "$mlp"
   done
-  median_of "$OUT/torch_steps.jsonl"
+  summarize_samples "$OUT/torch_steps.jsonl" none
 fi
 ls -la "$OUT"

@@ -9,6 +9,7 @@ root=$PWD R=${R:-/tmp/bg/results}
 S="$root/stage"
 export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib" FUSELENS_BIN_DIR="$S/bin" PYTHONUNBUFFERED=1
 SECTIONS=${SECTIONS:-"probe reliability cct metrics gpu overhead torch"}
+. "$root/scripts/device/samples.sh"
 has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 if has probe; then
@@ -50,12 +51,7 @@ fi
 if has overhead; then
   echo "== launch overhead (host us per launch, launch_overhead: 20000 launches, median of 5 loops)"
   : > "$R/overhead.jsonl"
-  measure() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" 2>/dev/null | grep '^{' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["host_us_per_launch_median"])' 2>/dev/null)
-    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$R/overhead.jsonl"
-  }
+  measure() { overhead_sample "$R/overhead.jsonl" "$@"; }
   pin="taskset -c 2-5"
   for round in $(seq 1 "${OVERHEAD_ROUNDS:-7}"); do
     measure none $pin launch_overhead
@@ -65,29 +61,13 @@ if has overhead; then
     measure default_without_context $pin prof-run -o /tmp/ov.sqlite --force --trace -context -- launch_overhead
     measure default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
   done
-  python3 - "$R/overhead.jsonl" <<'PY'
-import collections, json, statistics, sys
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["value"] is not None: rows[r["setting"]].append(r["value"])
-floor = statistics.median(rows["cupti_kernel_floor"]) if rows["cupti_kernel_floor"] else 0
-for k, v in rows.items():
-    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
-    m = statistics.median(v)
-    print(f"{k:26s} median {m:6.2f} us  IQR {q[0]:.2f}-{q[2]:.2f}  vs floor {m - floor:+.2f}  runs {[round(x, 2) for x in v]}")
-PY
+  summarize_samples "$R/overhead.jsonl" cupti_kernel_floor
 fi
 if has torch; then
   echo "== PyTorch step time (us, median of ${STEPS:-300} steps per process after 50 warm-up steps)"
   mlp="$root/workloads/python/mlp_train.py"
   : > "$R/torch_steps.jsonl"
-  step() {  # name, command...
-    local name=$1; shift
-    local value
-    value=$("$@" --steps "${STEPS:-300}" --warmup-steps 50 --time 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
-    echo "{\"setting\":\"$name\",\"value\":${value:-null}}" >> "$R/torch_steps.jsonl"
-  }
+  step() { local name=$1; shift; step_sample "$R/torch_steps.jsonl" "$name" "$@" --steps "${STEPS:-300}" --warmup-steps 50 --time; }
   pin="taskset -c 2-5"
   for round in $(seq 1 "${ROUNDS:-5}"); do
     step none $pin python3 "$mlp"
@@ -97,16 +77,6 @@ if has torch; then
     [ -n "${TORCH_ALL:-}" ] && step fuselens_every_runtime_call $pin prof-run -o /tmp/t.sqlite --force --trace +runtime -- python3 "$mlp"
     [ -n "${TORCH_ALL:-}" ] && step fuselens_no_context $pin prof-run -o /tmp/t.sqlite --force --trace -context -- python3 "$mlp"
   done
-  python3 - "$R/torch_steps.jsonl" <<'PY'
-import collections, json, statistics, sys
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["value"] is not None: rows[r["setting"]].append(r["value"])
-base = statistics.median(rows["none"]) if rows["none"] else None
-for k, v in rows.items():
-    m = statistics.median(v)
-    print(f"{k:28s} median {m:9.1f} us  {'' if not base else f'{100 * (m / base - 1):+6.1f} %'}  runs {[round(x) for x in v]}")
-PY
+  summarize_samples "$R/torch_steps.jsonl" none
 fi
 date -u
