@@ -1,10 +1,11 @@
--- FuseLens capture database, schema version 3.
+-- FuseLens capture database, schema version 4.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (3). Readers refuse other application ids and
--- newer versions. Versions only add tables: an older capture is read as a version-3 capture
+-- `PRAGMA user_version` is the schema version (4). Readers refuse other application ids and
+-- newer versions. Versions only add tables: an older capture is read as a version-4 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
--- version 3: kernel arguments; all below) are absent, and analyses that need them say so. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
+-- version 3: kernel arguments; version 4: the summary's stored aggregates; all below) are
+-- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
 -- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
 -- Enumerations are stored as integers with stable values; the `enum_*` tables name them.
@@ -337,3 +338,37 @@ INSERT OR IGNORE INTO enum_overhead_kind VALUES
   (0, 'Unknown'), (1, 'Driver compiler'), (2, 'CUPTI buffer flush'), (3, 'CUPTI instrumentation'),
   (4, 'CUPTI resource'), (5, 'Runtime triggered module loading'), (6, 'Lazy function loading'),
   (7, 'Command buffer full'), (8, 'Activity buffer request'), (9, 'UVM activity init');
+
+-- Version 4: the summary's aggregates, derived from the rows once at the end of the run
+-- (prof-run, analyzer/include/fuselens/analyzer/SummaryStore.h), so that `prof-analyze summary`
+-- reads a few hundred rows instead of one per kernel and launch call. A cache: readers use them
+-- only while summary_source matches the tables (largest id; row counts add up) and every value
+-- is plausible, and compute from the rows otherwise. Empty until stored.
+CREATE TABLE IF NOT EXISTS summary_source (
+  table_name  TEXT    PRIMARY KEY,  -- 'kernel', 'api_call', 'nvtx_range'
+  row_count   INTEGER NOT NULL,     -- rows of the table when the aggregates were computed
+  max_id      INTEGER NOT NULL      -- its largest id then (0 when empty)
+);
+
+-- Duration statistics per name: source 'kernel' groups kernels by demangled_name_id, 'api_call'
+-- groups calls by name_id. Times in ns; median of an even count is the mean of the two middle
+-- values; stddev is the sample standard deviation (n - 1), 0 for one value.
+CREATE TABLE IF NOT EXISTS summary_duration (
+  source     TEXT    NOT NULL,
+  name_id    INTEGER NOT NULL REFERENCES strings(id),
+  count      INTEGER NOT NULL,
+  total_ns   INTEGER NOT NULL,
+  min_ns     INTEGER NOT NULL,
+  max_ns     INTEGER NOT NULL,
+  median_ns  REAL    NOT NULL,
+  stddev_ns  REAL    NOT NULL,
+  PRIMARY KEY (source, name_id)
+) WITHOUT ROWID;
+
+-- Per ended NVTX range: the kernels launched inside it (launching call on the range's thread,
+-- between its start and end) and the sum of their durations in ns.
+CREATE TABLE IF NOT EXISTS summary_nvtx_work (
+  range_id  INTEGER PRIMARY KEY REFERENCES nvtx_range(id),
+  kernels   INTEGER NOT NULL,
+  gpu_ns    INTEGER NOT NULL
+);

@@ -1,7 +1,8 @@
 // synthetic_capture: writes a large, realistic FuseLens capture through the real db::Writer, for
 // the scale measurements of issue #9 (docs/BENCHMARKS.md, "Ten million kernels").
 //
-//   synthetic_capture OUT.sqlite [--kernels N] [--seed S]     (N default 10,000,000)
+//   synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates]  (N default 10,000,000)
+//   synthetic_capture CAPTURE.sqlite --store-aggregates  (only store the summary's aggregates)
 //
 // What it writes, for one process (pid 4242) on one device:
 //   - N kernels over 8 streams, 300 distinct kernel names (templated C++ names, demangled by the
@@ -16,7 +17,8 @@
 //   - per step: a host-to-device copy, a memset, an allocation and its release, a stream
 //     synchronization.
 // Records go to the writer in batches of 20,000 launches, as the collector commits them; the run
-// is finalized (indexes built). Prints the counts, the file size, bytes per kernel and the time.
+// is finalized (indexes built) and the summary's aggregates stored (SummaryStore.h, as prof-run
+// does; not with --no-aggregates). Prints the counts, the file size, bytes per kernel and the time.
 // Exit status 0, or 2 for a bad command line, 1 if the writer fails (one error line).
 
 #include <chrono>
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "fuselens/analyzer/SummaryStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 
@@ -105,6 +108,8 @@ struct Options {
   std::string out;
   std::int64_t kernels = 10'000'000;
   std::uint64_t seed = 1;
+  bool aggregates = true;   // store the summary's aggregates after finalize, as prof-run does
+  bool store_only = false;  // --store-aggregates: only store them into an existing capture
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -116,6 +121,10 @@ bool parse(int argc, char** argv, Options& o) {
       if (*end != '\0' || v <= 0) return false;
       if (a == "--kernels") o.kernels = v;
       else o.seed = static_cast<std::uint64_t>(v);
+    } else if (a == "--no-aggregates") {
+      o.aggregates = false;
+    } else if (a == "--store-aggregates") {
+      o.store_only = true;
     } else if (!a.empty() && a[0] != '-' && o.out.empty()) {
       o.out = a;
     } else {
@@ -130,10 +139,22 @@ bool parse(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options opt;
   if (!parse(argc, argv, opt)) {
-    std::cerr << "usage: synthetic_capture OUT.sqlite [--kernels N] [--seed S]\n";
+    std::cerr << "usage: synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates]\n"
+                 "       synthetic_capture CAPTURE.sqlite --store-aggregates\n";
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  if (opt.store_only) {
+    try {
+      fuselens::analyzer::store_summary_aggregates(opt.out);
+    } catch (const std::exception& e) {
+      std::cerr << "synthetic_capture: error: " << e.what() << "\n";
+      return 1;
+    }
+    std::printf("%s: summary aggregates stored in %.1f s\n", opt.out.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return 0;
+  }
   try {
     if (std::filesystem::exists(opt.out)) throw db::Error("'" + opt.out + "' exists");
     std::mt19937_64 rng(opt.seed);
@@ -317,16 +338,20 @@ int main(int argc, char** argv) {
     process.records_written = writer.records_written();
     writer.write_process(process);
     writer.finalize({db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000});
+    const auto t_store = std::chrono::steady_clock::now();
+    if (opt.aggregates) fuselens::analyzer::store_summary_aggregates(opt.out);  // as prof-run does
+    const double store_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_store).count();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bytes = std::filesystem::file_size(opt.out);
     std::printf(
         "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT nodes;"
-        " %.1f MB, %.1f bytes per kernel; written in %.1f s\n",
+        " %.1f MB, %.1f bytes per kernel; written in %.1f s (summary aggregates: %.1f s)\n",
         opt.out.c_str(), static_cast<long long>(opt.kernels), static_cast<long long>(opt.kernels),
         static_cast<long long>(others), static_cast<long long>(ranges), tree.nodes.size(),
         static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(opt.kernels),
-        seconds);
+        seconds, store_seconds);
   } catch (const std::exception& e) {
     std::cerr << "synthetic_capture: error: " << e.what() << "\n";
     return 1;

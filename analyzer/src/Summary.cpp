@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fuselens/analyzer/CompareProjection.h"
+#include "fuselens/analyzer/SummaryStore.h"
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::analyzer {
@@ -70,37 +70,42 @@ void finish_rows(std::vector<Row>& rows) {
   });
 }
 
-/// Rows {name, stats} of a query "SELECT id, duration ... ORDER BY id": one group of durations
-/// in memory at a time (the largest group bounds the memory, not the table). Finalized captures
-/// have a covering index for the order (kernel_by_name, api_by_name: db::Writer::finalize), so
-/// SQLite streams the narrow index instead of reading and sorting the table.
+/// Named rows of per-id statistics (kernel names or API names), sorted by finish_rows.
 template <typename Row>
-std::vector<Row> rows_by_string(db::Statement& s, StringTable& strings) {
+std::vector<Row> named_rows(const StatsById& groups, StringTable& strings) {
   std::vector<Row> rows;
-  std::vector<std::int64_t> durations;
-  bool more = s.step();
-  while (more) {
-    const std::int64_t id = s.int64(0);
-    durations.clear();
-    for (; more && s.int64(0) == id; more = s.step()) durations.push_back(s.int64(1));
+  rows.reserve(groups.size());
+  for (const auto& [id, stats] : groups) {
     Row row;
     row.name = strings.get(id);
-    row.stats = compute_stats(durations);
+    row.stats = stats;
     rows.push_back(std::move(row));
   }
   finish_rows(rows);
   return rows;
 }
 
-std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings) {
+/// Per-name statistics of kernels, from the stored aggregates when they hold them (demangled
+/// names only), else from the rows: "SELECT id, duration ... ORDER BY id", one group of
+/// durations in memory at a time. Finalized captures have a covering index for the order
+/// (kernel_by_name, api_by_name: db::Writer::finalize), so SQLite streams the narrow index.
+std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings,
+                                   const StoredAggregates* stored) {
+  if (stored != nullptr && kind == NameKind::Demangled) {
+    return named_rows<KernelRow>(stored->kernels_by_demangled_name, strings);
+  }
+  reader.check_table_timestamps("kernel");
   const std::string column = name_column(kind);
   auto s = reader.prepare("SELECT " + column + ", end_ns - start_ns FROM kernel ORDER BY " + column);
-  return rows_by_string<KernelRow>(s, strings);
+  return named_rows<KernelRow>(stats_by_id(s), strings);
 }
 
-std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings) {
+std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings,
+                             const StoredAggregates* stored) {
+  if (stored != nullptr) return named_rows<ApiRow>(stored->api_by_name, strings);
+  reader.check_table_timestamps("api_call");
   auto s = reader.prepare("SELECT name_id, end_ns - start_ns FROM api_call ORDER BY name_id");
-  return rows_by_string<ApiRow>(s, strings);
+  return named_rows<ApiRow>(stats_by_id(s), strings);
 }
 
 std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) {
@@ -144,17 +149,19 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
   return rows;
 }
 
-std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
+std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
+                               const StoredAggregates* stored) {
   struct Group {
     std::vector<std::int64_t> durations;
     std::int64_t unterminated = 0, kernels = 0, gpu_ns = 0;
   };
   std::map<std::string, Group> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
-  auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns FROM nvtx_range");
-  // Terminated ranges and their groups; their GPU work is projected in one pass afterwards.
-  std::vector<ProjectionWindow> windows;
-  std::vector<Group*> window_group;
+  // Projected GPU work of every ended range: stored, or computed in one pass over the launches.
+  const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
+                                          : project_nvtx_ranges(reader);
+  const auto& work = stored != nullptr ? stored->nvtx_work : computed;
+  auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns, id FROM nvtx_range");
   while (s.step()) {
     Group*& g = by_ids[{s.int64(2), s.int64(3)}];
     if (g == nullptr) {
@@ -166,15 +173,11 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings) {
       ++g->unterminated;
       continue;
     }
-    const std::int64_t start = s.int64(4), end = s.int64(5);
-    g->durations.push_back(end - start);
-    windows.push_back({s.int64(0), s.int64(1), start, end});
-    window_group.push_back(g);
-  }
-  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows);
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    window_group[i]->kernels += work[i].records;
-    window_group[i]->gpu_ns += work[i].gpu_ns;
+    g->durations.push_back(s.int64(5) - s.int64(4));
+    if (const auto it = work.find(s.int64(6)); it != work.end()) {
+      g->kernels += it->second.kernels;
+      g->gpu_ns = saturating_add(g->gpu_ns, it->second.gpu_ns);
+    }
   }
   std::vector<NvtxRow> rows;
   for (auto& [name, g] : groups) {
@@ -247,18 +250,14 @@ std::int64_t sum_time(const std::vector<Row>& rows) {
 DurationStats compute_stats(std::vector<std::int64_t> durations) {
   DurationStats s;
   if (durations.empty()) return s;
-  std::sort(durations.begin(), durations.end());
   const std::size_t n = durations.size();
   s.count = static_cast<std::int64_t>(n);
-  s.min_ns = durations.front();
-  s.max_ns = durations.back();
+  const auto [min, max] = std::minmax_element(durations.begin(), durations.end());
+  s.min_ns = *min;
+  s.max_ns = *max;
   s.total_ns = std::accumulate(durations.begin(), durations.end(), std::int64_t{0}, saturating_add);
   const long double mean = static_cast<long double>(s.total_ns) / static_cast<long double>(n);
   s.avg_ns = static_cast<double>(mean);
-  s.median_ns = n % 2 == 1 ? static_cast<double>(durations[n / 2])
-                           : static_cast<double>((static_cast<long double>(durations[n / 2 - 1]) +
-                                                  static_cast<long double>(durations[n / 2])) /
-                                                 2);
   if (n > 1) {
     long double squares = 0;
     for (const std::int64_t d : durations) {
@@ -267,6 +266,15 @@ DurationStats compute_stats(std::vector<std::int64_t> durations) {
     }
     s.stddev_ns = static_cast<double>(std::sqrt(squares / static_cast<long double>(n - 1)));
   }
+  // The median by selection, O(n): the upper middle value, and for an even count the largest
+  // value below it (the lower middle value).
+  const auto upper = durations.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(durations.begin(), upper, durations.end());
+  s.median_ns = n % 2 == 1 ? static_cast<double>(*upper)
+                           : static_cast<double>((static_cast<long double>(*std::max_element(
+                                                      durations.begin(), upper)) +
+                                                  static_cast<long double>(*upper)) /
+                                                 2);
   return s;
 }
 
@@ -280,10 +288,13 @@ Summary summarize(const db::Reader& reader, NameKind kernel_names) {
   summary.kernel_names = kernel_names;
 
   StringTable strings(reader);
-  summary.kernels = kernel_rows(reader, kernel_names, strings);
+  const std::optional<StoredAggregates> stored = load_summary_aggregates(reader);
+  const StoredAggregates* aggregates = stored ? &*stored : nullptr;
+  summary.from_stored_aggregates = aggregates != nullptr;
+  summary.kernels = kernel_rows(reader, kernel_names, strings, aggregates);
   summary.memory_operations = memory_operation_rows(reader);
-  summary.api = api_rows(reader, strings);
-  summary.nvtx = nvtx_rows(reader, strings);
+  summary.api = api_rows(reader, strings, aggregates);
+  summary.nvtx = nvtx_rows(reader, strings, aggregates);
   summary.device_memory = device_memory_rows(reader, summary.devices);
 
   Totals& t = summary.totals;

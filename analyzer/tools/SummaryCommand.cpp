@@ -38,7 +38,10 @@ struct SummaryOptions {
 };
 
 int run_summary(const SummaryOptions& options) {
-  const fuselens::db::Reader reader(options.file);
+  // The kernel and api_call timestamps are checked only if the summary reads their rows: with
+  // the aggregates stored at the end of the run it does not (docs/BENCHMARKS.md, "Ten million
+  // kernels").
+  const fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
   const std::map<std::string, analyzer::NameKind> names{
       {"demangled", analyzer::NameKind::Demangled},
       {"short", analyzer::NameKind::Short},

@@ -41,6 +41,7 @@
 
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
+#include "fuselens/analyzer/SummaryStore.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
@@ -254,6 +255,14 @@ void clear_per_process_captures(const fs::path& output, bool force) {
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
   try {
     fuselens::db::Writer::open(path).finalize(end);
+    try {
+      // The summary's aggregates, computed once here instead of at every `prof-analyze summary`
+      // (SummaryStore.h). Optional: without them the summary reads the rows.
+      fuselens::analyzer::store_summary_aggregates(path);
+    } catch (const std::exception& e) {
+      std::cerr << "[fuselens] summary aggregates not stored (the summary will read every row): "
+                << e.what() << '\n';
+    }
     std::cerr << "[fuselens] capture: " << path << '\n';
     std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(path) << '\n';
     if (metrics) {

@@ -57,9 +57,14 @@ constexpr TimedTable kTimedTables[] = {
 
 }  // namespace
 
-void check_timestamps(const Connection& connection, const std::string& path) {
+namespace {
+
+/// Checks the timed tables for which `selected(table)` holds (see check_timestamps).
+template <typename Selected>
+void check_timestamps_of(const Connection& connection, const std::string& path, Selected selected) {
   const std::string limit = std::to_string(kMaxTimestampNs);
   for (const auto& t : kTimedTables) {
+    if (!selected(std::string_view(t.table))) continue;
     const std::string start = t.start;
     std::string bad = "NOT (" + start + " >= 0 AND " + start + " < " + limit;
     std::string columns = start + ", NULL";
@@ -85,7 +90,32 @@ void check_timestamps(const Connection& connection, const std::string& path) {
   }
 }
 
-Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
+bool deferrable(std::string_view table) {
+  for (const auto t : kDeferredTables) {
+    if (t == table) return true;
+  }
+  return false;
+}
+
+/// Runs `check` and words its errors as the constructor's: the first line names the file.
+template <typename Check>
+void checked(const std::string& path, Check check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind("'" + path + "' holds", 0) == 0) throw;
+    throw Error("'" + path + "' is corrupt: " + what);
+  }
+}
+
+}  // namespace
+
+void check_timestamps(const Connection& connection, const std::string& path) {
+  check_timestamps_of(connection, path, [](std::string_view) { return true; });
+}
+
+Reader::Reader(const std::string& path, TimestampCheck check) : connection_(open_checked(path)) {
   std::int64_t application_id = 0;
   try {
     application_id = connection_.query_int("PRAGMA application_id");
@@ -110,12 +140,22 @@ Reader::Reader(const std::string& path) : connection_(open_checked(path)) {
   } catch (const Error& e) {
     throw Error("'" + path + "' is corrupt or incomplete: " + e.what());
   }
-  try {
-    check_timestamps(connection_, path);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    if (what.rfind("'" + path + "' holds", 0) == 0) throw;
-    throw Error("'" + path + "' is corrupt: " + what);
+  const bool defer = check == TimestampCheck::DeferLargeTables;
+  checked(path, [&] {
+    check_timestamps_of(connection_, path,
+                        [defer](std::string_view table) { return !defer || !deferrable(table); });
+  });
+  deferred_ = defer;
+}
+
+void Reader::check_table_timestamps(std::string_view table) const {
+  if (!deferred_ || !deferrable(table)) return;  // checked by the constructor
+  for (std::size_t i = 0; i < std::size(kDeferredTables); ++i) {
+    if (kDeferredTables[i] != table || deferred_checked_[i]) continue;
+    checked(path(), [&] {
+      check_timestamps_of(connection_, path(), [table](std::string_view t) { return t == table; });
+    });
+    deferred_checked_[i] = true;
   }
 }
 

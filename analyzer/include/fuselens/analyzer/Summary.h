@@ -42,8 +42,8 @@ struct DurationStats {
   double stddev_ns = 0;  ///< sample standard deviation (divides by n-1); 0 for fewer than 2 values
 };
 
-/// Computes DurationStats of `durations` (any order; the vector is sorted in place, hence taken
-/// by value). All fields are 0 for an empty vector.
+/// Computes DurationStats of `durations` (any order; the vector is reordered to select the median,
+/// hence taken by value; O(n)). All fields are 0 for an empty vector.
 DurationStats compute_stats(std::vector<std::int64_t> durations);
 
 /// One row of the kernel summary (Nsight Systems' cuda_gpu_kern_sum).
@@ -120,6 +120,10 @@ struct Summary {
   /// collector never ran and every table is empty.
   bool cuda_used = false;
   NameKind kernel_names = NameKind::Demangled;
+  /// True when the kernel (demangled names), API and NVTX-projection figures came from the
+  /// aggregates stored at the end of the run (SummaryStore.h) rather than from the rows; the
+  /// figures are the same either way.
+  bool from_stored_aggregates = false;
 
   std::vector<KernelRow> kernels;
   std::vector<MemoryOperationRow> memory_operations;
@@ -129,9 +133,13 @@ struct Summary {
   Totals totals;
 };
 
-/// Reads every table of the capture opened by `reader`. Work is O(n log n) in the number of
-/// records; NVTX projection binary-searches the launch calls sorted by (pid, tid, start).
-/// Throws db::Error when a query fails.
+/// Reads every table of the capture opened by `reader`, or, where the capture holds them and they
+/// still match its rows, the stored aggregates in place of the kernel and API-call rows
+/// (SummaryStore.h: a few hundred rows instead of one per launch). From the rows, work is O(n) per
+/// name group plus the index scans; the NVTX projection merges launches and calls in correlation
+/// order (project_windows). A reader opened with TimestampCheck::DeferLargeTables has the kernel
+/// and api_call timestamps checked here, only when their rows are read.
+/// Throws db::Error when a query fails or a deferred timestamp check fails.
 Summary summarize(const db::Reader& reader, NameKind kernel_names = NameKind::Demangled);
 
 }  // namespace fuselens::analyzer

@@ -7,6 +7,7 @@
 // implausible timestamp (check_timestamps). The file is never modified: it is opened with
 // SQLITE_OPEN_READONLY, extensions off, defensive mode on.
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,19 @@ inline constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
 /// runs it.
 void check_timestamps(const Connection& connection, const std::string& path);
 
+/// The tables whose timestamp check Reader can defer (TimestampCheck::DeferLargeTables): the two
+/// that grow with every launch, one row per kernel and per launch call.
+inline constexpr std::string_view kDeferredTables[] = {"kernel", "api_call"};
+
+/// When Reader's constructor runs the timestamp check.
+enum class TimestampCheck {
+  All,               ///< every timed table (the default)
+  /// every timed table but kDeferredTables; a caller that reads the rows of one of those calls
+  /// Reader::check_table_timestamps first. For an analysis that can answer from the derived
+  /// tables (the summary's stored aggregates) without reading ten million kernel rows.
+  DeferLargeTables,
+};
+
 /// The run row plus how it ended.
 struct RunSummary {
   RunInfo info;
@@ -42,7 +56,7 @@ struct RunSummary {
 
 class Reader {
  public:
-  explicit Reader(const std::string& path);
+  explicit Reader(const std::string& path, TimestampCheck check = TimestampCheck::All);
 
   const std::string& path() const { return connection_.path(); }
   int schema_version() const { return schema_version_; }
@@ -55,12 +69,19 @@ class Reader {
   RunSummary run() const;
   std::vector<ProcessInfo> processes() const;
   std::vector<DeviceInfo> devices() const;
+
+  /// Runs the timestamp check of `table` that the constructor deferred (TimestampCheck::
+  /// DeferLargeTables), once; does nothing for any other table or when nothing was deferred.
+  /// Throws db::Error as the constructor does.
+  void check_table_timestamps(std::string_view table) const;
   /// Number of GPU activity records (kernels, copies, memsets, memory events).
   std::int64_t gpu_record_count() const;
 
  private:
   Connection connection_;
   int schema_version_ = 0;
+  bool deferred_ = false;
+  mutable bool deferred_checked_[std::size(kDeferredTables)] = {};
 };
 
 }  // namespace fuselens::db

@@ -1,0 +1,177 @@
+// The summary's stored aggregates (SummaryStore.h): stored once, they give the same summary as the
+// rows, on the synthetic reference capture and on real H100 captures; they are ignored when the
+// rows changed after they were stored or when a stored value is implausible; and a reader that
+// deferred the large tables' timestamp check still catches a damaged kernel row when it reads it.
+
+#include "fuselens/analyzer/SummaryStore.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "TestSupport.h"
+#include "fuselens/analyzer/SummaryFormat.h"
+#include "fuselens/db/Writer.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+void exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+/// The whole summary as JSON text, `names` kernel names, through a reader that defers the large
+/// tables' timestamp check (as prof-analyze summary opens captures).
+std::string summary_json(const std::string& path, NameKind names, bool* stored = nullptr) {
+  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  const Summary s = summarize(reader, names);
+  if (stored != nullptr) *stored = s.from_stored_aggregates;
+  std::ostringstream out;
+  write_summary(out, s, OutputFormat::Json);
+  return out.str();
+}
+
+void expect_same_summary_after_store(const std::string& path) {
+  bool stored = true;
+  const std::string demangled = summary_json(path, NameKind::Demangled, &stored);
+  EXPECT_FALSE(stored);
+  const std::string short_names = summary_json(path, NameKind::Short);
+  store_summary_aggregates(path);
+  EXPECT_EQ(summary_json(path, NameKind::Demangled, &stored), demangled);
+  EXPECT_TRUE(stored);
+  EXPECT_EQ(summary_json(path, NameKind::Short, &stored), short_names);  // kernels from the rows
+  EXPECT_TRUE(stored);
+}
+
+TEST(SummaryStoreTest, ReferenceCaptureGivesTheSameSummaryFromStoredAggregates) {
+  TempDir dir;
+  const std::string path = (dir.path() / "ref.sqlite").string();
+  test::write_reference_capture(path);
+  expect_same_summary_after_store(path);
+  const db::Reader reader(path);
+  const auto a = load_summary_aggregates(reader);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_FALSE(a->kernels_by_demangled_name.empty());
+  EXPECT_FALSE(a->api_by_name.empty());
+}
+
+// Real H100 captures of schema version 3 (the store adds the version-4 tables to them).
+class RealCaptureStore : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RealCaptureStore, GivesTheSameSummaryFromStoredAggregates) {
+  TempDir dir;
+  const std::string path = (dir.path() / GetParam()).string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/" + GetParam(), path);
+  expect_same_summary_after_store(path);
+  const db::Reader reader(path);
+  const auto a = load_summary_aggregates(reader);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->nvtx_work.size(),
+            static_cast<std::size_t>(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE end_ns IS NOT NULL")));
+  std::int64_t kernels = 0;
+  for (const auto& [id, stats] : a->kernels_by_demangled_name) kernels += stats.count;
+  EXPECT_EQ(kernels, reader.query_int("SELECT COUNT(*) FROM kernel"));
+}
+
+INSTANTIATE_TEST_SUITE_P(H100, RealCaptureStore,
+                         ::testing::Values("cct_torch.sqlite", "fusion_bench_args.sqlite"));
+
+TEST(SummaryStoreTest, RefusesSchemaVersionsBeforeThree) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v2.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite", path);
+  EXPECT_THROW(store_summary_aggregates(path), db::Error);
+  bool stored = true;
+  summary_json(path, NameKind::Demangled, &stored);
+  EXPECT_FALSE(stored);
+}
+
+class StoredReference : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_reference_capture(path_);
+    store_summary_aggregates(path_);
+  }
+  bool uses_stored() const {
+    const db::Reader reader(path_);
+    return load_summary_aggregates(reader).has_value();
+  }
+  TempDir dir_;
+  std::string path_ = (dir_.path() / "ref.sqlite").string();
+};
+
+TEST_F(StoredReference, AKernelAddedAfterTheStoreIsSeen) {
+  ASSERT_TRUE(uses_stored());
+  const std::int64_t before = summarize(db::Reader(path_)).totals.kernel_count;
+  exec(path_,
+       "INSERT INTO kernel SELECT id + 1000000, pid, start_ns, end_ns, device_id, context_id,"
+       " stream_id, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+       " registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
+       " short_name_id, demangled_name_id, mangled_name_id, graph_id, graph_node_id FROM kernel"
+       " ORDER BY id LIMIT 1");
+  EXPECT_FALSE(uses_stored());
+  const Summary s = summarize(db::Reader(path_));
+  EXPECT_FALSE(s.from_stored_aggregates);
+  EXPECT_EQ(s.totals.kernel_count, before + 1);
+}
+
+TEST_F(StoredReference, AnEndedRangeAddedAfterTheStoreIsSeen) {
+  exec(path_,
+       "INSERT INTO nvtx_range (pid, tid, domain_id, text_id, start_ns, end_ns, depth)"
+       " SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth FROM nvtx_range"
+       " WHERE end_ns IS NOT NULL LIMIT 1");
+  EXPECT_FALSE(uses_stored());
+}
+
+TEST_F(StoredReference, ImplausibleStoredValuesAreIgnored) {
+  for (const char* damage :
+       {"UPDATE summary_duration SET min_ns = -5", "UPDATE summary_duration SET median_ns = max_ns + 1",
+        "UPDATE summary_duration SET count = count + 1", "UPDATE summary_duration SET stddev_ns = -1",
+        "UPDATE summary_nvtx_work SET kernels = -1", "DELETE FROM summary_nvtx_work",
+        "DELETE FROM summary_source WHERE table_name = 'api_call'",
+        "UPDATE summary_source SET max_id = max_id + 1 WHERE table_name = 'kernel'"}) {
+    SCOPED_TRACE(damage);
+    store_summary_aggregates(path_);  // fresh, then damaged
+    const std::string good = summary_json(path_, NameKind::Demangled);
+    exec(path_, damage);
+    EXPECT_FALSE(uses_stored());
+    bool stored = true;
+    EXPECT_EQ(summary_json(path_, NameKind::Demangled, &stored), good);
+    EXPECT_FALSE(stored);
+  }
+}
+
+TEST(SummaryStoreTest, DeferredTimestampCheckRunsWhenTheKernelRowsAreRead) {
+  TempDir dir;
+  const std::string path = (dir.path() / "bad.sqlite").string();
+  test::write_reference_capture(path);
+  exec(path, "UPDATE kernel SET end_ns = start_ns - 1 WHERE id = (SELECT MIN(id) FROM kernel)");
+  // Opening with the check deferred succeeds; reading the kernel rows (no stored aggregates)
+  // then fails with the constructor's message.
+  const db::Reader deferred(path, db::TimestampCheck::DeferLargeTables);
+  try {
+    summarize(deferred);
+    FAIL() << "the damaged kernel row was not caught";
+  } catch (const db::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("implausible timestamp: kernel row"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(db::Reader{path}, db::Error);  // the default still checks at open
+  // The store reads every row, so it refuses the damaged capture as well.
+  EXPECT_THROW(store_summary_aggregates(path), db::Error);
+}
+
+}  // namespace
+}  // namespace fuselens::analyzer
