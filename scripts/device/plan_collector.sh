@@ -3,7 +3,10 @@
 # GPU checks. SECTIONS (default all): probe (CPython struct offsets, PythonLayout.h), reliability
 # (tests/reliability/WorkloadFaultsGpuTest.cpp), cct (cct_torch.py with Python frames; the
 # capture kept as tests/data/cct_torch.sqlite), metrics (--metrics roofline per fusion_bench op),
-# torch (mlp_train.py step time per setting, interleaved rounds), gpu (gpu_tests).
+# torch (mlp_train.py step time per setting, interleaved rounds), cnn (the same on mlp_train.py
+# --model cnn, with torch.profiler with_stack on the same step), batched (launch_overhead
+# --batch 100 per setting), ncuapp (Nsight Compute's DRAM
+# bytes in application replay next to FuseLens's counters), gpu (gpu_tests).
 set -u
 root=$PWD R=${R:-/tmp/bg/results}
 S="$root/stage"
@@ -56,6 +59,10 @@ if has overhead; then
   for round in $(seq 1 "${OVERHEAD_ROUNDS:-7}"); do
     measure none $pin launch_overhead
     measure cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin launch_overhead
+    measure cupti_cuda_kinds_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
+      FUSELENS_FLOOR_EXTRA=memcpy,memset,synchronization $pin launch_overhead
+    measure cupti_sync_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
+      FUSELENS_FLOOR_EXTRA=synchronization $pin launch_overhead
     measure trace_cuda $pin prof-run -o /tmp/ov.sqlite --force --trace cuda -- launch_overhead
     measure trace_cuda_api $pin prof-run -o /tmp/ov.sqlite --force --trace cuda,api -- launch_overhead
     measure default_without_context $pin prof-run -o /tmp/ov.sqlite --force --trace -context -- launch_overhead
@@ -78,5 +85,54 @@ if has torch; then
     [ -n "${TORCH_ALL:-}" ] && step fuselens_no_context $pin prof-run -o /tmp/t.sqlite --force --trace -context -- python3 "$mlp"
   done
   summarize_samples "$R/torch_steps.jsonl" none
+fi
+if has batched; then
+  # launch_overhead --batch 100: launches timed in batches of 100 with an untimed synchronize
+  # between batches, so a GPU slowed by CUPTI's kernel instrumentation does not push back on the
+  # host's launch loop (the unbatched figure is bimodal under the floor: 4.4 or 6.5 us).
+  echo "== launch overhead, batched (host us per launch, 20000 launches in batches of 100, median of 5 loops)"
+  : > "$R/overhead_batched.jsonl"
+  bmeasure() { local name=$1; shift; overhead_sample "$R/overhead_batched.jsonl" "$name" "$@" --batch 100; }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${OVERHEAD_ROUNDS:-7}"); do
+    bmeasure none $pin launch_overhead
+    bmeasure cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin launch_overhead
+    bmeasure trace_cuda $pin prof-run -o /tmp/ov.sqlite --force --trace cuda -- launch_overhead
+    bmeasure default_without_context $pin prof-run -o /tmp/ov.sqlite --force --trace -context -- launch_overhead
+    bmeasure default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+    overhead_sample "$R/overhead_batched.jsonl" unbatched_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin launch_overhead
+    overhead_sample "$R/overhead_batched.jsonl" unbatched_default $pin prof-run -o /tmp/ov.sqlite --force -- launch_overhead
+  done
+  summarize_samples "$R/overhead_batched.jsonl" cupti_kernel_floor
+fi
+if has cnn; then
+  echo "== small CNN step (us, median of ${STEPS:-200} steps per process after 50 warm-up steps)"
+  mlp="$root/workloads/python/mlp_train.py"
+  : > "$R/cnn_steps.jsonl"
+  cstep() { local name=$1; shift; step_sample "$R/cnn_steps.jsonl" "$name" "$@" --model cnn --steps "${STEPS:-200}" --warmup-steps 50 --time; }
+  pin="taskset -c 2-5"
+  for round in $(seq 1 "${ROUNDS:-5}"); do
+    cstep none $pin python3 "$mlp"
+    cstep cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
+    cstep fuselens_default $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp"
+    cstep torch_profiler_with_stack $pin python3 "$mlp" --torch-profiler stack
+    [ -n "${CNN_ALL:-}" ] && cstep torch_profiler_without_stack $pin python3 "$mlp" --torch-profiler nostack
+  done
+  summarize_samples "$R/cnn_steps.jsonl" none
+  python3 -c "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); q=lambda s: db.execute(s).fetchone()[0]; print('cnn capture: kernels', q('select count(*) from kernel'), 'python frames', q('select count(*) from frame where kind=2'))" /tmp/c.sqlite
+  FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/c2.sqlite --force -- python3 "$mlp" --model cnn --steps 50 --warmup-steps 10 2>&1 | grep -i -E "context|cache|fuselens" | head -n 12
+  FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/m2.sqlite --force -- python3 "$mlp" --steps 50 --warmup-steps 10 2>&1 | grep -i -E "context|cache|fuselens" | head -n 12
+fi
+if has ncuapp; then
+  echo "== DRAM bytes at 4096^2: ncu application replay vs kernel replay vs FuseLens"
+  M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum
+  K="regex:sigmoid|multiply|swish"
+  (cd /tmp && ncu --replay-mode application --cache-control none --clock-control none --metrics "$M" \
+    --kernel-name "$K" --csv fusion_bench --quick --only swish > "$R/ncu_app_none.csv" 2> /tmp/ncu_a.err; echo "ncu app/none exit $?"; tail -n 2 /tmp/ncu_a.err)
+  (cd /tmp && ncu --replay-mode application --cache-control all --clock-control none --metrics "$M" \
+    --kernel-name "$K" --csv fusion_bench --quick --only swish > "$R/ncu_app_all.csv" 2> /tmp/ncu_b.err; echo "ncu app/all exit $?"; tail -n 2 /tmp/ncu_b.err)
+  (cd /tmp && ncu --cache-control none --clock-control none --metrics "$M" \
+    --kernel-name "$K" --csv fusion_bench --quick --only swish > "$R/ncu_kernel_none.csv" 2> /tmp/ncu_c.err; echo "ncu kernel/none exit $?"; tail -n 2 /tmp/ncu_c.err)
+  (cd /tmp && prof-run -o "$R/swish_roofline.sqlite" --force --metrics roofline -- fusion_bench --quick --only swish > /tmp/sw.out 2>&1; echo "prof-run exit $?")
 fi
 date -u

@@ -7,7 +7,11 @@
 // 8 MiB buffers, enables ONLY CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, and registers an atexit handler that
 // forces a flush (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) and prints
 //   [cupti-floor] kernel records: N
-// to stderr (plus "[cupti-floor] dropped records: D" when CUPTI dropped any). Completed buffers are
+// to stderr (plus "[cupti-floor] dropped records: D" when CUPTI dropped any).
+//
+// FUSELENS_FLOOR_EXTRA (a comma-separated list of memcpy, memset, synchronization) also enables
+// those activity kinds: the floor of FuseLens's `--trace cuda` group, to tell CUPTI's own cost of
+// those kinds from the collector's (docs/BENCHMARKS.md, launch overhead). Completed buffers are
 // walked with cuptiActivityGetNextRecord, kernel records counted, the buffer freed. CUPTI errors are
 // logged and collection degrades; the host program is never aborted.
 
@@ -18,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -95,6 +100,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     if (!FLOOR_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
         return 0;
+    }
+    if (const char* extra = std::getenv("FUSELENS_FLOOR_EXTRA"); extra != nullptr) {
+        const struct {
+            const char* name;
+            CUpti_ActivityKind kind;
+        } kinds[] = {{"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+                     {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+                     {"synchronization", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}};
+        for (const auto& k : kinds) {
+            if (std::strstr(extra, k.name) != nullptr &&
+                FLOOR_CUPTI_OK(cuptiActivityEnable(k.kind))) {
+                std::fprintf(stderr, "[cupti-floor] also enabled: %s\n", k.name);
+            }
+        }
     }
     if (std::atexit(flush_and_report) != 0) {
         std::fprintf(stderr, "[cupti-floor] atexit registration failed; no report at exit\n");

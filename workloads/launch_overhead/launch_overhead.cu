@@ -1,12 +1,18 @@
 // launch_overhead: host cost of launching an empty kernel, the number a profiler's per-launch overhead
 // is measured against (ANCHORS.md: 3.2–3.7 µs per launch on an H100 host without a profiler).
 //
-//   launch_overhead [--launches N] [--repeat R] [--warmup W] [--help]
+//   launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B] [--help]
 //
 // 1. W (default 100) launches of tiny_kernel<<<1, 1>>>, then cudaDeviceSynchronize (not measured).
 // 2. R (default 5) times: steady_clock around a loop of N (default 20000) launches of
 //    tiny_kernel<<<1, 1>>> (nothing else in the loop, no sync), then cudaGetLastError and
 //    cudaDeviceSynchronize outside the timed part.
+//    With --batch B (B >= 1), the N launches are timed in batches of B with an untimed
+//    cudaDeviceSynchronize after each batch, and the batches' times summed: with B well below the
+//    depth of the GPU's launch queue the host never waits for the GPU inside a timed batch, so
+//    the figure is the host's cost alone even where the GPU runs each (instrumented) kernel
+//    slower than the host launches them. Without --batch, a GPU slower than the host pushes back
+//    on the launch loop and the figure becomes the GPU's rate.
 // 3. One JSON line on stdout:
 //    {"launches":N,"repeat":R,"warmup":W,"total_kernels_launched":W+N*R,
 //     "host_us_per_launch_median":...,"host_us_per_launch_all":[...]}
@@ -41,6 +47,7 @@ struct Options {
     long long launches = 20000;
     long long repeat = 5;
     long long warmup = 100;
+    long long batch = 0;  // 0: one timed loop of N launches
     bool help = false;
 };
 
@@ -86,6 +93,8 @@ Options parse_options(int argc, char** argv) {
             options.repeat = parse_count(name, take_value(), 1);
         } else if (name == "--warmup") {
             options.warmup = parse_count(name, take_value(), 0);
+        } else if (name == "--batch") {
+            options.batch = parse_count(name, take_value(), 1);
         } else if ((name == "--help" || name == "-h") && !has_value) {
             options.help = true;
         } else {
@@ -113,13 +122,17 @@ int run(const Options& options) {
     FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
 
     std::vector<double> us_per_launch;
+    const long long batch = options.batch > 0 ? options.batch : options.launches;
     for (long long r = 0; r < options.repeat; ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        launch_tiny(options.launches);
-        const auto stop = std::chrono::steady_clock::now();
-        FUSELENS_CUDA_CHECK_LAST();
-        FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
-        const double us = std::chrono::duration<double, std::micro>(stop - start).count();
+        double us = 0;
+        for (long long done = 0; done < options.launches; done += batch) {
+            const auto start = std::chrono::steady_clock::now();
+            launch_tiny(std::min(batch, options.launches - done));
+            const auto stop = std::chrono::steady_clock::now();
+            FUSELENS_CUDA_CHECK_LAST();
+            FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
+            us += std::chrono::duration<double, std::micro>(stop - start).count();
+        }
         us_per_launch.push_back(us / static_cast<double>(options.launches));
     }
 
@@ -127,6 +140,7 @@ int run(const Options& options) {
     std::string json = "{\"launches\":" + std::to_string(options.launches) +
                        ",\"repeat\":" + std::to_string(options.repeat) +
                        ",\"warmup\":" + std::to_string(options.warmup) +
+                       ",\"batch\":" + std::to_string(options.batch) +
                        ",\"total_kernels_launched\":" + std::to_string(total);
     char number[64];
     std::snprintf(number, sizeof number, "%.4f", median(us_per_launch));
@@ -153,9 +167,10 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
     if (options.help) {
-        std::puts("usage: launch_overhead [--launches N] [--repeat R] [--warmup W] [--help]\n"
+        std::puts("usage: launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B] [--help]\n"
                   "  Times R loops of N empty-kernel launches (host wall clock, no sync in the loop)\n"
-                  "  after W unmeasured warm-up launches; prints one JSON line.\n"
+                  "  after W unmeasured warm-up launches; prints one JSON line. --batch B times the\n"
+                  "  launches in batches of B with an untimed synchronize after each batch.\n"
                   "  Defaults: N 20000, R 5, W 100. Exit: 0 ok, 1 CUDA error, 2 bad command line,\n"
                   "  77 no CUDA device.");
         return 0;
