@@ -34,8 +34,12 @@ if has big; then
 echo "== launch_overhead --launches $N, no profiler"; peak launch_overhead --launches "$N" --repeat 1
 echo "== the same under prof-run (default trace)"; peak prof-run -o /tmp/big.sqlite --force -- launch_overhead --launches "$N" --repeat 1
 count /tmp/big.sqlite
-echo "== prof-analyze summary on it (16-core GPU host, one thread)"
+sqlite3 /tmp/big.sqlite "select 'stored aggregates', table_name, row_count from summary_source" 2>/dev/null ||
+  python3 -c "import sqlite3; print(sqlite3.connect('/tmp/big.sqlite').execute('select * from summary_source').fetchall())"
+echo "== prof-analyze summary on it (16-core GPU host, one thread): stored aggregates, then --names short (rows)"
 peak bash -c 'prof-analyze summary /tmp/big.sqlite > /tmp/summary.txt'
+peak bash -c 'prof-analyze summary /tmp/big.sqlite --names short > /tmp/summary_short.txt'
+head -n 16 /tmp/summary.txt | cut -c1-150
 fi
 if has pool; then
 echo "== small pool: --max-buffers 2 --buffer-kib 64, 1M launches"
