@@ -201,7 +201,7 @@ bool Collector::enable_cupti() noexcept {
       {kTraceCuda, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
       {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
       {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-      {kTraceCuda, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
+      {kTraceSync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
       {kTraceMemory, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
       {kTraceRuntime, CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API"},
       {kTraceDriver, CUPTI_ACTIVITY_KIND_DRIVER, "driver API"},
@@ -214,7 +214,7 @@ bool Collector::enable_cupti() noexcept {
     if (!(config_.trace & k.group)) continue;
     // --metrics: no kernel/copy/memset/sync activity (it breaks the range profiler, see
     // RangeProfiler.h); RangeProfiler writes the kernel rows itself.
-    if (!config_.metrics.empty() && k.group == kTraceCuda) continue;
+    if (!config_.metrics.empty() && (k.group == kTraceCuda || k.group == kTraceSync)) continue;
     const CUptiResult result = cuptiActivityEnable(k.kind);
     if (result == CUPTI_SUCCESS) {
       ++enabled;

@@ -8,8 +8,8 @@
 namespace fuselens::collector {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::uint32_t>, 9> kGroups = {{
-    {"cuda", kTraceCuda}, {"memory", kTraceMemory}, {"api", kTraceApi},
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 10> kGroups = {{
+    {"cuda", kTraceCuda}, {"sync", kTraceSync}, {"memory", kTraceMemory}, {"api", kTraceApi},
     {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
     {"overhead", kTraceOverhead}, {"context", kTraceContext}, {"args", kTraceArgs},
 }};
@@ -20,7 +20,7 @@ std::uint32_t group_bits(std::string_view item) {
     if (name == item) return value;
   }
   throw ConfigError("unknown trace group '" + std::string(item) +
-                    "' (known: cuda, memory, api, runtime, driver, nvtx, overhead, context, args, all; "
+                    "' (known: cuda, sync, memory, api, runtime, driver, nvtx, overhead, context, args, all; "
                     "+GROUP / -GROUP change the default)");
 }
 

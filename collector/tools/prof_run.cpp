@@ -173,7 +173,7 @@ Options parse(int argc, char** argv) {
   app.add_option("-o,--output", o.output, "Capture file (default: <command>.fuselens.sqlite)");
   app.add_flag("--force", o.force, "Overwrite an existing capture");
   app.add_option("--trace", o.trace,
-                 "Activity groups: cuda,memory,api,runtime,driver,nvtx,overhead,context,args "
+                 "Activity groups: cuda,sync,memory,api,runtime,driver,nvtx,overhead,context,args "
                  "or all; +GROUP/-GROUP change the default (--trace +args adds kernel arguments)")
       ->capture_default_str();
   app.add_option("--buffer-kib", o.config.buffer_kib, "Activity buffer size in KiB (64..262144)");

@@ -2,10 +2,11 @@
 # A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): the GPU tests
 # that go through prof-run and the collector (gpu_tests, reliability_gpu_tests), then, with
 # SCALE=1, the ten-million-launch capture of plan_scale.sh (its "big" section), for a change to
-# prof-run, the collector or the capture's finalization.
+# prof-run, the collector or the capture's finalization. EXTRA_SECTIONS adds sections of
+# plan_collector.sh to the same run.
 set -u
 root=$PWD
-SECTIONS="reliability gpu" bash "$root/scripts/device/plan_collector.sh"
+SECTIONS="reliability gpu ${EXTRA_SECTIONS:-}" bash "$root/scripts/device/plan_collector.sh"
 if [ -n "${SCALE:-}" ]; then
   SECTIONS=big bash "$root/scripts/device/plan_scale.sh"
 fi

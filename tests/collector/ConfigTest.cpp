@@ -24,6 +24,11 @@ TEST(Config, ArgsIsOptInAndPlusMinusChangeTheDefault) {
   EXPECT_EQ(parse_trace("+args"), kTraceDefault | kTraceArgs);
   EXPECT_EQ(parse_trace("+args,-context"), (kTraceDefault | kTraceArgs) & ~kTraceContext);
   EXPECT_EQ(parse_trace("-all"), 0u);
+  // Synchronization records: their own group, opt-in (+sync), not in "cuda".
+  EXPECT_EQ(kTraceDefault & kTraceSync, 0u);
+  EXPECT_EQ(parse_trace("+sync"), kTraceDefault | kTraceSync);
+  EXPECT_EQ(parse_trace("cuda") & kTraceSync, 0u);
+  EXPECT_EQ(parse_trace("cuda,sync"), kTraceCuda | kTraceSync);
   EXPECT_EQ(trace_to_string(kTraceDefault | kTraceArgs),
             "cuda,memory,api,nvtx,overhead,context,args");
   EXPECT_THROW(parse_trace("cuda,+args"), ConfigError);  // one form per list

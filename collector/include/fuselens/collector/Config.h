@@ -22,7 +22,12 @@ inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
 
-/// Trace groups, a bit each. "cuda": kernels, memcpy, memset, synchronization; "memory":
+/// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
+/// records (stream, event and context synchronizations, also the implicit ones inside other calls;
+/// opt-in: CUPTI's own cost of them is 13-30 % of a small PyTorch CNN step, as much as everything
+/// else FuseLens records together, docs/BENCHMARKS.md, "Where a PyTorch step's overhead goes";
+/// the explicit synchronization calls are recorded by "api" anyway, as Nsight Systems leaves
+/// CUDA event tracing off by default for the same reason); "memory":
 /// allocations and frees; "api": the CUDA runtime and driver API calls that launch, copy, set,
 /// allocate, free or synchronize (so every kernel, copy and memset joins its launch call, kernels
 /// launched through the driver API as Triton and parts of PyTorch do included); "runtime": every
@@ -34,7 +39,7 @@ inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a c
 /// allocation and synchronization API call; "args": the values of each kernel launch's 8-byte
 /// parameters (device-pointer candidates, table kernel_arg; collector/src/KernelArgs.h), which
 /// tell the analyzer which kernels share a buffer. The default is everything but "runtime",
-/// "driver" and "args" (opt-in: the default launch path does not pay for them).
+/// "driver", "args" and "sync" (opt-in: the default launch path does not pay for them).
 enum TraceGroup : std::uint32_t {
   kTraceCuda = 1u << 0,
   kTraceMemory = 1u << 1,
@@ -45,8 +50,9 @@ enum TraceGroup : std::uint32_t {
   kTraceContext = 1u << 6,
   kTraceArgs = 1u << 7,
   kTraceRuntime = 1u << 8,
-  kTraceAll = (1u << 9) - 1,
-  kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs & ~kTraceRuntime,
+  kTraceSync = 1u << 9,
+  kTraceAll = (1u << 10) - 1,
+  kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs & ~kTraceRuntime & ~kTraceSync,
 };
 
 /// How the "context" group obtains the native stack at an API call (collector/src/ContextCapture.h):
