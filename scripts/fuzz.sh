@@ -15,7 +15,10 @@ CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWi
 cmake --build "$build" --target capture_fuzzer -j "$(nproc 2>/dev/null || echo 2)"
 corpus=$build/corpus findings=$build/findings
 rm -rf "$corpus" && mkdir -p "$corpus" "$findings"
-for f in tests/data/cct_paths.sqlite tests/data/fusion_bench.sqlite tests/data/fusion_bench_schema_v1.sqlite; do
+# fuzz/seeds: a real capture holding the summary's stored aggregates (SummaryStore.h), so the
+# fuzzer reaches their validation too.
+for f in tests/data/cct_paths.sqlite tests/data/fusion_bench.sqlite tests/data/fusion_bench_schema_v1.sqlite \
+  fuzz/seeds/*.sqlite; do
   cp "$f" "$corpus/"
 done
 python3 - "$corpus" <<'PY'
