@@ -10,12 +10,13 @@
 // NVTX durations, device memory) is small and still read from the rows.
 //
 // The stored tables are a cache of the rows, never a replacement: summarize() uses them only while
-// summary_source still describes the tables they came from (same largest row id and row count, a
-// check of a few index lookups), and only when every stored value is plausible (counts >= 1,
-// 0 <= min <= median <= max < 2^62 ns, finite non-negative deviation, kernel and call counts that
-// add up to the recorded row counts). Otherwise, and for captures written before version 4, it
-// computes from the rows as before. Results are identical either way (tests/analyzer/
-// SummaryStoreTest.cpp compares them on the committed H100 captures).
+// summary_source still describes the tables they came from (the same largest row id: rows are
+// only ever appended, so a row added later changes it; one index lookup per table, and every
+// ended NVTX range must have its stored projection), and only when every stored value is
+// plausible (counts >= 1, 0 <= min <= median <= max < 2^62 ns, finite non-negative deviation,
+// kernel and call counts that add up to the row counts recorded with them). Otherwise, and for
+// captures written before version 4, it computes from the rows as before. Results are identical
+// either way (tests/analyzer/SummaryStoreTest.cpp compares them on the committed H100 captures).
 //
 // Cost: on ten million kernels and launch calls (docs/BENCHMARKS.md, "Ten million kernels") the
 // store takes what one live summary took, once, at the end of `prof-run`; a summary then reads
