@@ -105,20 +105,25 @@ if has batched; then
   done
   summarize_samples "$R/overhead_batched.jsonl" cupti_kernel_floor
 fi
+# The small CNN step (mlp_train.py --model cnn) per setting: cnn NAME CMD... appends one sample to
+# $cnn_file; cnn_baseline the two every round starts with (no profiler, CUPTI's kernel floor).
+mlp="$root/workloads/python/mlp_train.py"
+cnn() { local name=$1; shift; step_sample "$cnn_file" "$name" "$@" --model cnn --steps "${STEPS:-200}" --warmup-steps 50 --time; }
+cnn_baseline() {
+  cnn none taskset -c 2-5 python3 "$mlp"
+  cnn cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" taskset -c 2-5 python3 "$mlp"
+}
 if has cnn; then
   echo "== small CNN step (us, median of ${STEPS:-200} steps per process after 50 warm-up steps)"
-  mlp="$root/workloads/python/mlp_train.py"
-  : > "$R/cnn_steps.jsonl"
-  cstep() { local name=$1; shift; step_sample "$R/cnn_steps.jsonl" "$name" "$@" --model cnn --steps "${STEPS:-200}" --warmup-steps 50 --time; }
+  cnn_file="$R/cnn_steps.jsonl"; : > "$cnn_file"
   pin="taskset -c 2-5"
   for round in $(seq 1 "${ROUNDS:-5}"); do
-    cstep none $pin python3 "$mlp"
-    cstep cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
-    cstep fuselens_default $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp"
-    cstep torch_profiler_with_stack $pin python3 "$mlp" --torch-profiler stack
-    [ -n "${CNN_ALL:-}" ] && cstep torch_profiler_without_stack $pin python3 "$mlp" --torch-profiler nostack
+    cnn_baseline
+    cnn fuselens_default $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp"
+    cnn torch_profiler_with_stack $pin python3 "$mlp" --torch-profiler stack
+    [ -n "${CNN_ALL:-}" ] && cnn torch_profiler_without_stack $pin python3 "$mlp" --torch-profiler nostack
   done
-  summarize_samples "$R/cnn_steps.jsonl" none
+  summarize_samples "$cnn_file" none
   python3 -c "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); q=lambda s: db.execute(s).fetchone()[0]; print('cnn capture: kernels', q('select count(*) from kernel'), 'python frames', q('select count(*) from frame where kind=2'))" /tmp/c.sqlite
   FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/c2.sqlite --force -- python3 "$mlp" --model cnn --steps 50 --warmup-steps 10 2>&1 | grep -i -E "context|cache|fuselens" | head -n 12
   FUSELENS_CONTEXT_STATS=1 prof-run -o /tmp/m2.sqlite --force -- python3 "$mlp" --steps 50 --warmup-steps 10 2>&1 | grep -i -E "context|cache|fuselens" | head -n 12
@@ -127,35 +132,32 @@ if has cnnparts; then
   # Which trace group costs what on the CNN step: groups added one at a time, interleaved rounds.
   echo "== CNN step per trace group (us, median of ${STEPS:-200} steps per process)"
   lscpu -e 2>/dev/null | head -n 20
-  mlp="$root/workloads/python/mlp_train.py"
-  : > "$R/cnn_parts.jsonl"
-  pstep() { local name=$1; shift; step_sample "$R/cnn_parts.jsonl" "$name" "$@" --model cnn --steps "${STEPS:-200}" --warmup-steps 50 --time; }
+  cnn_file="$R/cnn_parts.jsonl"; : > "$cnn_file"
   pin="taskset -c 2-5"
   for round in $(seq 1 "${ROUNDS:-6}"); do
-    pstep none $pin python3 "$mlp"
-    pstep cupti_kernel_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" $pin python3 "$mlp"
-    [ -z "${PARTS_SYNC:-}" ] && pstep cupti_cuda_kinds_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
+    cnn_baseline
+    [ -z "${PARTS_SYNC:-}" ] && cnn cupti_cuda_kinds_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
       FUSELENS_FLOOR_EXTRA=memcpy,memset,synchronization $pin python3 "$mlp"
     if [ -n "${PARTS_SYNC:-}" ]; then  # the default against the default without "sync"
-      pstep default $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
-      pstep default_without_sync $pin prof-run -o /tmp/p.sqlite --force --trace -sync -- python3 "$mlp"
+      cnn default $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
+      cnn default_without_sync $pin prof-run -o /tmp/p.sqlite --force --trace -sync -- python3 "$mlp"
       continue
     fi
     if [ -n "${PARTS_KINDS:-}" ]; then  # CUPTI's own cost of each of those kinds
-      pstep cupti_sync_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
+      cnn cupti_sync_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
         FUSELENS_FLOOR_EXTRA=synchronization $pin python3 "$mlp"
-      pstep cupti_copy_set_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
+      cnn cupti_copy_set_floor env CUDA_INJECTION64_PATH="$S/lib/libfuselens_cupti_floor.so" \
         FUSELENS_FLOOR_EXTRA=memcpy,memset $pin python3 "$mlp"
       continue
     fi
-    pstep trace_cuda $pin prof-run -o /tmp/p.sqlite --force --trace cuda -- python3 "$mlp"
-    pstep trace_cuda_api $pin prof-run -o /tmp/p.sqlite --force --trace cuda,api -- python3 "$mlp"
+    cnn trace_cuda $pin prof-run -o /tmp/p.sqlite --force --trace cuda -- python3 "$mlp"
+    cnn trace_cuda_api $pin prof-run -o /tmp/p.sqlite --force --trace cuda,api -- python3 "$mlp"
     [ -n "${PARTS_SHORT:-}" ] && continue
-    pstep default_without_context $pin prof-run -o /tmp/p.sqlite --force --trace -context -- python3 "$mlp"
-    pstep default_without_python env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
-    pstep default $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
+    cnn default_without_context $pin prof-run -o /tmp/p.sqlite --force --trace -context -- python3 "$mlp"
+    cnn default_without_python env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
+    cnn default $pin prof-run -o /tmp/p.sqlite --force -- python3 "$mlp"
   done
-  summarize_samples "$R/cnn_parts.jsonl" none
+  summarize_samples "$cnn_file" none
 fi
 if has ncuapp; then
   echo "== DRAM bytes at 4096^2: ncu application replay vs kernel replay vs FuseLens"
