@@ -63,14 +63,12 @@ std::optional<StatsById> load_durations(const db::Reader& reader, std::string_vi
 
 StatsById stats_by_id(db::Statement& s) {
   StatsById out;
-  std::vector<std::int64_t> durations;
   bool more = s.step();
   while (more) {
     const std::int64_t id = s.int64(0);
-    durations.clear();
+    std::vector<std::int64_t> durations;
     for (; more && s.int64(0) == id; more = s.step()) durations.push_back(s.int64(1));
     out.emplace_back(id, compute_stats(std::move(durations)));
-    durations = {};
   }
   return out;
 }
@@ -94,7 +92,7 @@ std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader
 }
 
 StoredAggregates compute_aggregates(const db::Reader& reader) {
-  reader.check_table_timestamps("kernel");
+  reader.check_table_timestamps("kernel");  // once each: the Reader remembers
   reader.check_table_timestamps("api_call");
   StoredAggregates a;
   auto kernels = reader.prepare(
