@@ -11,7 +11,13 @@
 //
 // FUSELENS_FLOOR_EXTRA (a comma-separated list of memcpy, memset, synchronization) also enables
 // those activity kinds: the floor of FuseLens's `--trace cuda` group, to tell CUPTI's own cost of
-// those kinds from the collector's (docs/BENCHMARKS.md, launch overhead). Completed buffers are
+// those kinds from the collector's (docs/BENCHMARKS.md, launch overhead). FUSELENS_FLOOR_ATTRS (a
+// comma-separated list of pinned, zeroed, devbuf32m) sets CUPTI activity attributes before
+// anything is enabled, to measure whether they lower the floor: pinned =
+// CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED 1 (CUPTI's per-context profiling buffers in
+// page-locked host memory instead of device memory), zeroed = CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER
+// 1 with calloc'd buffers (CUPTI then does not zero each buffer in the launching thread),
+// devbuf32m = CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE 32 MiB (fewer device-buffer switches). Completed buffers are
 // walked with cuptiActivityGetNextRecord, kernel records counted, the buffer freed. CUPTI errors are
 // logged and collection degrades; the host program is never aborted.
 
@@ -49,8 +55,13 @@ bool cupti_ok(CUptiResult result, const char* call_text) {
 
 #define FLOOR_CUPTI_OK(call) cupti_ok((call), #call)
 
+std::atomic<bool> g_zeroed_buffers{false};  // FUSELENS_FLOOR_ATTRS=zeroed
+
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
     *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kRecordAlignment, kBufferBytes));
+    if (*buffer != nullptr && g_zeroed_buffers.load(std::memory_order_relaxed)) {
+        std::memset(*buffer, 0, kBufferBytes);
+    }
     *size = *buffer != nullptr ? kBufferBytes : 0;  // size 0: CUPTI drops records, counted below
     *max_records = 0;                               // fill the buffer
 }
@@ -87,6 +98,32 @@ void flush_and_report() {
     }
 }
 
+// FUSELENS_FLOOR_ATTRS: the CUPTI activity attributes named in `attrs` (see the file comment).
+void set_attributes(const char* attrs) {
+    if (std::strstr(attrs, "pinned") != nullptr) {
+        std::uint8_t on = 1;
+        std::size_t bytes = sizeof on;
+        if (FLOOR_CUPTI_OK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &bytes, &on))) {
+            std::fprintf(stderr, "[cupti-floor] attribute: pinned\n");
+        }
+    }
+    if (std::strstr(attrs, "zeroed") != nullptr) {
+        std::uint8_t on = 1;
+        std::size_t bytes = sizeof on;
+        if (FLOOR_CUPTI_OK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &bytes, &on))) {
+            g_zeroed_buffers.store(true);
+            std::fprintf(stderr, "[cupti-floor] attribute: zeroed\n");
+        }
+    }
+    if (std::strstr(attrs, "devbuf32m") != nullptr) {
+        std::size_t value = std::size_t{32} << 20;
+        std::size_t bytes = sizeof value;
+        if (FLOOR_CUPTI_OK(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &bytes, &value))) {
+            std::fprintf(stderr, "[cupti-floor] attribute: devbuf32m\n");
+        }
+    }
+}
+
 }  // namespace
 
 /// Called by the CUDA driver at cuInit when this library is named by CUDA_INJECTION64_PATH.
@@ -94,6 +131,9 @@ void flush_and_report() {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
     if (g_initialized.exchange(true)) {
         return 1;
+    }
+    if (const char* attrs = std::getenv("FUSELENS_FLOOR_ATTRS"); attrs != nullptr) {
+        set_attributes(attrs);
     }
     if (!FLOOR_CUPTI_OK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed))) {
         return 0;
