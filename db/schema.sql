@@ -1,10 +1,11 @@
--- FuseLens capture database, schema version 4.
+-- FuseLens capture database, schema version 5.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (4). Readers refuse other application ids and
--- newer versions. Versions only add tables: an older capture is read as a version-4 capture
+-- `PRAGMA user_version` is the schema version (5). Readers refuse other application ids and
+-- newer versions. Versions only add tables: an older capture is read as a version-5 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
--- version 3: kernel arguments; version 4: the summary's stored aggregates; all below) are
+-- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
+-- counters were replayed; all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
 -- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
@@ -264,7 +265,7 @@ CREATE TABLE IF NOT EXISTS ceiling (
 );
 
 -- Hardware counters per kernel launch (`prof-run --metrics SET`): CUPTI Range Profiler, auto
--- range (one range per launch), kernel replay. Joins kernel rows on (pid, correlation_id).
+-- range (one range per launch), kernel or application replay (metric_replay). Joins kernel rows on (pid, correlation_id).
 -- metric_id names the metric as CUPTI does (e.g. 'dram__bytes_read.sum'); values are as CUPTI
 -- evaluates them (counts, bytes).
 CREATE TABLE IF NOT EXISTS kernel_metric (
@@ -282,7 +283,7 @@ CREATE TABLE IF NOT EXISTS metric_session (
   device_id            INTEGER NOT NULL,
   metric_set           TEXT    NOT NULL,  -- as given to --metrics, e.g. 'roofline'
   metrics              TEXT    NOT NULL,  -- the CUPTI metric names collected, comma separated
-  passes               INTEGER NOT NULL DEFAULT 0,  -- kernel replays per launch
+  passes               INTEGER NOT NULL DEFAULT 0,  -- passes per launch (see metric_replay)
   ranges               INTEGER NOT NULL DEFAULT 0,  -- launches with counters stored
   unattributed_ranges  INTEGER NOT NULL DEFAULT 0,  -- ranges that matched no launch (dropped)
   status               TEXT    NOT NULL,
@@ -371,4 +372,20 @@ CREATE TABLE IF NOT EXISTS summary_nvtx_work (
   range_id  INTEGER PRIMARY KEY REFERENCES nvtx_range(id),
   kernels   INTEGER NOT NULL,
   gpu_ns    INTEGER NOT NULL
+);
+
+-- Version 5: how the counters of a metric_session were replayed (`prof-run --replay`,
+-- `--cache-control`); a session without a row here (and every capture before version 5) used
+-- kernel replay without cache control. replay 'kernel': CUPTI replays each launch `passes` times
+-- inside the launch call, saving and restoring its memory; 'application': prof-run ran the
+-- program once per single-pass counter group (`passes` runs), each launch profiled in one pass as
+-- the program made it, and merged the runs' counters by launch order. cache_control 'all': the
+-- collector wrote back and evicted the L2 before each profiled launch (after Nsight Compute's
+-- --cache-control all); 'none': caches as the program left them.
+CREATE TABLE IF NOT EXISTS metric_replay (
+  pid            INTEGER NOT NULL,
+  device_id      INTEGER NOT NULL,
+  replay         TEXT    NOT NULL,  -- 'kernel' or 'application'
+  cache_control  TEXT    NOT NULL,  -- 'all' or 'none'
+  PRIMARY KEY (pid, device_id)
 );

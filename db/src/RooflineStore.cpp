@@ -128,6 +128,16 @@ void RooflineWriter::write_metric_session(const MetricSessionRecord& s) {
   insert.bind(7, s.unattributed_ranges);
   insert.bind(8, std::string_view(s.status));
   insert.run();
+  impl_->db.exec(
+      "CREATE TABLE IF NOT EXISTS metric_replay(pid INTEGER NOT NULL, device_id INTEGER NOT NULL,"
+      " replay TEXT NOT NULL, cache_control TEXT NOT NULL, PRIMARY KEY (pid, device_id))");
+  auto replay = impl_->db.prepare(
+      "INSERT OR REPLACE INTO metric_replay(pid,device_id,replay,cache_control) VALUES(?,?,?,?)");
+  replay.bind(1, static_cast<std::int64_t>(s.pid));
+  replay.bind(2, static_cast<std::int64_t>(s.device_id));
+  replay.bind(3, std::string_view(s.replay));
+  replay.bind(4, std::string_view(s.cache_control));
+  replay.run();
 }
 
 std::vector<CeilingRecord> read_ceilings(const Reader& reader) {
@@ -148,12 +158,25 @@ std::vector<CeilingRecord> read_ceilings(const Reader& reader) {
   return out;
 }
 
+std::string describe_replay(const MetricSessionRecord& s) {
+  if (s.replay == "application") {
+    return "application replay, " + std::to_string(s.passes) + " runs, " +
+           (s.cache_control == "all" ? "L2 flushed before each launch" : "caches as left");
+  }
+  return std::to_string(s.passes) + " kernel replay passes per launch";
+}
+
 std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader) {
   std::vector<MetricSessionRecord> out;
   if (!reader.has_table("metric_session")) return out;
+  const bool replay = reader.has_table("metric_replay");
   auto s = reader.prepare(
-      "SELECT pid, device_id, metric_set, metrics, passes, ranges, unattributed_ranges, status"
-      " FROM metric_session ORDER BY pid, device_id");
+      replay ? "SELECT s.pid, s.device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
+               " status, coalesce(r.replay, 'kernel'), coalesce(r.cache_control, 'none')"
+               " FROM metric_session s LEFT JOIN metric_replay r"
+               " ON r.pid = s.pid AND r.device_id = s.device_id ORDER BY s.pid, s.device_id"
+             : "SELECT pid, device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
+               " status, 'kernel', 'none' FROM metric_session ORDER BY pid, device_id");
   while (s.step()) {
     MetricSessionRecord m;
     m.pid = static_cast<std::uint32_t>(s.int64(0));
@@ -164,6 +187,8 @@ std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader) {
     m.ranges = s.int64(5);
     m.unattributed_ranges = s.int64(6);
     m.status = s.text(7);
+    m.replay = s.text(8);
+    m.cache_control = s.text(9);
     out.push_back(std::move(m));
   }
   return out;

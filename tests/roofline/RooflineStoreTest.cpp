@@ -45,6 +45,44 @@ TEST(RooflineStore, CeilingsAndSessionsRoundTrip) {
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel_metric WHERE correlation_id = 42"), 2);
 }
 
+TEST(RooflineStore, SessionsKeepHowTheirCountersWereReplayed) {
+  test::TempDir dir;
+  const auto path = dir.file("r.sqlite");
+  { Writer::create(path, RunInfo{}); }
+  MetricSessionRecord s;
+  s.pid = 5;
+  s.metric_set = "roofline";
+  s.metrics = {metric::kDramRead};
+  s.passes = 4;
+  s.replay = "application";
+  s.cache_control = "all";
+  RooflineWriter(path).write_metric_session(s);
+  s.pid = 6;
+  s.replay = "kernel";
+  s.cache_control = "none";
+  s.passes = 5;
+  RooflineWriter(path).write_metric_session(s);
+  const auto sessions = read_metric_sessions(Reader(path));
+  ASSERT_EQ(sessions.size(), 2u);
+  EXPECT_EQ(sessions[0].replay, "application");
+  EXPECT_EQ(sessions[0].cache_control, "all");
+  EXPECT_EQ(describe_replay(sessions[0]), "application replay, 4 runs, L2 flushed before each launch");
+  EXPECT_EQ(describe_replay(sessions[1]), "5 kernel replay passes per launch");
+}
+
+TEST(RooflineStore, SessionsOfCapturesBeforeVersionFiveWereKernelReplayed) {
+  // The committed H100 counter capture (schema version 4, no metric_replay table).
+  const Reader reader(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_roofline.sqlite");
+  ASSERT_LT(reader.schema_version(), 5);
+  ASSERT_FALSE(reader.has_table("metric_replay"));
+  const auto sessions = read_metric_sessions(reader);
+  ASSERT_FALSE(sessions.empty());
+  for (const auto& s : sessions) {
+    EXPECT_EQ(s.replay, "kernel");
+    EXPECT_EQ(s.cache_control, "none");
+  }
+}
+
 TEST(RooflineStore, VersionOneCapturesReadAsEmptyAndRefuseWrites) {
   test::TempDir dir;
   const auto copy = dir.file("v1.sqlite");

@@ -90,7 +90,10 @@ struct MetricSessionRecord {
   std::uint32_t device_id = 0;
   std::string metric_set;           ///< as given to --metrics
   std::vector<std::string> metrics; ///< CUPTI names collected
-  std::int64_t passes = 0;          ///< kernel replays per launch
+  /// Kernel replay: CUPTI's replays per launch; application replay: runs of the program.
+  std::int64_t passes = 0;
+  std::string replay = "kernel";        ///< "kernel" or "application" (table metric_replay)
+  std::string cache_control = "none";   ///< "all" or "none" (table metric_replay)
   std::int64_t ranges = 0;          ///< launches with counters stored
   std::int64_t unattributed_ranges = 0;
   std::string status = "ok";        ///< "ok" or one line saying why counters are missing
@@ -108,7 +111,8 @@ class RooflineWriter {
   void write_ceilings(const std::vector<CeilingRecord>& ceilings);
   /// One transaction; a launch already stored is replaced.
   void write_kernel_metrics(const std::vector<KernelMetricRecord>& launches);
-  /// Inserts or replaces the session row of (pid, device_id).
+  /// Inserts or replaces the session row of (pid, device_id), and its metric_replay row (a
+  /// version-4 capture gets that table).
   void write_metric_session(const MetricSessionRecord& session);
 
  private:
@@ -118,6 +122,10 @@ class RooflineWriter {
 
 /// Every ceiling of the capture, in row order (empty for a version-1 capture).
 std::vector<CeilingRecord> read_ceilings(const Reader& reader);
+/// How the session's counters were collected, for reports: "5 kernel replay passes per launch"
+/// or "application replay, 4 runs, L2 flushed before each launch" ("caches as left" for cache
+/// control none).
+std::string describe_replay(const MetricSessionRecord& session);
 /// Every metric session (empty for a version-1 capture).
 std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader);
 /// True when the capture holds at least one kernel_metric row.
