@@ -91,10 +91,10 @@ void write_table(std::ostream& out, const RooflineReport& report) {
                        m.name.find("bandwidth") != std::string::npos ? "GB/s" : "TFLOP/s", m.method);
   }
   for (const auto& s : report.metric_sessions) {
-    out << fmt::format("Counters in process {} on device {}: set '{}', {} metrics, {} replay passes per kernel, "
+    out << fmt::format("Counters in process {} on device {}: set '{}', {} metrics, {}, "
                        "{} launches, {} unattributed ranges; {}\n",
-                       s.pid, s.device_id, s.metric_set, s.metrics.size(), s.passes, s.ranges,
-                       s.unattributed_ranges, s.status);
+                       s.pid, s.device_id, s.metric_set, s.metrics.size(), db::describe_replay(s),
+                       s.ranges, s.unattributed_ranges, s.status);
   }
   const bool show_projection = report.device_ceilings && report.device_ceilings->id != c.id;
   if (show_projection) {
@@ -218,7 +218,8 @@ nlohmann::json roofline_to_json(const RooflineReport& report) {
   nlohmann::json sessions = nlohmann::json::array();
   for (const auto& s : report.metric_sessions) {
     sessions.push_back({{"pid", s.pid}, {"device_id", s.device_id}, {"metric_set", s.metric_set},
-                        {"metrics", s.metrics}, {"passes", s.passes}, {"ranges", s.ranges},
+                        {"metrics", s.metrics}, {"passes", s.passes}, {"replay", s.replay},
+                        {"cache_control", s.cache_control}, {"ranges", s.ranges},
                         {"unattributed_ranges", s.unattributed_ranges}, {"status", s.status}});
   }
   nlohmann::json chart = {{"compute", nlohmann::json::array()}, {"memory", nlohmann::json::array()},

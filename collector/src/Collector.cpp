@@ -188,7 +188,7 @@ bool Collector::enable_cupti() noexcept {
   if (FUSELENS_CUPTI_OK(cuptiSubscribe(&subscriber_, &on_callback, this))) {
     FUSELENS_CUPTI_OK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                           CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-    if (!config_.metrics.empty()) RangeProfiler::start(config_.metrics, config_.output, subscriber_, pid_);
+    if (!config_.metrics.empty()) RangeProfiler::start(config_, config_.output, subscriber_, pid_);
   } else {
     log("another CUPTI subscriber is active: device properties will not be recorded");
   }
@@ -396,7 +396,7 @@ void CUPTIAPI Collector::buffer_completed(CUcontext context, std::uint32_t strea
 
 void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
                                      CUpti_CallbackId id, const void* data) {
-  if (!data) return;
+  if (!data || RangeProfiler::internal_call()) return;  // the L2 flush's own driver calls
   RangeProfiler::on_callback(domain, id, data);  // --metrics: counters per kernel launch
   KernelArgs::on_callback(domain, id, data);     // --trace args: kernel parameter values
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {

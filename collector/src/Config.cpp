@@ -97,6 +97,17 @@ void CollectorConfig::validate() const {
   if (!metrics.empty() && metrics != "roofline") {
     throw ConfigError("unknown metric set '" + metrics + "' (known: roofline)");
   }
+  if (metric_replay != "kernel" && metric_replay != "application") {
+    throw ConfigError("unknown replay mode '" + metric_replay + "' (known: kernel, application)");
+  }
+  if (cache_control != "all" && cache_control != "none") {
+    throw ConfigError("unknown cache control '" + cache_control + "' (known: all, none)");
+  }
+  if (cache_control == "all" && metric_replay == "kernel") {
+    throw ConfigError("cache control 'all' needs application replay: CUPTI's kernel replay runs "
+                      "its passes inside the launch call, where no cache can be flushed");
+  }
+  check_range("metric pass", metric_pass, 0, 1000);
 }
 
 CollectorConfig CollectorConfig::from_environment() {
@@ -111,6 +122,9 @@ CollectorConfig CollectorConfig::from_environment() {
   if (auto v = env(kEnvMaxBuffers)) config.max_buffers = parse_uint(kEnvMaxBuffers, *v);
   if (auto v = env(kEnvFlushMs)) config.flush_period_ms = parse_uint(kEnvFlushMs, *v);
   if (auto v = env(kEnvMetrics)) config.metrics = std::string(*v);
+  if (auto v = env(kEnvMetricReplay)) config.metric_replay = std::string(*v);
+  if (auto v = env(kEnvMetricPass)) config.metric_pass = parse_uint(kEnvMetricPass, *v);
+  if (auto v = env(kEnvCacheControl)) config.cache_control = std::string(*v);
   if (auto v = env(kEnvContextMethod)) config.context_method = parse_context_method(*v);
   auto flag = [&](const char* name, bool& out) {
     if (auto v = env(name)) {

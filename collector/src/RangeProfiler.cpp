@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "L2Flush.h"
 #include "Log.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Writer.h"
@@ -62,6 +63,8 @@ struct Session {
   std::vector<const char*> metric_names;
   std::vector<std::uint8_t> config, counter_data;
   db::MetricSessionRecord record;
+  std::unique_ptr<L2Flush> flush;        // application replay with cache control "all"
+  bool started = false;                  // application replay: a launch's pass is open
   std::int64_t launches_without_range = 0;
   std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
   int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
@@ -73,6 +76,10 @@ struct State {
   std::string capture;
   std::uint32_t pid = 0;
   db::MetricSet set;
+  bool application = false;       // --replay application (RangeProfiler.h)
+  std::uint32_t pass = 0;         // application replay: the counter group this run collects
+  bool flush_caches = false;      // --cache-control all
+  std::mutex launch_gate;         // application replay: held from a launch's entry to its exit
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<db::KernelMetricRecord> pending;
   db::RecordBatch kernels;  // kernel rows of the profiled launches (see RangeProfiler.h)
@@ -83,6 +90,96 @@ struct State {
 };
 
 State* g_state = nullptr;  // set once by start(); never destroyed (reached from atexit)
+// Set while this thread makes driver calls of its own (the L2 flush): their callbacks are ours.
+thread_local bool t_internal = false;
+// Application replay: this thread holds State::launch_gate (taken at a launch's entry).
+thread_local bool t_holds_gate = false;
+
+/// Marks this thread's driver calls as the collector's own for its lifetime (t_internal).
+struct InternalCalls {
+  InternalCalls() { t_internal = true; }
+  ~InternalCalls() { t_internal = false; }
+  InternalCalls(const InternalCalls&) = delete;
+  InternalCalls& operator=(const InternalCalls&) = delete;
+};
+
+/// The config image of `metrics` on the session's chip and its number of passes; a host object
+/// of its own, so that single-pass groups can be tried one metric at a time.
+std::size_t config_image(const Session& s, const std::vector<const char*>& metrics,
+                         std::vector<std::uint8_t>& image) {
+  auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = s.chip.c_str();
+  host.pCounterAvailabilityImage = s.availability.data();
+  FUSELENS_RP_CALL(cuptiProfilerHostInitialize(&host));
+  struct Deinit {
+    CUpti_Profiler_Host_Object* object;
+    ~Deinit() {
+      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      p.pHostObject = object;
+      cuptiProfilerHostDeinitialize(&p);
+    }
+  } deinit{host.pHostObject};
+  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = host.pHostObject;
+  add.ppMetricNames = const_cast<const char**>(metrics.data());
+  add.numMetrics = metrics.size();
+  FUSELENS_RP_CALL(cuptiProfilerHostConfigAddMetrics(&add));
+  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  size.pHostObject = host.pHostObject;
+  FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImageSize(&size));
+  image.resize(size.configImageSize);
+  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  get.pHostObject = host.pHostObject;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImage(&get));
+  auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  passes.configImageSize = image.size();
+  passes.pConfigImage = image.data();
+  FUSELENS_RP_CALL(cuptiProfilerHostGetNumOfPasses(&passes));
+  return passes.numOfPasses;
+}
+
+/// Application replay: `metrics` split into groups that each take one pass, first fit in the
+/// order given (the duration and DRAM counters first, so that run 0 times the kernels and counts
+/// their DRAM bytes in the same pass). Deterministic: every run computes the same groups. A metric
+/// that needs more than one pass on its own cannot be collected this way: a required one fails
+/// the session, an optional one (`optional`) is left out and named in `left_out`.
+std::vector<std::vector<std::string>> single_pass_groups(const Session& s, std::vector<std::string> metrics,
+                                                         const std::vector<std::string>& optional,
+                                                         std::vector<std::string>& left_out) {
+  std::stable_partition(metrics.begin(), metrics.end(), [](const std::string& m) {
+    return m == db::metric::kDuration || m == db::metric::kDramRead || m == db::metric::kDramWrite;
+  });
+  std::vector<std::vector<std::string>> groups;
+  std::vector<std::uint8_t> scratch;
+  for (const auto& m : metrics) {
+    bool placed = false;
+    for (auto& g : groups) {
+      std::vector<const char*> names;
+      for (const auto& n : g) names.push_back(n.c_str());
+      names.push_back(m.c_str());
+      if (config_image(s, names, scratch) == 1) {
+        g.push_back(m);
+        placed = true;
+        break;
+      }
+    }
+    if (placed) continue;
+    const std::vector<const char*> alone{m.c_str()};
+    if (const std::size_t passes = config_image(s, alone, scratch); passes != 1) {
+      if (std::find(optional.begin(), optional.end(), m) != optional.end()) {
+        left_out.push_back(m + " (" + std::to_string(passes) + " passes)");
+        continue;
+      }
+      throw Failure{"metric '" + m + "' needs " + std::to_string(passes) + " passes on its own; "
+                    "application replay collects each launch in one pass (use --replay kernel)"};
+    }
+    groups.push_back({m});
+  }
+  return groups;
+}
 
 // What a driver callback id is to the range profiler, by its name: a kernel launch (cuLaunch*,
 // not cuLaunchHostFunc) or the start / end of a stream capture. Classified once at start into
@@ -152,28 +249,41 @@ void initialize(State& state, Session& s) {
   for (const auto& m : state.set.optional) {
     if (supported(m)) s.metrics.push_back(m);
   }
+  s.record.replay = state.application ? "application" : "kernel";
+  s.record.cache_control = state.flush_caches ? "all" : "none";
+  if (state.application) {
+    std::vector<std::string> left_out;
+    const auto groups = single_pass_groups(s, s.metrics, state.set.optional, left_out);
+    if (!left_out.empty() && state.pass == 0) {
+      std::string names;
+      for (const auto& m : left_out) names += (names.empty() ? "" : ", ") + m;
+      log("counters: application replay leaves out what one pass cannot count: {} (--replay kernel "
+          "collects them)", names);
+    }
+    if (state.pass >= groups.size()) {
+      throw Failure{"application replay run " + std::to_string(state.pass) + " asked for, but the set has " +
+                    std::to_string(groups.size()) + " single-pass groups on chip " + chip_name};
+    }
+    s.metrics = groups[state.pass];
+    s.record.passes = static_cast<std::int64_t>(groups.size());  // runs of the program
+  }
   for (const auto& m : s.metrics) s.metric_names.push_back(m.c_str());
   s.record.metrics = s.metrics;
-
+  const std::size_t passes = config_image(s, s.metric_names, s.config);
   auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = s.host;
+  add.pHostObject = s.host;  // the metrics this host object evaluates
   add.ppMetricNames = s.metric_names.data();
   add.numMetrics = s.metric_names.size();
   FUSELENS_RP_CALL(cuptiProfilerHostConfigAddMetrics(&add));
-  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-  size.pHostObject = s.host;
-  FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImageSize(&size));
-  s.config.resize(size.configImageSize);
-  auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-  image.pHostObject = s.host;
-  image.configImageSize = s.config.size();
-  image.pConfigImage = s.config.data();
-  FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImage(&image));
-  auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-  passes.configImageSize = s.config.size();
-  passes.pConfigImage = s.config.data();
-  FUSELENS_RP_CALL(cuptiProfilerHostGetNumOfPasses(&passes));
-  s.record.passes = static_cast<std::int64_t>(passes.numOfPasses);
+  if (!state.application) s.record.passes = static_cast<std::int64_t>(passes);
+  if (state.flush_caches) {
+    const InternalCalls internal;
+    try {
+      s.flush = L2Flush::create(s.context);
+    } catch (const std::exception& e) {
+      throw Failure{e.what()};
+    }
+  }
 
   auto enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   enable.ctx = s.context;
@@ -188,11 +298,18 @@ void initialize(State& state, Session& s) {
   data.maxNumRangeTreeNodes = kMaxRanges;
   FUSELENS_RP_CALL(cuptiRangeProfilerGetCounterDataSize(&data));
   s.counter_data.resize(data.counterDataSize);
-  log("counters: set '{}' ({} metrics) on device {} ({}): {} kernel replay passes per launch",
-      state.set.name, s.metrics.size(), device, chip_name, s.record.passes);
+  if (state.application) {
+    log("counters: set '{}' on device {} ({}): application replay, run {} of {} collects {} metrics "
+        "in one pass per launch; cache control {}{}",
+        state.set.name, device, chip_name, state.pass + 1, s.record.passes, s.metrics.size(),
+        s.record.cache_control, s.flush ? " (L2 flushed by reading " + std::to_string(s.flush->bytes() >> 20) + " MiB)" : "");
+  } else {
+    log("counters: set '{}' ({} metrics) on device {} ({}): {} kernel replay passes per launch",
+        state.set.name, s.metrics.size(), device, chip_name, s.record.passes);
+  }
 }
 
-void configure_and_start(Session& s) {
+void configure_and_start(const State& state, Session& s) {
   auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   init.pRangeProfilerObject = s.profiler;
   init.counterDataSize = s.counter_data.size();
@@ -205,7 +322,9 @@ void configure_and_start(Session& s) {
   config.counterDataImageSize = s.counter_data.size();
   config.pCounterDataImage = s.counter_data.data();
   config.range = CUPTI_AutoRange;
-  config.replayMode = CUPTI_KernelReplay;
+  // Application replay: one pass per launch (single_pass_groups), replayed by nobody: the run
+  // collects its group from the launch as the program makes it.
+  config.replayMode = state.application ? CUPTI_UserReplay : CUPTI_KernelReplay;
   config.maxRangesPerPass = kMaxRanges;
   config.numNestingLevels = 1;
   config.minNestingLevel = 1;
@@ -215,19 +334,28 @@ void configure_and_start(Session& s) {
   auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerStart(&start));
+  s.started = true;
 }
 
 /// Stops, decodes and stores the last range as the counters of the launch `cb`, and its kernel row.
+/// Kernel replay restarts the profiler for the next launch; application replay starts it at the
+/// next launch's entry.
 void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   const std::uint32_t correlation_id = cb.correlationId;
   std::uint64_t end_ns = 0;
-  cuptiGetTimestamp(&end_ns);
+  cuptiGetTimestamp(&end_ns);  // kernel replay: the launch call returns after its last pass
   auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   stop.pRangeProfilerObject = s.profiler;
+  s.started = false;
   FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
+  if (state.application && !stop.isAllPassSubmitted) {
+    throw Failure{"application replay: the range profiler wants more than the one pass configured"};
+  }
   auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerDecodeData(&decode));
+  // Application replay: the launch call returned before the kernel ran; decoding waited for it.
+  if (state.application) cuptiGetTimestamp(&end_ns);
   auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();
@@ -265,11 +393,26 @@ void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
     ++s.record.ranges;
     s.record.unattributed_ranges += static_cast<std::int64_t>(info.numTotalRanges - 1);
   }
-  configure_and_start(s);
+  if (!state.application) configure_and_start(state, s);
+}
+
+/// Application replay, at a launch's entry: flushes the L2 (cache control "all") and starts the
+/// profiler for this launch's single pass.
+void begin_launch(State& state, Session& s) {
+  if (s.flush) {
+    const InternalCalls internal;
+    try {
+      s.flush->run();
+    } catch (const std::exception& e) {
+      throw Failure{e.what()};
+    }
+  }
+  configure_and_start(state, s);
 }
 
 /// Stops the profiler for a stream capture (its ranges since the last launch are dropped: none).
 void pause(Session& s) {
+  s.started = false;
   auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   stop.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
@@ -277,6 +420,7 @@ void pause(Session& s) {
 
 void disable(Session& s) {
   s.active = false;
+  s.started = false;
   if (s.profiler) {
     auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = s.profiler;
@@ -330,7 +474,7 @@ Session* session_of(State& state, CUcontext context) {
   s->record.metric_set = state.set.name;
   try {
     initialize(state, *s);
-    configure_and_start(*s);
+    if (!state.application) configure_and_start(state, *s);
     s->active = true;
   } catch (const Failure& f) {
     fail(*s, f);
@@ -341,17 +485,20 @@ Session* session_of(State& state, CUcontext context) {
 
 }  // namespace
 
-bool RangeProfiler::start(const std::string& metric_set, const std::string& capture,
+bool RangeProfiler::start(const CollectorConfig& config, const std::string& capture,
                           CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept {
   try {
     if (g_state) return true;
-    if (metric_set != "roofline") {
-      log("unknown metric set '{}' (known: roofline); no counters", metric_set);
+    if (config.metrics != "roofline") {
+      log("unknown metric set '{}' (known: roofline); no counters", config.metrics);
       return false;
     }
     auto* state = new State;
     state->capture = capture;
     state->pid = pid;
+    state->application = config.metric_replay == "application";
+    state->pass = config.metric_pass;
+    state->flush_caches = state->application && config.cache_control == "all";
     state->set = db::roofline_metric_set();
     int enabled = 0;
     for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
@@ -375,9 +522,61 @@ bool RangeProfiler::start(const std::string& metric_set, const std::string& capt
   }
 }
 
+namespace {
+
+void note_capture_launch(Session& s) {
+  if (s.launches_in_capture++ == 0) {
+    log("counters: kernel launches while a stream capture is open get no counters (the "
+        "profiler pauses for captures)");
+  }
+}
+
+/// Application replay: at a launch's entry take the launch gate (one profiled launch at a time
+/// per process, from its entry to its exit), flush and start; at its exit collect and release.
+void on_application_launch(State& state, const CUpti_CallbackData& cb) {
+  if (cb.callbackSite == CUPTI_API_ENTER) {
+    if (!t_holds_gate) {  // not a launch made inside another launch's callbacks
+      state.launch_gate.lock();
+      t_holds_gate = true;
+    }
+    std::lock_guard lock(state.mutex);
+    if (state.finished || !cb.context) return;
+    Session* s = session_of(state, cb.context);
+    if (!s->active || s->captures_open > 0) return;
+    try {
+      begin_launch(state, *s);
+    } catch (const Failure& f) {
+      fail(*s, f);
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(state.mutex);
+    Session* s = nullptr;
+    if (!state.finished && cb.context) s = session_of(state, cb.context);
+    if (s && s->active && s->captures_open > 0 && !s->started) note_capture_launch(*s);
+    if (s && s->active && s->started) {
+      try {
+        collect(state, *s, cb);
+      } catch (const Failure& f) {
+        fail(*s, f);
+      }
+      if (state.pending.size() >= kFlushEvery) write_pending(state);
+    }
+  }
+  if (t_holds_gate) {
+    t_holds_gate = false;
+    state.launch_gate.unlock();
+  }
+}
+
+}  // namespace
+
+bool RangeProfiler::internal_call() noexcept { return t_internal; }
+
 void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
   State* state = g_state;
-  if (!state || !data) return;
+  if (!state || !data || t_internal) return;
   try {
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       const auto* r = static_cast<const CUpti_ResourceData*>(data);
@@ -402,10 +601,10 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       const bool begin = kind == CallbackKind::CaptureBegin;
       try {
         if (begin && cb->callbackSite == CUPTI_API_ENTER && s->captures_open++ == 0) {
-          pause(*s);
+          if (s->started) pause(*s);  // application replay: stopped between launches already
         } else if (!begin && cb->callbackSite == CUPTI_API_EXIT && s->captures_open > 0 &&
-                   --s->captures_open == 0) {
-          configure_and_start(*s);
+                   --s->captures_open == 0 && !state->application) {
+          configure_and_start(*state, *s);
         }
       } catch (const Failure& f) {
         fail(*s, f);
@@ -414,15 +613,16 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
     }
     if (kind != CallbackKind::KernelLaunch) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (state->application) {
+      on_application_launch(*state, *cb);
+      return;
+    }
     std::lock_guard lock(state->mutex);
     if (state->finished || !cb->context) return;
     Session* s = session_of(*state, cb->context);
     if (!s->active || cb->callbackSite != CUPTI_API_EXIT) return;
     if (s->captures_open > 0) {
-      if (s->launches_in_capture++ == 0) {
-        log("counters: kernel launches while a stream capture is open get no counters (the "
-            "profiler pauses for captures)");
-      }
+      note_capture_launch(*s);
       return;
     }
     try {

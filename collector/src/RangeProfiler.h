@@ -1,8 +1,19 @@
 #pragma once
 // RangeProfiler: hardware counters per kernel launch (`prof-run --metrics roofline`) with the
 // CUPTI Range Profiler (cupti_range_profiler.h, CUDA 12.6+): auto range (one range per kernel
-// launch) and kernel replay (CUPTI runs each kernel once per pass, saving and restoring the
-// memory it touches, inside the launch call).
+// launch) and one of two replay modes, after Nsight Compute's --replay-mode:
+//
+// - kernel (the default): CUPTI runs each kernel once per pass, saving and restoring the memory
+//   it touches, inside the launch call. One run of the program; the caches during a pass are what
+//   the save, the restore and the earlier passes left (CUPTI has no cache control).
+// - application (`prof-run --replay application`): prof-run runs the program once per group of
+//   metrics that fits in one pass (single_pass_groups: first fit, the duration and DRAM metrics
+//   in group 0); run k (kEnvMetricPass) collects group k from each launch as the program makes it
+//   (CUPTI_UserReplay with one pass: nothing saved, restored or replayed), and prof-run merges the
+//   runs' counters by launch order (collector/tools/ReplayMerge.h). With cache control "all"
+//   (L2Flush.h) the L2 is written back and evicted before every profiled launch, as Nsight
+//   Compute's default does; with "none" a launch sees the caches as the program left them. The
+//   program must launch the same kernels in the same order in every run.
 //
 // How launches are joined to ranges: the collector's subscriber gets the driver API callbacks of
 // the kernel launch calls (cuLaunch*, which the runtime's launches go through; their correlation
@@ -30,21 +41,33 @@
 // (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), an unsupported GPU or a failing CUPTI call is logged
 // once with "[fuselens]", profiling stops on that context, and metric_session.status says why.
 // Launches from several threads of one context are serialized by one lock; CUPTI numbers auto
-// ranges in launch order, which the lock keeps.
+// ranges in launch order, which the lock keeps. Under application replay a launch gate is held
+// from a launch's entry to its exit (its pass is open in between), so one launch per process is
+// profiled at a time; the L2 flush's own driver calls (context synchronize, the flush kernel's
+// launch) are made with internal_call() true, and the collector ignores their callbacks.
+//
+// Application replay's kernel rows: end = CUPTI timestamp after the pass was decoded (which waits
+// for the kernel), start = end - gpu__time_duration.sum; the same caveats as above.
 
 #include <cupti.h>
 
 #include <cstdint>
 #include <string>
 
+#include "fuselens/collector/Config.h"
+
 namespace fuselens::collector {
 
 class RangeProfiler {
  public:
-  /// Validates `metric_set` ("roofline"), remembers the capture and enables the driver launch
-  /// callbacks on `subscriber`. Returns false (and logs why) when nothing will be collected.
-  static bool start(const std::string& metric_set, const std::string& capture,
+  /// Validates config.metrics ("roofline"), takes the replay mode, run index and cache control
+  /// from `config`, remembers the capture and enables the driver launch callbacks on
+  /// `subscriber`. Returns false (and logs why) when nothing will be collected.
+  static bool start(const CollectorConfig& config, const std::string& capture,
                     CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept;
+  /// True on a thread while the range profiler makes driver calls of its own (the L2 flush):
+  /// the collector's callback ignores those calls.
+  static bool internal_call() noexcept;
   /// The collector's CUPTI callback forwards every call here; launches are handled, the rest
   /// ignored.
   static void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept;

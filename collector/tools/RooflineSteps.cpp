@@ -51,8 +51,8 @@ std::string counters_report_line(const std::string& capture) {
         continue;
       }
       line += "counters: set '" + s.metric_set + "' on device " + std::to_string(s.device_id) + ", " +
-              std::to_string(s.metrics.size()) + " metrics, " + std::to_string(s.passes) +
-              " kernel replay passes per launch, " + std::to_string(s.ranges) + " launches profiled";
+              std::to_string(s.metrics.size()) + " metrics, " + db::describe_replay(s) + ", " +
+              std::to_string(s.ranges) + " launches profiled";
       if (s.unattributed_ranges > 0) {
         line += ", " + std::to_string(s.unattributed_ranges) + " ranges unattributed";
       }

@@ -2,13 +2,16 @@
 // into one SQLite capture.
 //
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
-//            [--flush-ms N] [--metrics roofline] [--measure-ceilings] [--per-process] -- CMD ARGS...
+//            [--flush-ms N] [--metrics roofline [--replay kernel|application]
+//            [--cache-control all|none]] [--measure-ceilings] [--per-process] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
 // the environment) appends to the one capture FILE, its rows tagged with its pid, the process
 // table giving its parent. --per-process: each process writes its own capture instead,
 // FILE with ".<pid>" inserted before the extension (run.sqlite -> run.4242.sqlite), holding the
 // same run row; FILE itself is then removed, or kept when no process initialized CUDA.
+// --replay application runs the command once more per further single-pass counter group, each run
+// into FILE.runN (removed after its counters are merged into FILE: ReplayMerge.h).
 // The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
 // on its own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to prof-run are forwarded to it.
 //
@@ -39,11 +42,14 @@
 #include <string>
 #include <vector>
 
+#include "ReplayMerge.h"
+
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
 #include "fuselens/analyzer/SummaryStore.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Writer.h"
 
 #ifndef FUSELENS_VERSION
@@ -182,6 +188,14 @@ Options parse(int argc, char** argv) {
   app.add_option("--metrics", o.config.metrics,
                  "Hardware counters per kernel launch: roofline (FLOPs by precision, DRAM/L2/L1 "
                  "bytes; replays every kernel, see docs/BENCHMARKS.md for the cost)");
+  app.add_option("--replay", o.config.metric_replay,
+                 "With --metrics: kernel (CUPTI replays each launch in one run) or application "
+                 "(the command runs once per single-pass counter group; needs a program that "
+                 "launches the same kernels every run)")
+      ->capture_default_str();
+  app.add_option("--cache-control", o.config.cache_control,
+                 "With --replay application: all (flush the L2 before each profiled launch, as "
+                 "Nsight Compute does by default) or none; default all there, none for kernel replay");
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.add_flag("--per-process", o.per_process,
@@ -205,6 +219,14 @@ Options parse(int argc, char** argv) {
     throw UsageError("no command to profile: usage: prof-run [options] -- CMD ARGS...");
   }
   for (int i = separator + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
+  const bool replay_given = app.count("--replay") > 0, cache_given = app.count("--cache-control") > 0;
+  if ((replay_given || cache_given) && o.config.metrics.empty()) {
+    throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") + " needs --metrics");
+  }
+  if (o.config.metric_replay == "application" && !cache_given) o.config.cache_control = "all";
+  if (o.config.metric_replay == "application" && o.per_process) {
+    throw UsageError("--replay application cannot be combined with --per-process");
+  }
   try {
     o.config.trace = fuselens::collector::parse_trace(o.trace);
     o.config.validate();
@@ -275,49 +297,13 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options options;
-  std::string executable, collector, cupti;
-  fs::path output;
-  std::uint64_t start_utc_ns = 0;
-  try {
-    options = parse(argc, argv);
-    executable = find_command(options.command.front());
-    if (executable.empty()) throw UsageError("command not found: " + options.command.front());
-    if (options.output.empty()) {
-      options.output = fs::path(options.command.front()).filename().string() + ".fuselens.sqlite";
-    }
-    output = fs::absolute(options.output).lexically_normal();
-    if (fs::exists(output) && !options.force) {
-      throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
-    }
-    collector = find_collector();
-    if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
-    cupti = check_collector_loads(collector);
-    if (options.force) {
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix);
-    }
-    if (options.per_process) clear_per_process_captures(output, options.force);
-    fuselens::db::RunInfo run;
-    run.command_line = options.command;
-    run.working_directory = fs::current_path().string();
-    run.host_name = host_name();
-    run.fuselens_version = FUSELENS_VERSION;
-    run.trace = fuselens::collector::trace_to_string(options.config.trace);
-    run.start_utc_ns = utc_now_ns();
-    start_utc_ns = run.start_utc_ns;
-    fuselens::db::Writer::create(output.string(), run);
-    if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
-  } catch (const UsageError& e) {
-    fail(2, e.what());
-  } catch (const std::exception& e) {
-    fail(2, std::string("cannot create the capture: ") + e.what());
-  }
-
+// Runs the command with the collector injected, recording into `capture`; `run` > 0 is an
+// application-replay run (FUSELENS_METRIC_PASS). Returns the waitpid status.
+int run_workload(const Options& options, const std::string& executable, const std::string& collector,
+                 const std::string& cupti, const std::string& capture, std::uint32_t run) {
+  std::vector<std::string> command = options.command;
   std::vector<char*> child_argv;
-  for (auto& a : options.command) child_argv.push_back(a.data());
+  for (auto& a : command) child_argv.push_back(a.data());
   child_argv.push_back(nullptr);
 
   // The forwarded signals are held from before the fork until their handler is in place, so one
@@ -340,12 +326,17 @@ int main(int argc, char** argv) {
     if (::getppid() != parent) ::_exit(128 + SIGTERM);
     ::setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
     ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
-    ::setenv(fuselens::collector::kEnvOutput, output.c_str(), 1);
+    ::setenv(fuselens::collector::kEnvOutput, capture.c_str(), 1);
     ::setenv(fuselens::collector::kEnvTrace, fuselens::collector::trace_to_string(options.config.trace).c_str(), 1);
     ::setenv(fuselens::collector::kEnvBufferKiB, std::to_string(options.config.buffer_kib).c_str(), 1);
     ::setenv(fuselens::collector::kEnvMaxBuffers, std::to_string(options.config.max_buffers).c_str(), 1);
     ::setenv(fuselens::collector::kEnvFlushMs, std::to_string(options.config.flush_period_ms).c_str(), 1);
-    if (!options.config.metrics.empty()) ::setenv(fuselens::collector::kEnvMetrics, options.config.metrics.c_str(), 1);
+    if (!options.config.metrics.empty()) {
+      ::setenv(fuselens::collector::kEnvMetrics, options.config.metrics.c_str(), 1);
+      ::setenv(fuselens::collector::kEnvMetricReplay, options.config.metric_replay.c_str(), 1);
+      ::setenv(fuselens::collector::kEnvMetricPass, std::to_string(run).c_str(), 1);
+      ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
+    }
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::execv(executable.c_str(), child_argv.data());
@@ -366,6 +357,103 @@ int main(int argc, char** argv) {
   while (::waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) fail(1, std::string("waitpid failed: ") + std::strerror(errno));
   }
+  g_child = 0;
+  return status;
+}
+
+// --replay application: the further runs, one per single-pass counter group after the first
+// (run 0 wrote `output`; RangeProfiler.h), each into a capture of its own that is merged into
+// `output` and removed. Stops at a run that a signal ended; a run that cannot be merged leaves
+// its reason in the capture's metric_session.status.
+void replay_runs(const Options& options, const std::string& executable, const std::string& collector,
+                 const std::string& cupti, const std::string& output, const fuselens::db::RunInfo& info) {
+  std::int64_t runs = 0;
+  try {
+    const fuselens::db::Reader reader(output);
+    for (const auto& s : fuselens::db::read_metric_sessions(reader)) {
+      if (s.status == "ok" && s.replay == "application") runs = std::max(runs, s.passes);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "[fuselens] application replay: cannot read the first run's counters: " << e.what() << '\n';
+    return;
+  }
+  auto remove_capture = [](const std::string& path) {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+  };
+  for (std::int64_t run = 1; run < runs; ++run) {
+    const std::string path = output + ".run" + std::to_string(run + 1);
+    std::cerr << "[fuselens] application replay: run " << run + 1 << " of " << runs << '\n';
+    try {
+      remove_capture(path);
+      fuselens::db::Writer::create(path, info);
+    } catch (const std::exception& e) {
+      std::cerr << "[fuselens] application replay: cannot create '" << path << "': " << e.what() << '\n';
+      return;
+    }
+    const int status = run_workload(options, executable, collector, cupti, path, static_cast<std::uint32_t>(run));
+    if (WIFSIGNALED(status)) {
+      std::cerr << "[fuselens] application replay: run " << run + 1 << " ended by signal "
+                << WTERMSIG(status) << "; its counters and those of later runs are missing\n";
+      remove_capture(path);
+      return;
+    }
+    try {
+      const auto merged = fuselens::collector::merge_replay_run(output, path, static_cast<int>(run + 1));
+      if (!merged.error.empty()) std::cerr << "[fuselens] " << merged.error << '\n';
+    } catch (const std::exception& e) {
+      std::cerr << "[fuselens] application replay: cannot merge run " << run + 1 << ": " << e.what() << '\n';
+    }
+    remove_capture(path);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::string executable, collector, cupti;
+  fs::path output;
+  std::uint64_t start_utc_ns = 0;
+  fuselens::db::RunInfo run;
+  try {
+    options = parse(argc, argv);
+    executable = find_command(options.command.front());
+    if (executable.empty()) throw UsageError("command not found: " + options.command.front());
+    if (options.output.empty()) {
+      options.output = fs::path(options.command.front()).filename().string() + ".fuselens.sqlite";
+    }
+    output = fs::absolute(options.output).lexically_normal();
+    if (fs::exists(output) && !options.force) {
+      throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
+    }
+    collector = find_collector();
+    if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
+    cupti = check_collector_loads(collector);
+    if (options.force) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix);
+    }
+    if (options.per_process) clear_per_process_captures(output, options.force);
+    run.command_line = options.command;
+    run.working_directory = fs::current_path().string();
+    run.host_name = host_name();
+    run.fuselens_version = FUSELENS_VERSION;
+    run.trace = fuselens::collector::trace_to_string(options.config.trace);
+    run.start_utc_ns = utc_now_ns();
+    start_utc_ns = run.start_utc_ns;
+    fuselens::db::Writer::create(output.string(), run);
+    if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
+  } catch (const UsageError& e) {
+    fail(2, e.what());
+  } catch (const std::exception& e) {
+    fail(2, std::string("cannot create the capture: ") + e.what());
+  }
+
+  int status = run_workload(options, executable, collector, cupti, output.string(), 0);
+  const bool metrics = !options.config.metrics.empty();
+  if (metrics && options.config.metric_replay == "application" && !WIFSIGNALED(status)) {
+    replay_runs(options, executable, collector, cupti, output.string(), run);
+  }
   fuselens::db::RunEnd end;
   end.end_utc_ns = utc_now_ns();
   int exit_code = 0;
@@ -378,7 +466,6 @@ int main(int argc, char** argv) {
     end.exit_status = WEXITSTATUS(status);
     exit_code = WEXITSTATUS(status);
   }
-  const bool metrics = !options.config.metrics.empty();
   bool finalized = true;
   const auto own = options.per_process ? per_process_captures(output, start_utc_ns)
                                        : std::vector<std::pair<std::uint32_t, std::string>>{};

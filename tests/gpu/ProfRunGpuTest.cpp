@@ -1,6 +1,8 @@
 // prof-run end to end on a real GPU: what the collector records equals what the workload did.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "fuselens/analyzer/Roofline.h"
 #include "fuselens/analyzer/Summary.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/RooflineStore.h"
 
 using fuselens::test::binary;
 using fuselens::test::run;
@@ -180,4 +183,85 @@ TEST_F(ProfRunGpu, RooflineCountersCountTheGemmFlopsExactly) {
     ++checked;
   }
   EXPECT_EQ(checked, 6);  // 3 quick shapes x {unfused, fused}
+}
+
+namespace {
+
+// The DRAM bytes read by each profiled launch of `kernel` (short name), in launch order.
+std::vector<double> dram_reads(const fuselens::db::Reader& reader, const std::string& kernel) {
+  auto s = reader.prepare(
+      "SELECT m.value FROM kernel k JOIN strings n ON n.id = k.short_name_id"
+      " JOIN kernel_metric m ON m.pid = k.pid AND m.correlation_id = k.correlation_id"
+      " JOIN strings mn ON mn.id = m.metric_id"
+      " WHERE n.value = ? AND mn.value = 'dram__bytes_read.sum' ORDER BY k.correlation_id");
+  s.bind(1, std::string_view(kernel));
+  std::vector<double> out;
+  while (s.step()) out.push_back(s.real(0));
+  return out;
+}
+
+}  // namespace
+
+// --replay application: the program runs once per single-pass counter group and the runs'
+// counters are merged, so every launch ends up with the whole set; with the L2 flushed before
+// each launch (the default there, as in Nsight Compute) an element-wise kernel reads exactly its
+// inputs from DRAM, also at 1024² where the inputs would otherwise still sit in the 50 MB L2
+// (sigmoid and swish read one fp32 tensor, multiply two; quick shapes 1024² and 4096²).
+TEST_F(ProfRunGpu, ApplicationReplayWithFlushedCachesReadsEachInputOnceFromDram) {
+  const auto path = dir.file("app_replay.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--replay", "application", "--",
+                      binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only", "swish", "--iters", "2",
+                      "--warmup", "1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path + ".run2")) << "a replay run's capture was left behind";
+  fuselens::db::Reader reader(path);
+  const auto sessions = fuselens::db::read_metric_sessions(reader);
+  ASSERT_EQ(sessions.size(), 1u);
+  const auto& session = sessions[0];
+  EXPECT_EQ(session.status, "ok");
+  EXPECT_EQ(session.replay, "application");
+  EXPECT_EQ(session.cache_control, "all");
+  EXPECT_GE(session.passes, 2);
+  EXPECT_GE(session.metrics.size(), 14u);  // every required metric of the set, merged from all runs
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE (SELECT COUNT(*) FROM kernel_metric m"
+                             " WHERE m.pid = k.pid AND m.correlation_id = k.correlation_id) != " +
+                             std::to_string(session.metrics.size())), 0)
+      << "a launch lacks the counters of some run";
+  const double mib = 1024.0 * 1024.0;
+  for (const auto& [kernel, tensors] : {std::pair<std::string, double>{"sigmoid_kernel", 1},
+                                        {"multiply_kernel", 2}, {"swish_kernel", 1}}) {
+    const auto reads = dram_reads(reader, kernel);
+    ASSERT_FALSE(reads.empty()) << kernel;
+    for (const double bytes : reads) {
+      const double small = tensors * 4 * mib, large = tensors * 64 * mib;  // 1024², 4096² fp32
+      const double error = std::min(std::abs(bytes - small) / small, std::abs(bytes - large) / large);
+      EXPECT_LT(error, 0.02) << kernel << " read " << bytes / mib << " MiB from DRAM";
+    }
+  }
+}
+
+// Application replay merges the FLOP counters of later runs launch by launch: the GEMM+bias+ReLU
+// kernels' FP32 FLOPs equal the analytic model exactly, as under kernel replay.
+TEST_F(ProfRunGpu, ApplicationReplayCountsTheGemmFlopsExactly) {
+  const auto path = dir.file("app_gemm.sqlite");
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--replay", "application",
+                      "--cache-control", "none", "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick",
+                      "--only", "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  fuselens::db::Reader reader(path);
+  const auto report = fuselens::analyzer::analyze_roofline(reader);
+  ASSERT_TRUE(report.has_counters);
+  ASSERT_EQ(report.metric_sessions.size(), 1u);
+  EXPECT_EQ(report.metric_sessions[0].cache_control, "none");
+  EXPECT_EQ(report.metric_sessions[0].status, "ok");
+  int checked = 0;
+  for (const auto& row : report.ranges) {
+    EXPECT_EQ(row.kernels_with_counters, row.kernels) << row.name;
+    if (!row.name.starts_with("gemm_bias_relu/unfused/") && !row.name.starts_with("gemm_bias_relu/fused/")) continue;
+    ASSERT_TRUE(row.counters && row.annotation) << row.name;
+    const auto fp32 = fuselens::analyzer::Precision::Fp32;
+    EXPECT_EQ(row.counters->work.flops_of(fp32), row.annotation->work.flops_of(fp32)) << row.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
 }

@@ -102,6 +102,8 @@ std::vector<Command> commands() {
         {"--max-buffers", {"abc", "1", "100000"}},
         {"--flush-ms", {"abc", "1", "1e9"}},
         {"--metrics", {"no_such_set"}},
+        {"--replay", {"sideways", "application"}},  // the second: without --metrics
+        {"--cache-control", {"some", "all"}},
         {"--measure-ceilings", {}, true},
         {"--per-process", {}, true}}},
       {"prof-ceilings", ceilings, "prof-ceilings: error: ", {"--help"}, {"--into", "@OUT"},

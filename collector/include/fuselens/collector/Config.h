@@ -17,6 +17,9 @@ inline constexpr const char* kEnvBufferKiB = "FUSELENS_BUFFER_KIB";    // one ac
 inline constexpr const char* kEnvMaxBuffers = "FUSELENS_MAX_BUFFERS";  // pool cap
 inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // periodic flush period
 inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter set (RangeProfiler.h)
+inline constexpr const char* kEnvMetricReplay = "FUSELENS_METRIC_REPLAY";  // kernel|application
+inline constexpr const char* kEnvMetricPass = "FUSELENS_METRIC_PASS";      // application: run index
+inline constexpr const char* kEnvCacheControl = "FUSELENS_CACHE_CONTROL";  // all|none
 inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // cached|unwind|none
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
@@ -90,6 +93,19 @@ struct CollectorConfig {
   /// Hardware counter set per kernel launch ("roofline"), empty for none. Costly: every kernel
   /// is replayed once per counter pass (collector/src/RangeProfiler.h).
   std::string metrics;
+  /// How the counter passes are replayed (kEnvMetricReplay; prof-run --replay), after Nsight
+  /// Compute's --replay-mode: "kernel" (CUPTI replays each launch inside the launch call, saving
+  /// and restoring the memory it touches) or "application" (prof-run runs the program once per
+  /// single-pass group of counters; this process collects group `metric_pass`, and no memory is
+  /// saved or restored). RangeProfiler.h has both.
+  std::string metric_replay = "kernel";
+  /// Application replay: the index of the counter group this run collects (kEnvMetricPass, 0-based).
+  std::uint32_t metric_pass = 0;
+  /// Caches before each profiled launch (kEnvCacheControl; prof-run --cache-control), after
+  /// Nsight Compute's --cache-control: "all" writes back and evicts the GPU's L2 before each
+  /// launch (application replay only: kernel replay's passes run inside CUPTI), "none" leaves them
+  /// as the program left them.
+  std::string cache_control = "none";
   /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
   ContextMethod context_method = ContextMethod::Cached;
   /// Python frames in calling contexts when the process runs CPython (kEnvPythonFrames: 1, 0 or
@@ -106,8 +122,9 @@ struct CollectorConfig {
   bool per_process = false;
 
   /// Throws ConfigError when a value is outside its documented range
-  /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms) or `metrics` names an
-  /// unknown set (known: roofline).
+  /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms), `metrics` names an
+  /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
+  /// is not all|none, or cache_control "all" is asked for with kernel replay.
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();
