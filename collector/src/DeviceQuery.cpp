@@ -1,4 +1,5 @@
 #include "DeviceQuery.h"
+#include "DriverSymbols.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -23,18 +24,14 @@ struct Driver {
   CUresult (*driver_version)(int*) = nullptr;
 
   Driver() {
-    void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    void* h = injected_libcuda();
     if (!h) return;
-    load(h, device_get, "cuDeviceGet");
-    load(h, get_name, "cuDeviceGetName");
-    load(h, get_uuid, "cuDeviceGetUuid_v2");
-    load(h, total_mem, "cuDeviceTotalMem_v2");
-    load(h, get_attribute, "cuDeviceGetAttribute");
-    load(h, driver_version, "cuDriverGetVersion");
-  }
-  template <typename Fn>
-  static void load(void* handle, Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(dlsym(handle, name));
+    load_driver_symbol(h, device_get, "cuDeviceGet");
+    load_driver_symbol(h, get_name, "cuDeviceGetName");
+    load_driver_symbol(h, get_uuid, "cuDeviceGetUuid_v2");
+    load_driver_symbol(h, total_mem, "cuDeviceTotalMem_v2");
+    load_driver_symbol(h, get_attribute, "cuDeviceGetAttribute");
+    load_driver_symbol(h, driver_version, "cuDriverGetVersion");
   }
   bool ok() const {
     return device_get && get_name && get_uuid && total_mem && get_attribute && driver_version;

@@ -1,6 +1,6 @@
 #include "L2Flush.h"
+#include "DriverSymbols.h"
 
-#include <dlfcn.h>
 
 #include <stdexcept>
 #include <string>
@@ -97,24 +97,20 @@ struct Driver {
   CUresult (*error_name)(CUresult, const char**) = nullptr;
 
   Driver() {
-    void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    void* h = injected_libcuda();
     if (!h) return;
-    load(h, ctx_push, "cuCtxPushCurrent_v2");
-    load(h, ctx_pop, "cuCtxPopCurrent_v2");
-    load(h, ctx_get_device, "cuCtxGetDevice");
-    load(h, ctx_synchronize, "cuCtxSynchronize");
-    load(h, get_attribute, "cuDeviceGetAttribute");
-    load(h, module_load_data, "cuModuleLoadData");
-    load(h, module_get_function, "cuModuleGetFunction");
-    load(h, mem_alloc, "cuMemAlloc_v2");
-    load(h, stream_create, "cuStreamCreate");
-    load(h, stream_synchronize, "cuStreamSynchronize");
-    load(h, launch, "cuLaunchKernel");
-    load(h, error_name, "cuGetErrorName");
-  }
-  template <typename Fn>
-  static void load(void* handle, Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(dlsym(handle, name));
+    load_driver_symbol(h, ctx_push, "cuCtxPushCurrent_v2");
+    load_driver_symbol(h, ctx_pop, "cuCtxPopCurrent_v2");
+    load_driver_symbol(h, ctx_get_device, "cuCtxGetDevice");
+    load_driver_symbol(h, ctx_synchronize, "cuCtxSynchronize");
+    load_driver_symbol(h, get_attribute, "cuDeviceGetAttribute");
+    load_driver_symbol(h, module_load_data, "cuModuleLoadData");
+    load_driver_symbol(h, module_get_function, "cuModuleGetFunction");
+    load_driver_symbol(h, mem_alloc, "cuMemAlloc_v2");
+    load_driver_symbol(h, stream_create, "cuStreamCreate");
+    load_driver_symbol(h, stream_synchronize, "cuStreamSynchronize");
+    load_driver_symbol(h, launch, "cuLaunchKernel");
+    load_driver_symbol(h, error_name, "cuGetErrorName");
   }
   bool ok() const {
     return ctx_push && ctx_pop && ctx_get_device && ctx_synchronize && get_attribute &&

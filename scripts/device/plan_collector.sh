@@ -8,13 +8,8 @@
 # --batch 100 per setting), cnnparts (the CNN step per trace group), ncuapp (Nsight Compute's DRAM
 # bytes in application replay next to FuseLens's counters), gpu (gpu_tests).
 set -u
-root=$PWD R=${R:-/tmp/bg/results}
-S="$root/stage"
-export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib" FUSELENS_BIN_DIR="$S/bin" PYTHONUNBUFFERED=1
 SECTIONS=${SECTIONS:-"probe reliability cct metrics gpu overhead torch"}
-. "$root/scripts/device/samples.sh"
-has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+. "$PWD/scripts/device/plan_prelude.sh"
 if has probe; then
   echo "== CPython layout probe"; python3 collector/bench/python_layout_probe.py
 fi

@@ -12,13 +12,8 @@
 #             and with FUSELENS_FLOOR_ATTRS pinned / devbuf32m / zeroed, and prof-run's default;
 #             ROUNDS interleaved rounds.
 set -u
-root=$PWD R=${R:-/tmp/bg/results}
-S="$root/stage"
-export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib" FUSELENS_BIN_DIR="$S/bin" PYTHONUNBUFFERED=1
 SECTIONS=${SECTIONS:-"suites replay cnnattrs"}
-. "$root/scripts/device/samples.sh"
-has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+. "$PWD/scripts/device/plan_prelude.sh"
 if has suites; then
   (SECTIONS= EXTRA_SECTIONS= bash "$root/scripts/device/plan_gpu_tests.sh")
 fi
