@@ -380,8 +380,9 @@ CREATE TABLE IF NOT EXISTS summary_nvtx_work (
 -- inside the launch call, saving and restoring its memory; 'application': prof-run ran the
 -- program once per single-pass counter group (`passes` runs), each launch profiled in one pass as
 -- the program made it, and merged the runs' counters by launch order. cache_control 'all': the
--- collector wrote back and evicted the L2 before each profiled launch (after Nsight Compute's
--- --cache-control all); 'none': caches as the program left them.
+-- collector wrote back and evicted the L2, and evicted the SMs' instruction caches, before each
+-- profiled launch (after Nsight Compute's --cache-control all); 'none': caches as the program
+-- left them.
 CREATE TABLE IF NOT EXISTS metric_replay (
   pid            INTEGER NOT NULL,
   device_id      INTEGER NOT NULL,

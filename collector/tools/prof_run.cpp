@@ -194,8 +194,9 @@ Options parse(int argc, char** argv) {
                  "launches the same kernels every run)")
       ->capture_default_str();
   app.add_option("--cache-control", o.config.cache_control,
-                 "With --replay application: all (flush the L2 before each profiled launch, as "
-                 "Nsight Compute does by default) or none; default all there, none for kernel replay");
+                 "With --replay application: all (flush the L2 and the SMs' instruction caches before "
+                 "each profiled launch, as Nsight Compute does by default) or none; default all "
+                 "there, none for kernel replay");
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.add_flag("--per-process", o.per_process,

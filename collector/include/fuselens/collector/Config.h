@@ -102,9 +102,9 @@ struct CollectorConfig {
   /// Application replay: the index of the counter group this run collects (kEnvMetricPass, 0-based).
   std::uint32_t metric_pass = 0;
   /// Caches before each profiled launch (kEnvCacheControl; prof-run --cache-control), after
-  /// Nsight Compute's --cache-control: "all" writes back and evicts the GPU's L2 before each
-  /// launch (application replay only: kernel replay's passes run inside CUPTI), "none" leaves them
-  /// as the program left them.
+  /// Nsight Compute's --cache-control: "all" writes back and evicts the GPU's L2 and evicts the
+  /// SMs' instruction caches before each launch (collector/src/L2Flush.h; application replay
+  /// only: kernel replay's passes run inside CUPTI), "none" leaves them as the program left them.
   std::string cache_control = "none";
   /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
   ContextMethod context_method = ContextMethod::Cached;
