@@ -66,17 +66,22 @@ std::string mismatch(const std::vector<Process>& base, const std::vector<Process
   return {};
 }
 
-/// The run's counters of one launch.
-std::vector<std::pair<std::string, double>> counters_of(const db::Reader& reader, std::uint32_t pid,
+/// The run's counters of one launch; `s` is the prepared kernel_metric query (counter_query()),
+/// reset here for each launch.
+std::vector<std::pair<std::string, double>> counters_of(db::Statement& s, std::uint32_t pid,
                                                         std::uint32_t correlation_id) {
-  auto s = reader.prepare(
-      "SELECT s.value, m.value FROM kernel_metric m JOIN strings s ON s.id = m.metric_id"
-      " WHERE m.pid = ? AND m.correlation_id = ?");
+  s.reset();
   s.bind(1, static_cast<std::int64_t>(pid));
   s.bind(2, static_cast<std::int64_t>(correlation_id));
   std::vector<std::pair<std::string, double>> out;
   while (s.step()) out.emplace_back(s.text(0), s.real(1));
   return out;
+}
+
+db::Statement counter_query(const db::Reader& reader) {
+  return reader.prepare(
+      "SELECT s.value, m.value FROM kernel_metric m JOIN strings s ON s.id = m.metric_id"
+      " WHERE m.pid = ? AND m.correlation_id = ?");
 }
 
 }  // namespace
@@ -95,10 +100,11 @@ ReplayMergeResult merge_replay_run(const std::string& capture, const std::string
     run_sessions = db::read_metric_sessions(run_reader);
     result.error = mismatch(base, other, run);
     if (result.error.empty()) {
+      auto query = counter_query(run_reader);  // prepared once for every launch
       for (std::size_t p = 0; p < base.size(); ++p) {
         for (std::size_t i = 0; i < base[p].launches.size(); ++i) {
           merged.push_back({base[p].pid, base[p].launches[i].correlation_id,
-                            counters_of(run_reader, other[p].pid, other[p].launches[i].correlation_id)});
+                            counters_of(query, other[p].pid, other[p].launches[i].correlation_id)});
         }
       }
     }
