@@ -3,8 +3,16 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include <time.h>
+
 namespace fuselens::collector {
 namespace {
+
+std::uint64_t monotonic_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(t.tv_nsec);
+}
 
 // Describes the Python frame values of this thread's new tree nodes (first sight).
 void describe_new(ThreadTree& tree, const PythonFrames& python, const std::uint64_t* values,
@@ -25,12 +33,13 @@ void describe_new(ThreadTree& tree, const PythonFrames& python, const std::uint6
 }  // namespace
 
 ContextCapture::ContextCapture(CallingContextRegistry& registry, ContextMethod method,
-                               std::unique_ptr<PythonFrames> python) noexcept
-    : registry_(registry), method_(method), python_(std::move(python)) {
+                               std::unique_ptr<PythonFrames> python, bool timed) noexcept
+    : registry_(registry), method_(method), python_(std::move(python)), timed_(timed) {
   if (python_ && !python_->usable()) python_.reset();
 }
 
-std::uint32_t ContextCapture::native_node(ThreadTree& tree, std::uintptr_t sp) {
+std::uint32_t ContextCapture::native_node(ThreadTree& tree, std::uintptr_t sp, bool* hit) {
+  *hit = false;
   switch (method_) {
     case ContextMethod::None:
       return 0;
@@ -43,8 +52,11 @@ std::uint32_t ContextCapture::native_node(ThreadTree& tree, std::uintptr_t sp) {
       break;
   }
   StackCache& cache = tree.stack_cache();
-  const std::uint32_t hit = cache.lookup(sp);
-  if (hit != StackCache::kMiss) return hit;
+  const std::uint32_t cached = cache.lookup(sp);
+  if (cached != StackCache::kMiss) {
+    *hit = true;
+    return cached;
+  }
   std::uintptr_t pcs[ThreadTree::kMaxDepth];
   std::uintptr_t slots[ThreadTree::kMaxDepth];
   bool checked = false;
@@ -64,21 +76,40 @@ __attribute__((noinline)) void ContextCapture::record(std::uint32_t correlation_
     // The cache key: this frame's stack pointer, the same for every call from the same stack.
     std::uintptr_t sp = 0;
     FUSELENS_STACK_POINTER(sp);
+    const std::uint64_t t0 = timed_ ? monotonic_ns() : 0;
     ThreadTree& tree = registry_.this_thread();
-    std::uint32_t node = native_node(tree, sp);
+    bool hit = false, created = false;
+    std::uint32_t node = native_node(tree, sp, &hit);
+    const std::uint64_t t1 = timed_ ? monotonic_ns() : 0;
     if (python_) {
       std::uint64_t values[PythonFrames::kMaxDepth];
       const int n = python_->walk(values, PythonFrames::kMaxDepth);
       if (n > 0) {
-        bool created = false;
         node = tree.intern_suffix(node, values, n, &created);
         if (created) describe_new(tree, *python_, values, n);
       }
     }
     tree.add_call(correlation_id, node);
+    if (timed_) add_timing(hit && !created, t1 - t0, monotonic_ns() - t1);
   } catch (...) {
   }
   busy = false;
+}
+
+void ContextCapture::add_timing(bool steady, std::uint64_t native_ns,
+                                std::uint64_t python_ns) noexcept {
+  AtomicPhase& phase = steady ? steady_ : first_sight_;
+  phase.calls.fetch_add(1, std::memory_order_relaxed);
+  phase.native_ns.fetch_add(native_ns, std::memory_order_relaxed);
+  phase.python_ns.fetch_add(python_ns, std::memory_order_relaxed);
+}
+
+ContextCapture::Timing ContextCapture::timing() const noexcept {
+  auto load = [](const AtomicPhase& p) {
+    return Phase{p.calls.load(std::memory_order_relaxed), p.native_ns.load(std::memory_order_relaxed),
+                 p.python_ns.load(std::memory_order_relaxed)};
+  };
+  return {load(steady_), load(first_sight_)};
 }
 
 }  // namespace fuselens::collector

@@ -145,6 +145,26 @@ TEST(ContextCapture, CachedPathsMatchUnwoundOnesAndTellCallSitesApart) {
   }
 }
 
+TEST(ContextCapture, TimedCaptureSplitsFirstSightFromSteadyState) {
+  CallingContextRegistry registry;
+  ContextCapture untimed(registry, ContextMethod::Cached, nullptr);
+  g_capture = &untimed;
+  twice(1);
+  EXPECT_EQ(untimed.timing().steady.calls + untimed.timing().first_sight.calls, 0u);
+
+  CallingContextRegistry timed_registry;
+  ContextCapture timed(timed_registry, ContextMethod::Cached, nullptr, true);
+  g_capture = &timed;
+  volatile std::uint32_t rounds = 4;
+  for (std::uint32_t round = 0; round < rounds; ++round) twice(10 + 2 * round);
+  const auto t = timed.timing();
+  // Two call sites: their first calls unwind (first sight), the six after them hit the cache.
+  EXPECT_EQ(t.first_sight.calls, 2u);
+  EXPECT_EQ(t.steady.calls, 6u);
+  EXPECT_GT(t.first_sight.native_ns, 0u);
+  EXPECT_EQ(t.steady.calls, timed_registry.this_thread().stack_cache().hits());
+}
+
 TEST(ContextCapture, MethodNoneRecordsTheCallWithoutAStack) {
   CallingContextRegistry registry;
   ContextCapture capture(registry, ContextMethod::None, nullptr);
