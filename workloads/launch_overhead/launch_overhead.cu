@@ -1,7 +1,7 @@
 // launch_overhead: host cost of launching an empty kernel, the number a profiler's per-launch overhead
 // is measured against (ANCHORS.md: 3.2–3.7 µs per launch on an H100 host without a profiler).
 //
-//   launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B] [--help]
+//   launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B] [--aux-calls K] [--help]
 //
 // 1. W (default 100) launches of tiny_kernel<<<1, 1>>>, then cudaDeviceSynchronize (not measured).
 // 2. R (default 5) times: steady_clock around a loop of N (default 20000) launches of
@@ -13,6 +13,10 @@
 //    the figure is the host's cost alone even where the GPU runs each (instrumented) kernel
 //    slower than the host launches them. Without --batch, a GPU slower than the host pushes back
 //    on the launch loop and the figure becomes the GPU's rate.
+//    With --aux-calls K, each launch is preceded by K cheap runtime calls that put no work on the
+//    GPU, cycling through cudaGetDevice, cudaStreamIsCapturing and cudaGetLastError: the calls
+//    PyTorch makes around every kernel (about ten per kernel), which a profiler that hooks the
+//    whole runtime API may slow down even when it records none of them.
 // 3. One JSON line on stdout:
 //    {"launches":N,"repeat":R,"warmup":W,"total_kernels_launched":W+N*R,
 //     "host_us_per_launch_median":...,"host_us_per_launch_all":[...]}
@@ -48,6 +52,7 @@ struct Options {
     long long repeat = 5;
     long long warmup = 100;
     long long batch = 0;  // 0: one timed loop of N launches
+    long long aux_calls = 0;
     bool help = false;
 };
 
@@ -95,6 +100,8 @@ Options parse_options(int argc, char** argv) {
             options.warmup = parse_count(name, take_value(), 0);
         } else if (name == "--batch") {
             options.batch = parse_count(name, take_value(), 1);
+        } else if (name == "--aux-calls") {
+            options.aux_calls = parse_count(name, take_value(), 0);
         } else if ((name == "--help" || name == "-h") && !has_value) {
             options.help = true;
         } else {
@@ -110,14 +117,35 @@ double median(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-void launch_tiny(long long count) {
+// Runtime calls that put no work on the GPU (results deliberately unused: only their cost counts).
+void aux_calls(long long count) {
+    for (long long k = 0; k < count; ++k) {
+        switch (k % 3) {
+            case 0: {
+                int device = 0;
+                (void)cudaGetDevice(&device);
+                break;
+            }
+            case 1: {
+                cudaStreamCaptureStatus status{};
+                (void)cudaStreamIsCapturing(cudaStreamLegacy, &status);
+                break;
+            }
+            default:
+                (void)cudaGetLastError();
+        }
+    }
+}
+
+void launch_tiny(long long count, long long aux) {
     for (long long i = 0; i < count; ++i) {
+        aux_calls(aux);
         tiny_kernel<<<1, 1>>>();
     }
 }
 
 int run(const Options& options) {
-    launch_tiny(options.warmup);
+    launch_tiny(options.warmup, options.aux_calls);
     FUSELENS_CUDA_CHECK_LAST();
     FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -127,7 +155,7 @@ int run(const Options& options) {
         double us = 0;
         for (long long done = 0; done < options.launches; done += batch) {
             const auto start = std::chrono::steady_clock::now();
-            launch_tiny(std::min(batch, options.launches - done));
+            launch_tiny(std::min(batch, options.launches - done), options.aux_calls);
             const auto stop = std::chrono::steady_clock::now();
             FUSELENS_CUDA_CHECK_LAST();
             FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -141,6 +169,7 @@ int run(const Options& options) {
                        ",\"repeat\":" + std::to_string(options.repeat) +
                        ",\"warmup\":" + std::to_string(options.warmup) +
                        ",\"batch\":" + std::to_string(options.batch) +
+                       ",\"aux_calls\":" + std::to_string(options.aux_calls) +
                        ",\"total_kernels_launched\":" + std::to_string(total);
     char number[64];
     std::snprintf(number, sizeof number, "%.4f", median(us_per_launch));
@@ -167,10 +196,13 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
     if (options.help) {
-        std::puts("usage: launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B] [--help]\n"
+        std::puts("usage: launch_overhead [--launches N] [--repeat R] [--warmup W] [--batch B]\n"
+                  "                       [--aux-calls K] [--help]\n"
                   "  Times R loops of N empty-kernel launches (host wall clock, no sync in the loop)\n"
                   "  after W unmeasured warm-up launches; prints one JSON line. --batch B times the\n"
-                  "  launches in batches of B with an untimed synchronize after each batch.\n"
+                  "  launches in batches of B with an untimed synchronize after each batch. --aux-calls K\n"
+                  "  makes K runtime calls without GPU work (cudaGetDevice, cudaStreamIsCapturing,\n"
+                  "  cudaGetLastError) before each launch, as PyTorch does around its kernels.\n"
                   "  Defaults: N 20000, R 5, W 100. Exit: 0 ok, 1 CUDA error, 2 bad command line,\n"
                   "  77 no CUDA device.");
         return 0;

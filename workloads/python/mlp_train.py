@@ -18,18 +18,29 @@ No host-to-device copies happen inside the step ranges (the data is created on t
 Does not use torch.profiler. Exits 1 with one line on stderr when CUDA is not available.
 
 With --time, prints the median host wall time of one training step in µs (each step ends with
-torch.cuda.synchronize(), so it is the step's latency), for overhead measurements.
+torch.cuda.synchronize(), so it is the step's latency), for overhead measurements. With
+--step-times FILE as well, writes every measured step's wall time, and the wall and main-thread CPU
+time until its synchronize (the host's issue time), in µs and step order, to FILE as one JSON
+object {"wall_us": [...], "issue_us": [...], "cpu_us": [...], "threads": [...]}, so that the
+spread within a process can be told from the spread between processes; "threads" has, for every
+thread of the process (Linux /proc/self/task), its name and what it spent during the measured
+steps: CPU seconds, voluntary / involuntary context switches (where a profiler's own threads
+and its waits show) and, where the host offers hardware counters, user-space CPU cycles and
+instructions (thread_counters.py; less sensitive than times to a shared host's changing speed).
 
 With --torch-profiler stack|nostack, the measured steps run inside torch.profiler.profile
 (CPU and CUDA activities, with_stack=True or False): the cost of PyTorch's own profiler on the same
 step, for comparison with FuseLens (its trace is discarded, not exported).
 
 Usage: mlp_train.py [--model mlp|cnn] [--steps N] [--warmup-steps N] [--seed S] [--time]
+                    [--step-times FILE]
                     [--torch-profiler none|stack|nostack]
 """
 
 import argparse
 import contextlib
+import json
+import os
 import statistics
 import sys
 import time
@@ -74,6 +85,41 @@ def torch_profiler(mode: str):
                    with_stack=(mode == "stack"))
 
 
+def thread_stats() -> dict:
+    """{tid: (name, CPU seconds, voluntary, involuntary context switches)} from /proc/self/task."""
+    stats = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat", encoding="utf-8") as f:
+                text = f.read()
+            with open(f"/proc/self/task/{tid}/status", encoding="utf-8") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()  # fields[11], [12]: utime, stime (ticks)
+        stats[tid] = (name, (int(fields[11]) + int(fields[12])) / tick,
+                      int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]))
+    return stats
+
+
+def thread_deltas(before: dict, after: dict, counts_before: dict, counts_after: dict) -> list:
+    """What each thread spent between two thread_stats() snapshots (new threads from zero), with
+    the hardware counts between two ThreadCounters.read() snapshots where there are any."""
+    out = []
+    for tid, (name, cpu, vol, invol) in after.items():
+        _, cpu0, vol0, invol0 = before.get(tid, (name, 0.0, 0, 0))
+        row = {"tid": int(tid), "name": "(main)" if int(tid) == os.getpid() else name,
+               "cpu_s": round(cpu - cpu0, 3), "voluntary": vol - vol0, "involuntary": invol - invol0}
+        for event in ("cycles", "instructions"):
+            a = counts_after.get(int(tid), {}).get(event)
+            b = counts_before.get(int(tid), {}).get(event)
+            row[event] = a - b if a is not None and b is not None else None
+        out.append(row)
+    return sorted(out, key=lambda t: -t["cpu_s"])
+
+
 def train_step(model, loss_fn, optimizer, inputs, labels, annotate: bool) -> torch.Tensor:
     """One forward / backward / optimizer step; with annotate, each phase in its own NVTX range."""
     nvtx = torch.cuda.nvtx
@@ -108,6 +154,8 @@ def main() -> int:
     parser.add_argument("--warmup-steps", type=int, default=3, help="unannotated warm-up steps (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed (default 0)")
     parser.add_argument("--time", action="store_true", help="print the median step time (µs)")
+    parser.add_argument("--step-times", metavar="FILE",
+                        help="with --time, write every step's wall and CPU time (µs) to FILE as JSON")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup_steps < 0:
         parser.error("need --steps >= 1 and --warmup-steps >= 0")
@@ -133,21 +181,44 @@ def main() -> int:
 
     loss = None
     step_us = []
+    cpu_us = []
+    issue_us = []
+    threads_before = thread_stats() if args.step_times else {}
+    counters = None
+    if args.step_times:
+        from thread_counters import ThreadCounters
+        counters = ThreadCounters(threads_before.keys())
+        if counters.error:
+            print(f"mlp_train.py: no hardware counters: {counters.error}", file=sys.stderr)
+    counts_before = counters.read() if counters else {}
     with torch_profiler(args.torch_profiler):
         for i in range(args.steps):
             b = i % NUM_BATCHES
             start = time.perf_counter()
+            cpu_start = time.thread_time()
             torch.cuda.nvtx.range_push(f"{args.model}/step{i}")
             loss = train_step(model, loss_fn, optimizer, inputs[b], labels[b], annotate=True)
             torch.cuda.nvtx.range_pop()
             if args.time:
+                issue_us.append((time.perf_counter() - start) * 1e6)
+                cpu_us.append((time.thread_time() - cpu_start) * 1e6)
                 torch.cuda.synchronize()
                 step_us.append((time.perf_counter() - start) * 1e6)
         torch.cuda.synchronize()
+    threads = []
+    if args.step_times:
+        counts_after = counters.read()
+        counters.close()
+        threads = thread_deltas(threads_before, thread_stats(), counts_before, counts_after)
 
     print(f"final loss: {loss.item():.6f}")
     if args.time:
         print(f"median step time: {statistics.median(step_us):.1f} us over {len(step_us)} steps")
+        if args.step_times:
+            with open(args.step_times, "w", encoding="utf-8") as out:
+                times = {name: [round(x, 1) for x in values] for name, values in
+                         (("wall_us", step_us), ("issue_us", issue_us), ("cpu_us", cpu_us))}
+                json.dump({**times, "threads": threads}, out)
     return 0
 
 
