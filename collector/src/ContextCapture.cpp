@@ -11,7 +11,8 @@ namespace {
 std::uint64_t monotonic_ns() noexcept {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(t.tv_nsec);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(t.tv_nsec);
 }
 
 // Describes the Python frame values of this thread's new tree nodes (first sight).
@@ -106,7 +107,8 @@ void ContextCapture::add_timing(bool steady, std::uint64_t native_ns,
 
 ContextCapture::Timing ContextCapture::timing() const noexcept {
   auto load = [](const AtomicPhase& p) {
-    return Phase{p.calls.load(std::memory_order_relaxed), p.native_ns.load(std::memory_order_relaxed),
+    return Phase{p.calls.load(std::memory_order_relaxed),
+                 p.native_ns.load(std::memory_order_relaxed),
                  p.python_ns.load(std::memory_order_relaxed)};
   };
   return {load(steady_), load(first_sight_)};

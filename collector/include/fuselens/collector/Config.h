@@ -28,9 +28,9 @@ inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a c
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
 /// records (stream, event and context synchronizations, also the implicit ones inside other calls;
 /// opt-in: CUPTI's own cost of them is 13-30 % of a small PyTorch CNN step, as much as everything
-/// else FuseLens records together, docs/BENCHMARKS.md, "Where a PyTorch step's overhead goes";
-/// the explicit synchronization calls are recorded by "api" anyway, as Nsight Systems leaves
-/// CUDA event tracing off by default for the same reason); "memory":
+/// else FuseLens records together, docs/pytorch-step-budget.md, "Where a PyTorch step's overhead
+/// goes"; the explicit synchronization calls are recorded by "api" anyway, as Nsight Systems
+/// leaves CUDA event tracing off by default for the same reason); "memory":
 /// allocations and frees; "api": the CUDA runtime and driver API calls that launch, copy, set,
 /// allocate, free or synchronize (so every kernel, copy and memset joins its launch call, kernels
 /// launched through the driver API as Triton and parts of PyTorch do included); "runtime": every
