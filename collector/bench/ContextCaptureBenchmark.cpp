@@ -8,6 +8,9 @@
 //     one) calls, through ctypes, a C function 1000 times per iteration from 8 nested Python
 //     functions; record 1: the function records the context with Python frames, 0: it returns.
 //     The difference per call is what the native cache check plus the Python walk cost.
+//     record 2: two C functions (two native paths) called alternately from two Python lines, as
+//     a PyTorch step alternates ops: the case where the Python suffix must be remembered per
+//     native path (ThreadTree::intern_suffix).
 //
 // Run: context_capture_benchmark --benchmark_counters_tabular=true (docs/BENCHMARKS.md).
 #include <benchmark/benchmark.h>
@@ -80,7 +83,11 @@ void* python_library() {
         "    return f() if n == 0 else nest(n - 1, f)\n"
         "def calls(f):\n"
         "    for _ in range(1000):\n"
-        "        nest(8, f)\n");
+        "        nest(8, f)\n"
+        "def alternate(f, g):\n"
+        "    for _ in range(500):\n"
+        "        nest(8, f)\n"
+        "        nest(8, g)\n");
     return handle;
   }();
   return lib;
@@ -90,6 +97,11 @@ void* python_library() {
 
 extern "C" __attribute__((visibility("default"), used, noinline)) void fuselens_bench_record() {
   g_capture->record(++g_correlation);
+}
+
+extern "C" __attribute__((visibility("default"), used, noinline)) void fuselens_bench_record_b() {
+  g_capture->record(++g_correlation);
+  benchmark::ClobberMemory();  // not folded into fuselens_bench_record: another native path
 }
 
 extern "C" __attribute__((visibility("default"), used, noinline)) void fuselens_bench_nothing() {
@@ -109,8 +121,9 @@ void BM_PythonCall(benchmark::State& state) {
   ContextCapture capture(registry, ContextMethod::Cached,
                          std::make_unique<PythonFrames>(PythonFrames::from_process()));
   g_capture = &capture;
-  const char* script =
-      state.range(0) ? "calls(lib.fuselens_bench_record)" : "calls(lib.fuselens_bench_nothing)";
+  const char* scripts[] = {"calls(lib.fuselens_bench_nothing)", "calls(lib.fuselens_bench_record)",
+                           "alternate(lib.fuselens_bench_record, lib.fuselens_bench_record_b)"};
+  const char* script = scripts[state.range(0)];
   for (auto _ : state) run(script);
   state.SetItemsProcessed(state.iterations() * 1000);
   state.counters["ns_per_call"] =
@@ -120,7 +133,7 @@ void BM_PythonCall(benchmark::State& state) {
   state.counters["cache_hits"] = static_cast<double>(hits);
   state.counters["cache_misses"] = static_cast<double>(misses);
 }
-BENCHMARK(BM_PythonCall)->Arg(0)->Arg(1)->ArgName("record")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PythonCall)->Arg(0)->Arg(1)->Arg(2)->ArgName("record")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -70,11 +70,20 @@ std::uint32_t ThreadTree::intern_native(const std::uintptr_t* leaf_first, int de
 std::uint32_t ThreadTree::intern_suffix(std::uint32_t base, const Value* leaf_first, int depth,
                                         bool* created) {
   depth = std::clamp(depth, 0, kMaxDepth);
-  if (base != last_suffix_base_) {
-    last_suffix_.depth = 0;
-    last_suffix_base_ = base;
+  LastPath* last = nullptr;
+  if (const auto it = suffix_by_base_.find(base); it != suffix_by_base_.end()) {
+    last = it->second.get();
+  } else if (suffix_by_base_.size() < kMaxSuffixBases) {
+    last = suffix_by_base_.emplace(base, std::make_unique<LastPath>()).first->second.get();
+  } else {
+    if (base != last_suffix_base_) {
+      last_suffix_.depth = 0;
+      last_suffix_base_ = base;
+    }
+    last = &last_suffix_;
   }
-  return intern(base, last_suffix_, depth, [&](int i) { return leaf_first[depth - 1 - i]; }, created);
+  return intern(
+      base, *last, depth, [&](int i) { return leaf_first[depth - 1 - i]; }, created);
 }
 
 void ThreadTree::record(std::uint32_t correlation_id, const std::uintptr_t* leaf_first, int depth) {

@@ -41,8 +41,12 @@ class ThreadTree {
   /// shared with the previous native path of this thread.
   std::uint32_t intern_native(const std::uintptr_t* leaf_first, int depth);
   /// Interns `depth` values given leaf first under `base`; returns the leaf node. Re-uses the
-  /// prefix shared with the previous suffix interned under the same base. `created` is set when a
-  /// node was added.
+  /// prefix shared with the previous suffix interned under the same base, remembered per base
+  /// (for up to kMaxSuffixBases bases, then one shared last suffix): a PyTorch op's launches come
+  /// from the same Python stack under the same native node step after step, so a repeated call
+  /// matches its whole suffix with `depth` compares and no tree lookup, where one shared last
+  /// suffix was lost at every change of op (920 ns a call on the CNN step of
+  /// docs/pytorch-step-budget.md). `created` is set when a node was added.
   std::uint32_t intern_suffix(std::uint32_t base, const Value* leaf_first, int depth, bool* created);
   /// Records that the API call `correlation_id` was made from `node`.
   void add_call(std::uint32_t correlation_id, std::uint32_t node) { calls_.emplace_back(correlation_id, node); }
@@ -78,7 +82,9 @@ class ThreadTree {
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> children_;  // by hash(parent, value)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> calls_;              // correlation, node
   LastPath last_native_;
-  LastPath last_suffix_;
+  static constexpr std::size_t kMaxSuffixBases = 1024;  // about 1.5 KiB each
+  std::unordered_map<std::uint32_t, std::unique_ptr<LastPath>> suffix_by_base_;
+  LastPath last_suffix_;  // beyond kMaxSuffixBases bases
   std::uint32_t last_suffix_base_ = UINT32_MAX;
   std::unordered_map<Value, db::FrameInfo> python_frames_;
   StackCache stack_cache_;

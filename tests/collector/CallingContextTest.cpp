@@ -150,6 +150,38 @@ TEST(ThreadTree, InternsPythonFramesUnderTheirNativePathAndReusesThem) {
   EXPECT_NE(e3, e1);
 }
 
+TEST(ThreadTree, SuffixesAlternatingBetweenNativePathsAreTheSameNodesEveryTime) {
+  // Ops alternate between native paths (conv, relu, conv, ...), each from its own Python stack;
+  // 1,500 native paths is more than the per-base memory keeps, so the shared fallback runs too.
+  ThreadTree tree(4);
+  constexpr int kBases = 1500;
+  std::vector<std::uint32_t> bases, first;
+  for (int b = 0; b < kBases; ++b) {
+    const std::uintptr_t native[] = {0x100 + static_cast<std::uintptr_t>(b), 0xA};
+    bases.push_back(tree.intern_native(native, 2));
+  }
+  auto suffix_of = [](int b) {
+    return std::vector<ThreadTree::Value>{collector::kPythonTag | (0x1000 + 16 * b),
+                                          collector::kPythonTag | 0x20,
+                                          collector::kPythonTag | 0x10};
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (int b = 0; b < kBases; ++b) {
+      bool created = false;
+      const auto values = suffix_of(b);
+      const auto leaf = tree.intern_suffix(bases[b], values.data(), 3, &created);
+      if (round == 0) {
+        EXPECT_TRUE(created) << b;
+        first.push_back(leaf);
+      } else {
+        EXPECT_FALSE(created) << b;
+        EXPECT_EQ(leaf, first[b]) << b;
+      }
+      EXPECT_EQ(tree.nodes()[tree.nodes()[tree.nodes()[leaf].parent].parent].parent, bases[b]);
+    }
+  }
+}
+
 TEST(CallingContextRegistry, SplicesPythonFramesInPlaceOfTheInterpreterFrames) {
   // Native, root first: _start (exe), main (interpreter), eval (interpreter), at::linear (torch),
   // cuLaunchKernel. Python, root first: <module> > train > encoder.
