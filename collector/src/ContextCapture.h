@@ -33,7 +33,8 @@ class ContextCapture {
  public:
   /// `python` may be null (no interpreter in the process, or Python frames turned off). With
   /// `timed` (FUSELENS_CONTEXT_STATS=1), record() also reads the monotonic clock three times per
-  /// call and adds up where its time goes (timing(); two relaxed atomic adds per call).
+  /// call and adds up where its time goes (timing(); three relaxed atomic adds per call, on
+  /// counters shared by all threads).
   ContextCapture(CallingContextRegistry& registry, ContextMethod method,
                  std::unique_ptr<PythonFrames> python, bool timed = false) noexcept;
 
