@@ -15,6 +15,7 @@ packages=(
   libunwind-dev libdw-dev  # collector: native call stacks (libunwind) and their symbols (elfutils)
   clang libclang-rt-14-dev  # fuzz/: libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer
   dataset-fashion-mnist zlib1g-dev  # workloads/fashion_mnist: the IDX files (gzip) and zlib to read them
+  ccache  # compiler cache: rebuilds and parallel worktrees reuse objects (used when found)
   python3
 )
 
