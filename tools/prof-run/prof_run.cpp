@@ -55,6 +55,13 @@
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
 #endif
+// The collector's and prof-ceilings' build folders relative to prof-run's (tools/prof-run/CMakeLists.txt).
+#ifndef FUSELENS_BUILD_TREE_COLLECTOR_DIR
+#define FUSELENS_BUILD_TREE_COLLECTOR_DIR "../../collector"
+#endif
+#ifndef FUSELENS_BUILD_TREE_CEILINGS_DIR
+#define FUSELENS_BUILD_TREE_CEILINGS_DIR "../prof-ceilings"
+#endif
 
 namespace fs = std::filesystem;
 using fuselens::collector::CollectorConfig;
@@ -109,15 +116,24 @@ fs::path self_directory() {
   return n > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(n))).parent_path() : fs::path(".");
 }
 
-// The collector next to prof-run (build tree) or in ../lib (installed tree), or
-// $FUSELENS_COLLECTOR.
+// The collector next to prof-run, in ../lib (installed tree) or in the build tree's collector
+// folder, or $FUSELENS_COLLECTOR.
 std::string find_collector() {
   if (const char* env = std::getenv("FUSELENS_COLLECTOR")) return env;
   const fs::path dir = self_directory();
-  for (const fs::path& p : {dir / kCollectorName, dir / ".." / "lib" / kCollectorName}) {
+  for (const fs::path& p : {dir / kCollectorName, dir / ".." / "lib" / kCollectorName,
+                            dir / FUSELENS_BUILD_TREE_COLLECTOR_DIR / kCollectorName}) {
     if (fs::exists(p)) return fs::canonical(p).string();
   }
   return "";
+}
+
+// The folder of prof-ceilings: beside prof-run (installed tree) or the build tree's
+// tools/prof-ceilings; prof-run's own folder when neither has it (measure_ceilings then says so).
+fs::path ceilings_directory() {
+  const fs::path dir = self_directory();
+  const fs::path build_tree = dir / FUSELENS_BUILD_TREE_CEILINGS_DIR;
+  return !fs::exists(dir / "prof-ceilings") && fs::exists(build_tree / "prof-ceilings") ? build_tree : dir;
 }
 
 int find_cupti(dl_phdr_info* info, std::size_t, void* data) {
@@ -443,7 +459,7 @@ int main(int argc, char** argv) {
     run.start_utc_ns = utc_now_ns();
     start_utc_ns = run.start_utc_ns;
     fuselens::db::Writer::create(output.string(), run);
-    if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
+    if (options.measure_ceilings) fuselens::collector::measure_ceilings(ceilings_directory(), output.string());
   } catch (const UsageError& e) {
     fail(2, e.what());
   } catch (const std::exception& e) {

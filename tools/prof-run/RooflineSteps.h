@@ -1,7 +1,8 @@
 #pragma once
-// prof-run's roofline steps: --measure-ceilings runs prof-ceilings (found beside prof-run) into
-// the new capture before the workload starts; after the run, one line says what the counter
-// sessions (--metrics) recorded and what they cost, or why they failed.
+// prof-run's roofline steps: --measure-ceilings runs prof-ceilings (beside prof-run, or in the
+// build tree's tools/prof-ceilings) into the new capture before the workload starts; after the
+// run, one line says what the counter sessions (--metrics) recorded and what they cost, or why
+// they failed.
 
 #include <filesystem>
 #include <string>
