@@ -4,9 +4,13 @@
 
 #include <string>
 
+#include "fuselens/db/Reader.h"
+
 namespace fuselens::collector {
 
-/// Reads the finalized capture at `path` through the analyzer. Throws db::Error.
-std::string capture_report_line(const std::string& path);
+/// Reads the finalized capture open in `reader` through the analyzer (the summary; a reader
+/// built with TimestampCheck::DeferLargeTables checks the kernel and api_call timestamps only
+/// where the summary reads their rows). Throws db::Error.
+std::string capture_report_line(const db::Reader& reader);
 
 }  // namespace fuselens::collector

@@ -31,7 +31,8 @@ std::string mismatch(const std::vector<Process>& base, const std::vector<Process
     for (std::size_t i = 0; i < a.size(); ++i) {
       if (a[i].mangled_name != b[i].mangled_name) {
         return prefix + "launch " + std::to_string(i + 1) + " of process " + std::to_string(p + 1) +
-               " is " + b[i].mangled_name + ", run 1 launched " + a[i].mangled_name + "; its counters were not merged";
+               " is " + b[i].mangled_name + ", run 1 launched " + a[i].mangled_name +
+               "; its counters were not merged";
       }
     }
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "fuselens/db/Reader.h"
+
 namespace fuselens::collector {
 
 /// Runs `<tools_dir>/prof-ceilings --into <capture>` (its output goes to stderr) and returns its
@@ -15,7 +17,7 @@ int measure_ceilings(const std::filesystem::path& tools_dir, const std::string& 
 
 /// "counters: set 'roofline', 19 metrics, 5 replay passes per kernel, 126 launches profiled"
 /// per session, or "counters FAILED on device D: <why>", or a line saying that none were
-/// recorded. Never throws.
-std::string counters_report_line(const std::string& capture);
+/// recorded, of the capture open in `reader`. Never throws.
+std::string counters_report_line(const db::Reader& reader);
 
 }  // namespace fuselens::collector
