@@ -19,13 +19,13 @@ if [ -z "$reason" ]; then
   out=${FUSELENS_DEMO_OUTPUT:-fusion_bench.fuselens.sqlite}
   # --quick: every op of the suite at its smallest shapes, 5 iterations per range (the full study,
   # up to 8192³ GEMMs, is `fusion_bench` without options).
-  "$bin/collector/prof-run" -o "$out" --force -- "$bin/workloads/fusion_bench/fusion_bench" --quick
-  "$bin/analyzer/prof-analyze" summary "$out"
-  "$bin/analyzer/prof-analyze" compare "$out" --baseline '*/unfused/*' --candidate '*/fused/*'
+  "$bin/tools/prof-run/prof-run" -o "$out" --force -- "$bin/workloads/fusion_bench/fusion_bench" --quick
+  "$bin/tools/prof-analyze/prof-analyze" summary "$out"
+  "$bin/tools/prof-analyze/prof-analyze" compare "$out" --baseline '*/unfused/*' --candidate '*/fused/*'
 else
   cmake --build --preset default -j "$jobs" --target prof-analyze
   echo "[fuselens] no GPU to profile here: $reason."
   echo "[fuselens] showing the summary of a real capture of fusion_bench made on an H100 (tests/data/fusion_bench.sqlite)."
-  "$bin/analyzer/prof-analyze" summary tests/data/fusion_bench.sqlite
-  "$bin/analyzer/prof-analyze" compare tests/data/fusion_bench.sqlite --baseline '*/unfused/*' --candidate '*/fused/*'
+  "$bin/tools/prof-analyze/prof-analyze" summary tests/data/fusion_bench.sqlite
+  "$bin/tools/prof-analyze/prof-analyze" compare tests/data/fusion_bench.sqlite --baseline '*/unfused/*' --candidate '*/fused/*'
 fi

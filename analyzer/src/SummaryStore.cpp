@@ -104,21 +104,21 @@ StoredAggregates compute_aggregates(const db::Reader& reader) {
   return a;
 }
 
-void store_summary_aggregates(const std::string& path) {
-  StoredAggregates a;
-  bool add_tables = false;
-  {
-    const db::Reader reader(path);
-    // A version-3 capture gets the version-4 tables (every CREATE of the schema is IF NOT EXISTS,
-    // and versions only add tables); older ones lack other tables too and are left alone.
-    add_tables = !reader.has_table("summary_duration");
-    if (add_tables && reader.schema_version() != 3) {
-      throw db::Error("'" + path + "' has schema version " + std::to_string(reader.schema_version()) +
-                      ": no summary tables to store into");
-    }
-    a = compute_aggregates(reader);
+namespace {
+
+// The aggregates of the capture open in `reader`, and whether it needs the version-4 tables.
+StoredAggregates aggregates_to_store(const db::Reader& reader, bool& add_tables) {
+  // A version-3 capture gets the version-4 tables (every CREATE of the schema is IF NOT EXISTS,
+  // and versions only add tables); older ones lack other tables too and are left alone.
+  add_tables = !reader.has_table("summary_duration");
+  if (add_tables && reader.schema_version() != 3) {
+    throw db::Error("'" + reader.path() + "' has schema version " +
+                    std::to_string(reader.schema_version()) + ": no summary tables to store into");
   }
-  db::Connection c(path, db::Connection::Mode::ReadWrite);
+  return compute_aggregates(reader);
+}
+
+void write_aggregates(db::Connection& c, const StoredAggregates& a, bool add_tables) {
   db::in_transaction(c, [&] {
     if (add_tables) c.exec(db::schema_sql());
     c.exec("DELETE FROM summary_source; DELETE FROM summary_duration; DELETE FROM summary_nvtx_work;");
@@ -146,6 +146,25 @@ void store_summary_aggregates(const std::string& path) {
       work.run();
     }
   });
+}
+
+}  // namespace
+
+void store_summary_aggregates(const std::string& path) {
+  StoredAggregates a;
+  bool add_tables = false;
+  {
+    const db::Reader reader(path);
+    a = aggregates_to_store(reader, add_tables);
+  }
+  db::Connection c(path, db::Connection::Mode::ReadWrite);
+  write_aggregates(c, a, add_tables);
+}
+
+void store_summary_aggregates(db::Reader& reader) {
+  bool add_tables = false;
+  const StoredAggregates a = aggregates_to_store(reader, add_tables);
+  write_aggregates(reader.connection(), a, add_tables);
 }
 
 std::optional<StoredAggregates> load_summary_aggregates(const db::Reader& reader) {

@@ -10,7 +10,7 @@
 //   metrics that fits in one pass (single_pass_groups: first fit, the duration and DRAM metrics
 //   in group 0); run k (kEnvMetricPass) collects group k from each launch as the program makes it
 //   (CUPTI_UserReplay with one pass: nothing saved, restored or replayed), and prof-run merges the
-//   runs' counters by launch order (collector/tools/ReplayMerge.h). With cache control "all"
+//   runs' counters by launch order (tools/prof-run/ReplayMerge.h). With cache control "all"
 //   (L2Flush.h) the L2 is written back and evicted before every profiled launch, as Nsight
 //   Compute's default does; with "none" a launch sees the caches as the program left them. The
 //   program must launch the same kernels in the same order in every run.

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <utility>
+
 namespace fuselens::db {
 namespace {
 
@@ -115,7 +117,10 @@ void check_timestamps(const Connection& connection, const std::string& path) {
   check_timestamps_of(connection, path, [](std::string_view) { return true; });
 }
 
-Reader::Reader(const std::string& path, TimestampCheck check) : connection_(open_checked(path)) {
+Reader::Reader(const std::string& path, TimestampCheck check) : Reader(open_checked(path), check) {}
+
+Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::move(connection)) {
+  const std::string& path = connection_.path();
   std::int64_t application_id = 0;
   try {
     application_id = connection_.query_int("PRAGMA application_id");

@@ -328,8 +328,10 @@ void Writer::write_device(const DeviceInfo& d) {
       .run();
 }
 
-void Writer::finalize(const RunEnd& end) {
-  auto& db = impl_->db;
+namespace {
+
+// Writer::finalize's work on the capture open in `db`.
+void finalize_open(Connection& db, const RunEnd& end) {
   in_transaction(db, [&] {
     auto update = db.prepare(
         "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
@@ -355,6 +357,17 @@ void Writer::finalize(const RunEnd& end) {
   });
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.exec("PRAGMA journal_mode = DELETE");
+}
+
+}  // namespace
+
+void Writer::finalize(const RunEnd& end) { finalize_open(impl_->db, end); }
+
+void finalize_capture(Connection& db, const RunEnd& end) {
+  check_capture(db);  // as Writer::open does
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  finalize_open(db, end);
 }
 
 std::uint64_t Writer::records_written() const { return impl_->written; }

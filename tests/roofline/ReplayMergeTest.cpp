@@ -1,4 +1,4 @@
-// prof-run --replay application's merge (collector/tools/ReplayMerge.h) on synthetic captures
+// prof-run --replay application's merge (tools/prof-run/ReplayMerge.h) on synthetic captures
 // shaped like the collector writes them: run 1's capture holds the kernel rows and the first
 // counter group, a later run's capture the same launches (other pids and correlation ids) with
 // another group.

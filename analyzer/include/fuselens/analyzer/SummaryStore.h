@@ -68,6 +68,11 @@ StoredAggregates compute_aggregates(const db::Reader& reader);
 /// capture is then left as it was).
 void store_summary_aggregates(const std::string& path);
 
+/// The same through `reader`, whose connection must be ReadWrite (prof-run's finalization, which
+/// opens the capture once); a reader built with TimestampCheck::DeferLargeTables has the kernel
+/// and api_call timestamps checked here. Throws db::Error as above.
+void store_summary_aggregates(db::Reader& reader);
+
 /// The stored aggregates of the capture, or nullopt when it has none, when they no longer match
 /// its rows, or when a stored value is implausible (the caller then computes from the rows).
 /// Throws db::Error only when a query fails.

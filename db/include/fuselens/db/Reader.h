@@ -57,10 +57,17 @@ struct RunSummary {
 class Reader {
  public:
   explicit Reader(const std::string& path, TimestampCheck check = TimestampCheck::All);
+  /// Validates and reads the capture open in `connection` (its path names it in messages), as
+  /// the path constructor does. A ReadWrite connection lets its owner also write through
+  /// connection(): prof-run finalizes, stores the summary's aggregates and reads its report over
+  /// one connection. The file is changed only through connection().
+  explicit Reader(Connection connection, TimestampCheck check = TimestampCheck::All);
 
   const std::string& path() const { return connection_.path(); }
   int schema_version() const { return schema_version_; }
   Statement prepare(std::string_view sql) const { return connection_.prepare(sql); }
+  /// The connection it reads through; for writing only when it was given a ReadWrite one.
+  Connection& connection() { return connection_; }
   std::int64_t query_int(std::string_view sql) const { return connection_.query_int(sql); }
 
   /// True when the capture has table `name` (version-1 captures lack the version-2 tables).

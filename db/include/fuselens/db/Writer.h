@@ -16,6 +16,8 @@
 
 namespace fuselens::db {
 
+class Connection;
+
 class Writer {
  public:
   /// Creates a new capture at `path` (db::Error if the file exists or cannot be created), writes
@@ -55,6 +57,11 @@ class Writer {
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// What Writer::open(connection.path()).finalize(end) does, through `connection`, open ReadWrite
+/// on a capture made by Writer::create (prof-run goes on using it for the rest of the capture's
+/// finalization). Throws db::Error as they do.
+void finalize_capture(Connection& connection, const RunEnd& end);
 
 /// The schema text (db/schema.sql), embedded at build time.
 const char* schema_sql();

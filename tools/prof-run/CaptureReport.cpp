@@ -10,10 +10,7 @@
 
 namespace fuselens::collector {
 
-std::string capture_report_line(const std::string& path) {
-  // Deferred: the kernel and api_call timestamps are checked where the summary reads their rows,
-  // which it does not when prof-run has just stored the aggregates (and checked them doing so).
-  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+std::string capture_report_line(const db::Reader& reader) {
   const analyzer::Summary s = analyzer::summarize(reader);
   if (!s.cuda_used) return "the workload never initialized CUDA: the capture holds no GPU activity";
   std::int64_t peak = 0;

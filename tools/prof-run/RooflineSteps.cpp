@@ -35,9 +35,8 @@ int measure_ceilings(const std::filesystem::path& tools_dir, const std::string& 
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string counters_report_line(const std::string& capture) {
+std::string counters_report_line(const db::Reader& reader) {
   try {
-    const db::Reader reader(capture);
     const auto sessions = db::read_metric_sessions(reader);
     if (sessions.empty()) {
       return "counters: none recorded (the workload launched no kernel, or the collector could not "

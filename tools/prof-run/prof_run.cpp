@@ -40,6 +40,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ReplayMerge.h"
@@ -50,10 +51,19 @@
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
+#include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
+#endif
+// The collector's and prof-ceilings' build folders relative to prof-run's
+// (tools/prof-run/CMakeLists.txt).
+#ifndef FUSELENS_BUILD_TREE_COLLECTOR_DIR
+#define FUSELENS_BUILD_TREE_COLLECTOR_DIR "../../collector"
+#endif
+#ifndef FUSELENS_BUILD_TREE_CEILINGS_DIR
+#define FUSELENS_BUILD_TREE_CEILINGS_DIR "../prof-ceilings"
 #endif
 
 namespace fs = std::filesystem;
@@ -109,15 +119,25 @@ fs::path self_directory() {
   return n > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(n))).parent_path() : fs::path(".");
 }
 
-// The collector next to prof-run (build tree) or in ../lib (installed tree), or
-// $FUSELENS_COLLECTOR.
+// The collector next to prof-run, in ../lib (installed tree) or in the build tree's collector
+// folder, or $FUSELENS_COLLECTOR.
 std::string find_collector() {
   if (const char* env = std::getenv("FUSELENS_COLLECTOR")) return env;
   const fs::path dir = self_directory();
-  for (const fs::path& p : {dir / kCollectorName, dir / ".." / "lib" / kCollectorName}) {
+  for (const fs::path& p : {dir / kCollectorName, dir / ".." / "lib" / kCollectorName,
+                            dir / FUSELENS_BUILD_TREE_COLLECTOR_DIR / kCollectorName}) {
     if (fs::exists(p)) return fs::canonical(p).string();
   }
   return "";
+}
+
+// The folder of prof-ceilings: beside prof-run (installed tree) or the build tree's
+// tools/prof-ceilings; prof-run's own folder when neither has it (measure_ceilings then says so).
+fs::path ceilings_directory() {
+  const fs::path dir = self_directory();
+  const fs::path build_tree = dir / FUSELENS_BUILD_TREE_CEILINGS_DIR;
+  const bool beside = fs::exists(dir / "prof-ceilings");
+  return !beside && fs::exists(build_tree / "prof-ceilings") ? build_tree : dir;
 }
 
 int find_cupti(dl_phdr_info* info, std::size_t, void* data) {
@@ -275,21 +295,31 @@ void clear_per_process_captures(const fs::path& output, bool force) {
 }
 
 // Finalizes `path` with `end` and prints where it is and what it holds; false when it failed.
+// One read-write connection serves every step: the run's end and the indexes, the summary's
+// stored aggregates, the report line and the counters line.
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
+  namespace db = fuselens::db;
   try {
-    fuselens::db::Writer::open(path).finalize(end);
+    db::Connection connection(path, db::Connection::Mode::ReadWrite);
+    db::finalize_capture(connection, end);
+    // Deferred: the kernel and api_call timestamps are checked where they are read, once (by the
+    // aggregates, or by the summary when they could not be stored).
+    std::optional<db::Reader> reader;
     try {
+      reader.emplace(std::move(connection), db::TimestampCheck::DeferLargeTables);
       // The summary's aggregates, computed once here instead of at every `prof-analyze summary`
       // (SummaryStore.h). Optional: without them the summary reads the rows.
-      fuselens::analyzer::store_summary_aggregates(path);
+      fuselens::analyzer::store_summary_aggregates(*reader);
     } catch (const std::exception& e) {
       std::cerr << "[fuselens] summary aggregates not stored (the summary will read every row): "
                 << e.what() << '\n';
     }
+    // A capture that failed validation above fails it again here, with the same message.
+    if (!reader) reader.emplace(path, db::TimestampCheck::DeferLargeTables);
     std::cerr << "[fuselens] capture: " << path << '\n';
-    std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(path) << '\n';
+    std::cerr << "[fuselens] " << fuselens::collector::capture_report_line(*reader) << '\n';
     if (metrics) {
-      std::cerr << "[fuselens] " << fuselens::collector::counters_report_line(path) << '\n';
+      std::cerr << "[fuselens] " << fuselens::collector::counters_report_line(*reader) << '\n';
     }
     return true;
   } catch (const std::exception& e) {
@@ -443,7 +473,9 @@ int main(int argc, char** argv) {
     run.start_utc_ns = utc_now_ns();
     start_utc_ns = run.start_utc_ns;
     fuselens::db::Writer::create(output.string(), run);
-    if (options.measure_ceilings) fuselens::collector::measure_ceilings(self_directory(), output.string());
+    if (options.measure_ceilings) {
+      fuselens::collector::measure_ceilings(ceilings_directory(), output.string());
+    }
   } catch (const UsageError& e) {
     fail(2, e.what());
   } catch (const std::exception& e) {
