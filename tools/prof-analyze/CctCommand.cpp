@@ -57,11 +57,7 @@ int run_cct(const CctOptions& o) {
   options.split_phase = o.split_phase;
   const auto report = analyzer::calling_context_report(reader, options);
   if (!report.available) return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
-  const std::map<std::string, analyzer::OutputFormat> formats{
-      {"table", analyzer::OutputFormat::Table},
-      {"csv", analyzer::OutputFormat::Csv},
-      {"json", analyzer::OutputFormat::Json}};
-  analyzer::write_cct(std::cout, report, formats.at(o.format), display);
+  analyzer::write_cct(std::cout, report, output_format(o.format), display);
   std::cout.flush();
   return std::cout ? kExitOk : fail("writing to standard output failed", kExitCapture);
 }
@@ -98,9 +94,7 @@ Runner add_cct_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--split-phase", o->split_phase,
                 "Top-down and bottom-up: a first level per phase (<forward>, <backward>)");
-  cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
+  add_format_option(cmd, o->format);
   return [o] { return run_cct(*o); };
 }
 

@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "fuselens/analyzer/Summary.h"
+#include "fuselens/analyzer/SummaryFormat.h"
+
 #include <functional>
 #include <string>
 
@@ -24,6 +27,17 @@ inline constexpr const char* kFooter =
 
 /// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded) and returns `code`.
 int fail(std::string message, int code);
+
+/// The value of --names ("demangled", "short" or "mangled", checked by add_names_option).
+analyzer::NameKind name_kind(const std::string& names);
+/// The value of --format ("table", "csv" or "json", checked by add_format_option).
+analyzer::OutputFormat output_format(const std::string& format);
+/// Adds --names (demangled, short or mangled) to `command`, bound to `names`.
+CLI::Option* add_names_option(
+    CLI::App* command, std::string& names,
+    const std::string& help = "Kernel names: demangled, short or mangled");
+/// Adds --format (table, csv or json) to `command`, bound to `format`.
+CLI::Option* add_format_option(CLI::App* command, std::string& format);
 
 /// A subcommand registers its options on `app` and returns what to run when it is chosen.
 using Runner = std::function<int()>;

@@ -42,14 +42,6 @@ int run_compare(const CompareOptions& o) {
     return fail("compare: --baseline/--candidate select ranges of one FILE; not with two files",
                 kExitUsage);
   }
-  const std::map<std::string, analyzer::NameKind> names{
-      {"demangled", analyzer::NameKind::Demangled},
-      {"short", analyzer::NameKind::Short},
-      {"mangled", analyzer::NameKind::Mangled}};
-  const std::map<std::string, analyzer::OutputFormat> formats{
-      {"table", analyzer::OutputFormat::Table},
-      {"csv", analyzer::OutputFormat::Csv},
-      {"json", analyzer::OutputFormat::Json}};
 
   analyzer::CompareReport report;
   try {
@@ -60,14 +52,14 @@ int run_compare(const CompareOptions& o) {
       const fuselens::db::Reader a(o.files[0]);
       const fuselens::db::Reader b(o.files[1]);
       analyzer::CompareOptions options;
-      options.kernel_names = names.at(o.names);
+      options.kernel_names = name_kind(o.names);
       options.diff_threshold_percent = o.diff_threshold;
       report = analyzer::compare_captures(a, b, options);
     }
   } catch (const analyzer::CompareError& e) {
     return fail(std::string("compare: ") + e.what(), kExitCapture);
   }
-  analyzer::write_compare(std::cout, report, formats.at(o.format));
+  analyzer::write_compare(std::cout, report, output_format(o.format));
   std::cout.flush();
   if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
 
@@ -105,12 +97,8 @@ Runner add_compare_command(CLI::App& app) {
                       "Glob of the baseline NVTX ranges, e.g. 'gemm_bias_relu/unfused/*'");
   compare->add_option("--candidate", options->candidate,
                       "Glob of the candidate NVTX ranges, paired by what the wildcards matched");
-  compare->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  compare->add_option("--names", options->names, "Kernel names in the kernel diff")
-      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
-      ->capture_default_str();
+  add_format_option(compare, options->format);
+  add_names_option(compare, options->names, "Kernel names in the kernel diff");
   compare
       ->add_option("--diff-threshold", options->diff_threshold,
                    "Kernel diff: faster/slower beyond +-PCT % of the median (two captures)")

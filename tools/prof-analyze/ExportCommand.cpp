@@ -67,11 +67,7 @@ int run_export(const ExportOptions& options) {
                   kExitUsage);
     }
   }
-  const std::map<std::string, analyzer::NameKind> names{
-      {"demangled", analyzer::NameKind::Demangled},
-      {"short", analyzer::NameKind::Short},
-      {"mangled", analyzer::NameKind::Mangled}};
-  const analyzer::NameKind kernel_names = names.at(options.names);
+  const analyzer::NameKind kernel_names = name_kind(options.names);
 
   // Open and check every capture before creating the output file.
   std::vector<std::unique_ptr<fuselens::db::Reader>> readers;
@@ -149,9 +145,7 @@ Runner add_export_command(CLI::App& app) {
       ->add_option("-o,--output", options->output,
                    "Output file (written as OUT.tmp, then renamed); '-' for standard output")
       ->required();
-  command->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
-      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
-      ->capture_default_str();
+  add_names_option(command, options->names, "Kernel names: demangled, short or mangled");
   command->add_option("--baseline", options->baseline,
                       "With --candidate (html, json): glob of the baseline NVTX ranges of FILE, "
                       "e.g. 'swish/unfused/*'; replaces the unfused/fused auto-detection");

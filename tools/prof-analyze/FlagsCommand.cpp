@@ -69,22 +69,13 @@ int run_flags_command(const FlagsOptions& options) {
   } catch (const analyzer::FlagsError& e) {
     return fail(std::string("flags: ") + e.what(), kExitUsage);
   }
-
-  const std::map<std::string, analyzer::NameKind> names{
-      {"demangled", analyzer::NameKind::Demangled},
-      {"short", analyzer::NameKind::Short},
-      {"mangled", analyzer::NameKind::Mangled}};
-  const std::map<std::string, analyzer::OutputFormat> formats{
-      {"table", analyzer::OutputFormat::Table},
-      {"csv", analyzer::OutputFormat::Csv},
-      {"json", analyzer::OutputFormat::Json}};
   const fuselens::db::Reader reader(options.file);
-  const analyzer::FlagsReport report = analyzer::run_flags(reader, config, names.at(options.names));
+  const analyzer::FlagsReport report = analyzer::run_flags(reader, config, name_kind(options.names));
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);
   }
-  analyzer::write_flags(std::cout, report, formats.at(options.format), options.limit);
+  analyzer::write_flags(std::cout, report, output_format(options.format), options.limit);
   std::cout.flush();
   if (!std::cout) return fail("writing the flags to standard output failed", kExitCapture);
 
@@ -109,12 +100,8 @@ Runner add_flags_command(CLI::App& app) {
       "opportunities (docs/rules.md)");
   flags->footer(kFooter);
   flags->add_option("FILE", options->file, "Capture written by prof-run");
-  flags->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  flags->add_option("--names", options->names, "Kernel names: short, demangled or mangled")
-      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
-      ->capture_default_str();
+  add_format_option(flags, options->format);
+  add_names_option(flags, options->names, "Kernel names: short, demangled or mangled");
   flags
       ->add_option("--threshold", options->thresholds,
                    "Change a threshold, e.g. launch_short.runtime_cutoff_us=50 (repeatable; "

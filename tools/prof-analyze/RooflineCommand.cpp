@@ -47,15 +47,7 @@ int run_roofline(const RooflineOptions& options) {
     }
     o.profiles = &custom;
   }
-  const std::map<std::string, analyzer::NameKind> names{
-      {"demangled", analyzer::NameKind::Demangled},
-      {"short", analyzer::NameKind::Short},
-      {"mangled", analyzer::NameKind::Mangled}};
-  const std::map<std::string, analyzer::OutputFormat> formats{
-      {"table", analyzer::OutputFormat::Table},
-      {"csv", analyzer::OutputFormat::Csv},
-      {"json", analyzer::OutputFormat::Json}};
-  o.kernel_names = names.at(options.names);
+  o.kernel_names = name_kind(options.names);
   const fuselens::db::Reader reader(options.file);
   if (reader.processes().empty()) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to analyze",
@@ -67,7 +59,7 @@ int run_roofline(const RooflineOptions& options) {
   } catch (const analyzer::PeaksError& e) {
     return fail(e.what(), kExitUsage);
   }
-  analyzer::write_roofline(std::cout, report, formats.at(options.format));
+  analyzer::write_roofline(std::cout, report, output_format(options.format));
   std::cout.flush();
   if (!std::cout) return fail("writing the roofline to standard output failed", kExitCapture);
   return kExitOk;
@@ -89,12 +81,8 @@ Runner add_roofline_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--peaks-file", options->peaks_file,
                   "Peak profiles to use instead of the built-in ones (format of share/fuselens/peaks.json)");
-  cmd->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  cmd->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
-      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
-      ->capture_default_str();
+  add_format_option(cmd, options->format);
+  add_names_option(cmd, options->names, "Kernel names: demangled, short or mangled");
   return [options] { return run_roofline(*options); };
 }
 

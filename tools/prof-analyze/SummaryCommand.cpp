@@ -42,20 +42,12 @@ int run_summary(const SummaryOptions& options) {
   // the aggregates stored at the end of the run it does not (docs/BENCHMARKS.md, "Ten million
   // kernels").
   const fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
-  const std::map<std::string, analyzer::NameKind> names{
-      {"demangled", analyzer::NameKind::Demangled},
-      {"short", analyzer::NameKind::Short},
-      {"mangled", analyzer::NameKind::Mangled}};
-  const std::map<std::string, analyzer::OutputFormat> formats{
-      {"table", analyzer::OutputFormat::Table},
-      {"csv", analyzer::OutputFormat::Csv},
-      {"json", analyzer::OutputFormat::Json}};
-  const analyzer::Summary summary = analyzer::summarize(reader, names.at(options.names));
+  const analyzer::Summary summary = analyzer::summarize(reader, name_kind(options.names));
   if (!summary.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to summarize",
                 kExitCapture);
   }
-  analyzer::write_summary(std::cout, summary, formats.at(options.format),
+  analyzer::write_summary(std::cout, summary, output_format(options.format),
                           parse_sections(options.sections));
   std::cout.flush();
   if (!std::cout) return fail("writing the summary to standard output failed", kExitCapture);
@@ -72,12 +64,8 @@ Runner add_summary_command(CLI::App& app) {
                          "device-memory summary tables");
   summary->footer(kFooter);
   summary->add_option("FILE", options->file, "Capture written by prof-run")->required();
-  summary->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  summary->add_option("--names", options->names, "Kernel names: demangled, short or mangled")
-      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
-      ->capture_default_str();
+  add_format_option(summary, options->format);
+  add_names_option(summary, options->names, "Kernel names: demangled, short or mangled");
   summary
       ->add_option("--section", options->sections,
                    "Tables to print, comma separated: kernels, memops, api, nvtx, memory, all")

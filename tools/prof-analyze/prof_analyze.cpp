@@ -20,13 +20,6 @@
 
 namespace fuselens::cli {
 
-int fail(std::string message, int code) {
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  while (!message.empty() && message.back() == ' ') message.pop_back();
-  std::cerr << "prof-analyze: error: " << message << std::endl;
-  return code;
-}
 
 }  // namespace fuselens::cli
 

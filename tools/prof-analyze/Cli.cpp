@@ -1,0 +1,45 @@
+#include "Cli.h"
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+namespace fuselens::cli {
+
+int fail(std::string message, int code) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  std::replace(message.begin(), message.end(), '\r', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  std::cerr << "prof-analyze: error: " << message << std::endl;
+  return code;
+}
+
+analyzer::NameKind name_kind(const std::string& names) {
+  static const std::map<std::string, analyzer::NameKind> kinds{
+      {"demangled", analyzer::NameKind::Demangled},
+      {"short", analyzer::NameKind::Short},
+      {"mangled", analyzer::NameKind::Mangled}};
+  return kinds.at(names);
+}
+
+analyzer::OutputFormat output_format(const std::string& format) {
+  static const std::map<std::string, analyzer::OutputFormat> formats{
+      {"table", analyzer::OutputFormat::Table},
+      {"csv", analyzer::OutputFormat::Csv},
+      {"json", analyzer::OutputFormat::Json}};
+  return formats.at(format);
+}
+
+CLI::Option* add_names_option(CLI::App* command, std::string& names, const std::string& help) {
+  return command->add_option("--names", names, help)
+      ->check(CLI::IsMember({"demangled", "short", "mangled"}))
+      ->capture_default_str();
+}
+
+CLI::Option* add_format_option(CLI::App* command, std::string& format) {
+  return command->add_option("--format", format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+}
+
+}  // namespace fuselens::cli
