@@ -317,8 +317,7 @@ void Collector::add_handler(std::unique_ptr<CallbackHandler> handler) noexcept {
     log("too many callback handlers: one is left out");
     return;
   }
-  handlers_[n] = handler.get();
-  owned_handlers_[n] = std::move(handler);
+  handlers_[n] = std::move(handler);
   handler_count_.store(n + 1, std::memory_order_release);  // publishes handlers_[n]
 }
 

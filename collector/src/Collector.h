@@ -90,9 +90,8 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   std::atomic<bool> contexts_enabled_{false};
 
   // The callback walk: handlers_[0, handler_count_) in registration order, filled at start and
-  // never changed after (the count is published after its slot). Owned here; never destroyed.
-  std::array<CallbackHandler*, kMaxHandlers> handlers_{};
-  std::array<std::unique_ptr<CallbackHandler>, kMaxHandlers> owned_handlers_;
+  // never changed after (the count is published after its slot). Never destroyed.
+  std::array<std::unique_ptr<CallbackHandler>, kMaxHandlers> handlers_;
   std::atomic<std::size_t> handler_count_{0};
 
   std::atomic<std::uint64_t> devices_seen_{0};  // bit per ordinal < 64
