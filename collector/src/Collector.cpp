@@ -139,7 +139,7 @@ bool Collector::enable_cupti() noexcept {
       try {
         auto profiler = std::make_unique<RangeProfiler>();
         if (profiler->start(config_, config_.output, subscriber_, pid_)) {
-          add_handler(std::move(profiler));
+          handlers_.add(std::move(profiler));
         }
       } catch (...) {
         log("counters: start failed; no counters");
@@ -189,7 +189,7 @@ bool Collector::enable_cupti() noexcept {
   if (config_.trace & kTraceArgs) {  // --trace args: kernel parameter values
     try {
       auto args = std::make_unique<KernelArgs>(pid_);
-      if (args->start(subscriber_)) add_handler(std::move(args));
+      if (args->start(subscriber_)) handlers_.add(std::move(args));
     } catch (...) {
       log("kernel arguments: start failed; not recorded");
     }
@@ -311,24 +311,13 @@ void Collector::on_api_enter(const CUpti_CallbackData& data) noexcept {
   capture_->record(data.correlationId);
 }
 
-void Collector::add_handler(std::unique_ptr<CallbackHandler> handler) noexcept {
-  const std::size_t n = handler_count_.load(std::memory_order_relaxed);
-  if (n == kMaxHandlers) {
-    log("too many callback handlers: one is left out");
-    return;
-  }
-  handlers_[n] = std::move(handler);
-  handler_count_.store(n + 1, std::memory_order_release);  // publishes handlers_[n]
-}
-
 void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
                                      CUpti_CallbackId id, const void* data) {
   if (!data || InternalCalls::active()) return;  // the L2 flush's own driver calls
   auto* self = static_cast<Collector*>(userdata);
   // The handlers registered at start: --metrics counters per kernel launch, --trace args kernel
   // parameter values.
-  const std::size_t handlers = self->handler_count_.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < handlers; ++i) self->handlers_[i]->on_callback(domain, id, data);
+  self->handlers_.on_callback(domain, id, data);
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
     if (call.callbackSite == CUPTI_API_ENTER &&
@@ -378,10 +367,7 @@ void Collector::write_final(CaptureSink& sink) noexcept {
       log("cannot record calling contexts: {}", e.what());
     }
   }
-  if (sink.storing()) {  // the handlers' rows (--trace args), at exit
-    const std::size_t handlers = handler_count_.load(std::memory_order_acquire);
-    for (std::size_t i = 0; i < handlers; ++i) handlers_[i]->write_final(sink);
-  }
+  if (sink.storing()) handlers_.write_final(sink);  // the handlers' rows (--trace args), at exit
   write_process_row(true);
 }
 
@@ -422,8 +408,7 @@ void Collector::shutdown(int signal) noexcept {
   stop_flusher();
   // The handlers stop and store what they write themselves (RangeProfiler: the counters still
   // pending and the session rows; KernelArgs stops recording).
-  const std::size_t handlers = handler_count_.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < handlers; ++i) handlers_[i]->finish();
+  handlers_.finish();
   // Stop recording calling contexts before the writer merges the threads' trees.
   if (contexts_enabled_.exchange(false) && subscriber_) {
     cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -27,7 +27,6 @@
 
 #include <cupti.h>
 
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -37,7 +36,7 @@
 #include <thread>
 
 #include "ActivityBuffers.h"
-#include "CallbackHandler.h"
+#include "CallbackHandlers.h"
 #include "CallingContext.h"
 #include "CaptureSink.h"
 #include "CaptureWriter.h"
@@ -53,9 +52,6 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   /// the host program runs on either way.
   static bool start() noexcept;
 
-  /// The most handlers the callback walks (RangeProfiler, KernelArgs, and room to spare).
-  static constexpr std::size_t kMaxHandlers = 4;
-
  private:
   explicit Collector(CollectorConfig config);
   bool enable_cupti() noexcept;
@@ -63,8 +59,6 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   int enable_work_runtime_api() noexcept;
   void enable_work_driver_api() noexcept;
   void enable_calling_contexts() noexcept;
-  /// Adds a started handler to the callback walk (start only; at most kMaxHandlers).
-  void add_handler(std::unique_ptr<CallbackHandler> handler) noexcept;
   void on_api_enter(const CUpti_CallbackData& data) noexcept;
   void on_context_created(CUcontext context) noexcept;
   void write_process_row(bool final) noexcept;
@@ -89,10 +83,7 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   std::unique_ptr<ContextCapture> capture_;  // set before contexts_enabled_
   std::atomic<bool> contexts_enabled_{false};
 
-  // The callback walk: handlers_[0, handler_count_) in registration order, filled at start and
-  // never changed after (the count is published after its slot). Never destroyed.
-  std::array<std::unique_ptr<CallbackHandler>, kMaxHandlers> handlers_;
-  std::atomic<std::size_t> handler_count_{0};
+  CallbackHandlers handlers_;  // the callback walk, filled at start (enable_cupti)
 
   std::atomic<std::uint64_t> devices_seen_{0};  // bit per ordinal < 64
 
