@@ -10,8 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "CaptureSink.h"
 #include "Log.h"
-#include "fuselens/db/Writer.h"
 
 namespace fuselens::collector {
 namespace {
@@ -41,18 +41,22 @@ struct ThreadArgs {
 using FuncParamInfo = CUresult (*)(CUfunction, std::size_t, std::size_t*, std::size_t*);
 using KernelParamInfo = CUresult (*)(CUkernel, std::size_t, std::size_t*, std::size_t*);
 
-struct State {
+}  // namespace
+
+/// What a KernelArgs keeps; made by start().
+struct KernelArgsState {
   FuncParamInfo func_info = nullptr;
   KernelParamInfo kernel_info = nullptr;
-  std::mutex mutex;  // guards threads (taken once per thread, and by write)
+  std::mutex mutex;  // guards threads (taken once per thread, and by write_final)
   std::vector<std::unique_ptr<ThreadArgs>> threads;
 };
 
-State* g_state = nullptr;  // set once by start(); never destroyed (reached from atexit)
-std::atomic<bool> g_recording{false};
+namespace {
+
+using State = KernelArgsState;
 
 ThreadArgs& this_thread(State& state) {
-  thread_local ThreadArgs* mine = nullptr;
+  thread_local ThreadArgs* mine = nullptr;  // one KernelArgs records per process (KernelArgs.h)
   if (!mine) {
     auto created = std::make_unique<ThreadArgs>();
     created->rows.reserve(4096);
@@ -160,9 +164,13 @@ int read_args(const ParamLayout& layout, void* const* kernel_params, void* const
   return n;
 }
 
+KernelArgs::KernelArgs(std::uint32_t pid) : pid_(pid) {}
+
+KernelArgs::~KernelArgs() = default;
+
 bool KernelArgs::start(CUpti_SubscriberHandle subscriber) noexcept {
   try {
-    if (g_state) return true;
+    if (state_) return true;
     if (!subscriber) {
       log("no CUPTI callback subscription: kernel arguments will not be recorded");
       return false;
@@ -187,8 +195,8 @@ bool KernelArgs::start(CUpti_SubscriberHandle subscriber) noexcept {
       log("cannot subscribe to kernel launches: kernel arguments will not be recorded");
       return false;
     }
-    g_state = state.release();
-    g_recording.store(true);
+    state_ = std::move(state);
+    recording_.store(true);
     return true;
   } catch (...) {
     log("kernel arguments: start failed; not recorded");
@@ -198,7 +206,7 @@ bool KernelArgs::start(CUpti_SubscriberHandle subscriber) noexcept {
 
 void KernelArgs::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
                              const void* data) noexcept {
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !g_recording.load(std::memory_order_relaxed)) return;
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !recording_.load(std::memory_order_relaxed)) return;
   const auto& cb = *static_cast<const CUpti_CallbackData*>(data);
   Launch launch;
   if (cb.callbackSite != CUPTI_API_ENTER || !cb.functionParams ||
@@ -206,7 +214,7 @@ void KernelArgs::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
     return;
   }
   try {
-    State& state = *g_state;
+    State& state = *state_;
     ThreadArgs& t = this_thread(state);
     // One launch call seen twice (a launch entry point forwarding to another): keep the first.
     if (t.recorded_any && t.last_correlation == cb.correlationId) return;
@@ -228,10 +236,10 @@ void KernelArgs::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
   }
 }
 
-void KernelArgs::stop() noexcept { g_recording.store(false); }
+void KernelArgs::finish() noexcept { recording_.store(false); }
 
-void KernelArgs::write(db::Writer& writer, std::uint32_t pid) noexcept {
-  State* state = g_state;
+void KernelArgs::write_final(CaptureSink& sink) noexcept {
+  State* state = state_.get();
   if (!state) return;
   try {
     std::lock_guard lock(state->mutex);
@@ -244,15 +252,15 @@ void KernelArgs::write(db::Writer& writer, std::uint32_t pid) noexcept {
       launches += t->launches;
       without_layout += t->without_layout;
       for (const Row& r : t->rows) {
-        chunk.push_back({pid, r.correlation, r.index, r.value});
+        chunk.push_back({pid_, r.correlation, r.index, r.value});
         if (chunk.size() == kChunk) {
-          writer.write_kernel_args(chunk);
+          sink.handle_kernel_args(chunk);
           written += chunk.size();
           chunk.clear();
         }
       }
     }
-    writer.write_kernel_args(chunk);
+    sink.handle_kernel_args(chunk);
     written += chunk.size();
     if (without_layout > 0) {
       log("kernel arguments: {} of {} launches had no parameters, or none that "

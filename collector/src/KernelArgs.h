@@ -22,16 +22,20 @@
 // into the thread's own vector (no allocation until it grows). Values are kept in memory per
 // thread (at most kMaxRowsPerThread rows; more are counted as dropped and logged) and written at
 // process exit. Errors never reach the host program.
+//
+// A CallbackHandler (CallbackHandler.h): the session starts it under `--trace args` and registers
+// it; its callback walk calls on_callback() on every callback; finish() stops recording before
+// the final flush, and write_final() hands the rows to the capture's sink on its writer thread.
 
 #include <cuda.h>
 #include <cupti.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
-namespace fuselens::db {
-class Writer;
-}
+#include "CallbackHandler.h"
 
 namespace fuselens::collector {
 
@@ -74,20 +78,33 @@ ParamLayout probe_layout(Info&& info) noexcept {
 int read_args(const ParamLayout& layout, void* const* kernel_params, void* const* extra,
               std::uint64_t* values, std::uint8_t* indexes) noexcept;
 
-/// The collector's hook (static, like RangeProfiler).
-class KernelArgs {
+struct KernelArgsState;  // KernelArgs.cpp
+
+/// The kernel-argument capture of process `pid`. One per process records (each thread keeps a
+/// pointer to its rows).
+class KernelArgs final : public CallbackHandler {
  public:
+  explicit KernelArgs(std::uint32_t pid);
+  ~KernelArgs() override;
+
   /// Enables the driver launch callbacks on `subscriber` and starts recording. Returns false
   /// (and logs why) when nothing will be recorded: no callback could be enabled, or the driver
   /// has no cuFuncGetParamInfo (older than CUDA 12.4).
-  static bool start(CUpti_SubscriberHandle subscriber) noexcept;
-  /// The collector's CUPTI callback forwards every call here; launch entries are read.
-  static void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
-                          const void* data) noexcept;
+  bool start(CUpti_SubscriberHandle subscriber) noexcept;
+  /// Launch entries are read; every other callback is ignored.
+  void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                   const void* data) noexcept override;
   /// Stops recording (before the collector's final flush). Idempotent.
-  static void stop() noexcept;
-  /// Writes every thread's rows as process `pid`'s kernel_arg rows. Call once, after stop().
-  static void write(db::Writer& writer, std::uint32_t pid) noexcept;
+  void finish() noexcept override;
+  /// Hands every thread's rows to `sink` as the process's kernel_arg rows (in chunks of 65,536),
+  /// and logs launches without parameter information and dropped values. Call once, after
+  /// finish().
+  void write_final(CaptureSink& sink) noexcept override;
+
+ private:
+  std::uint32_t pid_;
+  std::unique_ptr<KernelArgsState> state_;  // set by a successful start()
+  std::atomic<bool> recording_{false};
 };
 
 }  // namespace fuselens::collector

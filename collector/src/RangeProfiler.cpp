@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "InternalCalls.h"
 #include "L2Flush.h"
 #include "Log.h"
 #include "fuselens/db/RooflineStore.h"
@@ -20,16 +21,17 @@
 namespace fuselens::collector {
 namespace {
 
-constexpr std::size_t kMaxRanges = 16;        // per decode; one launch normally makes one
-constexpr std::size_t kFlushEvery = 512;      // launches per database transaction
+constexpr std::size_t kMaxRanges = 16;    // per decode; one launch normally makes one
+constexpr std::size_t kFlushEvery = 512;  // launches per database transaction
 
 std::string cupti_message(CUptiResult result, const char* call) {
   const char* text = nullptr;
   cuptiGetResultString(result, &text);
   std::string message = std::string(call) + " failed: " + (text ? text : "unknown CUPTI error");
   if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    message += " (GPU performance counters are restricted to administrators: run as root or set "
-               "the nvidia module option NVreg_RestrictProfilingToAdminUsers=0)";
+    message +=
+        " (GPU performance counters are restricted to administrators: run as root or set "
+        "the nvidia module option NVreg_RestrictProfilingToAdminUsers=0)";
   }
   return message;
 }
@@ -57,29 +59,37 @@ struct Session {
   CUcontext context = nullptr;
   CUpti_Profiler_Host_Object* host = nullptr;
   CUpti_RangeProfiler_Object* profiler = nullptr;
-  std::string chip;                          // the host object keeps pointers to these two
+  std::string chip;  // the host object keeps pointers to these two
   std::vector<std::uint8_t> availability;
   std::vector<std::string> metrics;
   std::vector<const char*> metric_names;
   std::vector<std::uint8_t> config, counter_data;
   db::MetricSessionRecord record;
-  std::unique_ptr<L2Flush> flush;        // application replay with cache control "all"
-  bool started = false;                  // application replay: a launch's pass is open
+  std::unique_ptr<L2Flush> flush;  // application replay with cache control "all"
+  bool started = false;            // application replay: a launch's pass is open
   std::int64_t launches_without_range = 0;
   std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
   int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
   bool active = false;
 };
 
-struct State {
+// What a driver callback id is to the range profiler, by its name: a kernel launch (cuLaunch*,
+// not cuLaunchHostFunc) or the start / end of a stream capture. Classified once at start into
+// State::kinds (the callback runs on every launch; a name lookup there would be per launch).
+enum class CallbackKind : std::uint8_t { Other, KernelLaunch, CaptureBegin, CaptureEnd };
+
+}  // namespace
+
+/// Everything the range profiler keeps; one per RangeProfiler, made by start().
+struct RangeProfilerState {
   std::mutex mutex;
   std::string capture;
   std::uint32_t pid = 0;
   db::MetricSet set;
-  bool application = false;       // --replay application (RangeProfiler.h)
-  std::uint32_t pass = 0;         // application replay: the counter group this run collects
-  bool flush_caches = false;      // --cache-control all
-  std::mutex launch_gate;         // application replay: held from a launch's entry to its exit
+  bool application = false;   // --replay application (RangeProfiler.h)
+  std::uint32_t pass = 0;     // application replay: the counter group this run collects
+  bool flush_caches = false;  // --cache-control all
+  std::mutex launch_gate;     // application replay: held from a launch's entry to its exit
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<db::KernelMetricRecord> pending;
   db::RecordBatch kernels;  // kernel rows of the profiled launches (see RangeProfiler.h)
@@ -87,27 +97,22 @@ struct State {
   std::unique_ptr<db::Writer> kernel_writer;
   bool profiler_initialized = false;
   bool finished = false;
+  std::array<CallbackKind, CUPTI_DRIVER_TRACE_CBID_SIZE> kinds{};  // by driver callback id
 };
 
-State* g_state = nullptr;  // set once by start(); never destroyed (reached from atexit)
-// Set while this thread makes driver calls of its own (the L2 flush): their callbacks are ours.
-thread_local bool t_internal = false;
+namespace {
+
+using State = RangeProfilerState;
+
 // Application replay: this thread holds State::launch_gate (taken at a launch's entry).
 thread_local bool t_holds_gate = false;
-
-/// Marks this thread's driver calls as the collector's own for its lifetime (t_internal).
-struct InternalCalls {
-  InternalCalls() { t_internal = true; }
-  ~InternalCalls() { t_internal = false; }
-  InternalCalls(const InternalCalls&) = delete;
-  InternalCalls& operator=(const InternalCalls&) = delete;
-};
 
 /// The config image of `metrics` on the session's chip and its number of passes; a host object
 /// of its own, so that single-pass groups can be tried one metric at a time.
 std::size_t config_image(const Session& s, const std::vector<const char*>& metrics,
                          std::vector<std::uint8_t>& image) {
-  auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto host = params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = s.chip.c_str();
   host.pCounterAvailabilityImage = s.availability.data();
@@ -115,26 +120,31 @@ std::size_t config_image(const Session& s, const std::vector<const char*>& metri
   struct Deinit {
     CUpti_Profiler_Host_Object* object;
     ~Deinit() {
-      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+      auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(
+          CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = object;
       cuptiProfilerHostDeinitialize(&p);
     }
   } deinit{host.pHostObject};
-  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = host.pHostObject;
   add.ppMetricNames = const_cast<const char**>(metrics.data());
   add.numMetrics = metrics.size();
   FUSELENS_RP_CALL(cuptiProfilerHostConfigAddMetrics(&add));
-  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   size.pHostObject = host.pHostObject;
   FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImageSize(&size));
   image.resize(size.configImageSize);
-  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   get.pHostObject = host.pHostObject;
   get.configImageSize = image.size();
   get.pConfigImage = image.data();
   FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImage(&get));
-  auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   passes.configImageSize = image.size();
   passes.pConfigImage = image.data();
   FUSELENS_RP_CALL(cuptiProfilerHostGetNumOfPasses(&passes));
@@ -146,7 +156,8 @@ std::size_t config_image(const Session& s, const std::vector<const char*>& metri
 /// their DRAM bytes in the same pass). Deterministic: every run computes the same groups. A metric
 /// that needs more than one pass on its own cannot be collected this way: a required one fails
 /// the session, an optional one (`optional`) is left out and named in `left_out`.
-std::vector<std::vector<std::string>> single_pass_groups(const Session& s, std::vector<std::string> metrics,
+std::vector<std::vector<std::string>> single_pass_groups(const Session& s,
+                                                         std::vector<std::string> metrics,
                                                          const std::vector<std::string>& optional,
                                                          std::vector<std::string>& left_out) {
   std::stable_partition(metrics.begin(), metrics.end(), [](const std::string& m) {
@@ -173,19 +184,14 @@ std::vector<std::vector<std::string>> single_pass_groups(const Session& s, std::
         left_out.push_back(m + " (" + std::to_string(passes) + " passes)");
         continue;
       }
-      throw Failure{"metric '" + m + "' needs " + std::to_string(passes) + " passes on its own; "
+      throw Failure{"metric '" + m + "' needs " + std::to_string(passes) +
+                    " passes on its own; "
                     "application replay collects each launch in one pass (use --replay kernel)"};
     }
     groups.push_back({m});
   }
   return groups;
 }
-
-// What a driver callback id is to the range profiler, by its name: a kernel launch (cuLaunch*,
-// not cuLaunchHostFunc) or the start / end of a stream capture. Classified once at start into
-// g_kinds (the callback runs on every launch; a name lookup there would be per launch).
-enum class CallbackKind : std::uint8_t { Other, KernelLaunch, CaptureBegin, CaptureEnd };
-std::array<CallbackKind, CUPTI_DRIVER_TRACE_CBID_SIZE> g_kinds{};
 
 CallbackKind classify(CUpti_CallbackId id) {
   const char* name = nullptr;
@@ -201,13 +207,14 @@ CallbackKind classify(CUpti_CallbackId id) {
   return CallbackKind::Other;
 }
 
-CallbackKind kind_of(CUpti_CallbackId id) {
-  return id < g_kinds.size() ? g_kinds[id] : CallbackKind::Other;
+CallbackKind kind_of(const State& state, CUpti_CallbackId id) {
+  return id < state.kinds.size() ? state.kinds[id] : CallbackKind::Other;
 }
 
 void initialize(State& state, Session& s) {
   if (!state.profiler_initialized) {
-    auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    auto init =
+        params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     FUSELENS_RP_CALL(cuptiProfilerInitialize(&init));
     state.profiler_initialized = true;
   }
@@ -220,14 +227,16 @@ void initialize(State& state, Session& s) {
   s.chip = chip.pChipName ? chip.pChipName : "";
   const std::string& chip_name = s.chip;
 
-  auto availability = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  auto availability = params<CUpti_Profiler_GetCounterAvailability_Params>(
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   availability.ctx = s.context;
   FUSELENS_RP_CALL(cuptiProfilerGetCounterAvailability(&availability));
   s.availability.resize(availability.counterAvailabilityImageSize);
   availability.pCounterAvailabilityImage = s.availability.data();
   FUSELENS_RP_CALL(cuptiProfilerGetCounterAvailability(&availability));
 
-  auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto host = params<CUpti_Profiler_Host_Initialize_Params>(
+      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = s.chip.c_str();
   host.pCounterAvailabilityImage = s.availability.data();
@@ -235,14 +244,16 @@ void initialize(State& state, Session& s) {
   s.host = host.pHostObject;
 
   auto supported = [&](const std::string& metric) {
-    auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+    auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+        CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
     p.pHostObject = s.host;
     p.pMetricName = metric.c_str();
     return cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS;
   };
   for (const auto& m : state.set.required) {
     if (!supported(m)) {
-      throw Failure{"metric '" + m + "' of set '" + state.set.name + "' is not supported on chip " + chip_name};
+      throw Failure{"metric '" + m + "' of set '" + state.set.name + "' is not supported on chip " +
+                    chip_name};
     }
     s.metrics.push_back(m);
   }
@@ -258,11 +269,13 @@ void initialize(State& state, Session& s) {
       std::string names;
       for (const auto& m : left_out) names += (names.empty() ? "" : ", ") + m;
       log("counters: application replay leaves out what one pass cannot count: {} (--replay kernel "
-          "collects them)", names);
+          "collects them)",
+          names);
     }
     if (state.pass >= groups.size()) {
-      throw Failure{"application replay run " + std::to_string(state.pass) + " asked for, but the set has " +
-                    std::to_string(groups.size()) + " single-pass groups on chip " + chip_name};
+      throw Failure{"application replay run " + std::to_string(state.pass) +
+                    " asked for, but the set has " + std::to_string(groups.size()) +
+                    " single-pass groups on chip " + chip_name};
     }
     s.metrics = groups[state.pass];
     s.record.passes = static_cast<std::int64_t>(groups.size());  // runs of the program
@@ -270,7 +283,8 @@ void initialize(State& state, Session& s) {
   for (const auto& m : s.metrics) s.metric_names.push_back(m.c_str());
   s.record.metrics = s.metrics;
   const std::size_t passes = config_image(s, s.metric_names, s.config);
-  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   add.pHostObject = s.host;  // the metrics this host object evaluates
   add.ppMetricNames = s.metric_names.data();
   add.numMetrics = s.metric_names.size();
@@ -285,12 +299,14 @@ void initialize(State& state, Session& s) {
     }
   }
 
-  auto enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto enable =
+      params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   enable.ctx = s.context;
   FUSELENS_RP_CALL(cuptiRangeProfilerEnable(&enable));
   s.profiler = enable.pRangeProfilerObject;
 
-  auto data = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto data = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   data.pRangeProfilerObject = s.profiler;
   data.pMetricNames = s.metric_names.data();
   data.numMetrics = s.metric_names.size();
@@ -299,10 +315,12 @@ void initialize(State& state, Session& s) {
   FUSELENS_RP_CALL(cuptiRangeProfilerGetCounterDataSize(&data));
   s.counter_data.resize(data.counterDataSize);
   if (state.application) {
-    log("counters: set '{}' on device {} ({}): application replay, run {} of {} collects {} metrics "
-        "in one pass per launch; cache control {}{}",
+    log("counters: set '{}' on device {} ({}): application replay, run {} of {} collects {} "
+        "metrics in one pass per launch; cache control {}{}",
         state.set.name, device, chip_name, state.pass + 1, s.record.passes, s.metrics.size(),
-        s.record.cache_control, s.flush ? " (L2 flushed by reading " + std::to_string(s.flush->bytes() >> 20) + " MiB)" : "");
+        s.record.cache_control,
+        s.flush ? " (L2 flushed by reading " + std::to_string(s.flush->bytes() >> 20) + " MiB)"
+                : "");
   } else {
     log("counters: set '{}' ({} metrics) on device {} ({}): {} kernel replay passes per launch",
         state.set.name, s.metrics.size(), device, chip_name, s.record.passes);
@@ -310,12 +328,14 @@ void initialize(State& state, Session& s) {
 }
 
 void configure_and_start(const State& state, Session& s) {
-  auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   init.pRangeProfilerObject = s.profiler;
   init.counterDataSize = s.counter_data.size();
   init.pCounterData = s.counter_data.data();
   FUSELENS_RP_CALL(cuptiRangeProfilerCounterDataImageInitialize(&init));
-  auto config = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto config = params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   config.pRangeProfilerObject = s.profiler;
   config.configSize = s.config.size();
   config.pConfig = s.config.data();
@@ -331,7 +351,8 @@ void configure_and_start(const State& state, Session& s) {
   config.passIndex = 0;
   config.targetNestingLevel = 1;
   FUSELENS_RP_CALL(cuptiRangeProfilerSetConfig(&config));
-  auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  auto start =
+      params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerStart(&start));
   s.started = true;
@@ -351,21 +372,25 @@ void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   if (state.application && !stop.isAllPassSubmitted) {
     throw Failure{"application replay: the range profiler wants more than the one pass configured"};
   }
-  auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerDecodeData(&decode));
   // Application replay: the launch call returned before the kernel ran; decoding waited for it.
   if (state.application) cuptiGetTimestamp(&end_ns);
-  auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();
   FUSELENS_RP_CALL(cuptiRangeProfilerGetCounterDataInfo(&info));
   s.record.unattributed_ranges += static_cast<std::int64_t>(decode.numOfRangeDropped);
   if (info.numTotalRanges == 0) {
-    if (s.launches_without_range++ == 0) log("counters: a kernel launch produced no profiler range");
+    if (s.launches_without_range++ == 0)
+      log("counters: a kernel launch produced no profiler range");
   } else {
     std::vector<double> values(s.metric_names.size());
-    auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    auto eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     eval.pHostObject = s.host;
     eval.pCounterDataImage = s.counter_data.data();
     eval.counterDataImageSize = s.counter_data.size();
@@ -422,16 +447,19 @@ void disable(Session& s) {
   s.active = false;
   s.started = false;
   if (s.profiler) {
-    auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    auto stop =
+        params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = s.profiler;
     cuptiRangeProfilerStop(&stop);
-    auto disable = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    auto disable =
+        params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     disable.pRangeProfilerObject = s.profiler;
     cuptiRangeProfilerDisable(&disable);
     s.profiler = nullptr;
   }
   if (s.host) {
-    auto deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     deinit.pHostObject = s.host;
     cuptiProfilerHostDeinitialize(&deinit);
     s.host = nullptr;
@@ -448,7 +476,8 @@ void write_pending(State& state) noexcept {
   if (state.pending.empty() && !state.finished) return;
   try {
     if (!state.kernels.kernels.empty()) {
-      if (!state.kernel_writer) state.kernel_writer = std::make_unique<db::Writer>(db::Writer::open(state.capture));
+      if (!state.kernel_writer)
+        state.kernel_writer = std::make_unique<db::Writer>(db::Writer::open(state.capture));
       state.kernel_writer->write(state.kernels);
     }
   } catch (const std::exception& e) {
@@ -485,15 +514,19 @@ Session* session_of(State& state, CUcontext context) {
 
 }  // namespace
 
+RangeProfiler::RangeProfiler() = default;
+
+RangeProfiler::~RangeProfiler() = default;
+
 bool RangeProfiler::start(const CollectorConfig& config, const std::string& capture,
                           CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept {
   try {
-    if (g_state) return true;
+    if (state_) return true;
     if (config.metrics != "roofline") {
       log("unknown metric set '{}' (known: roofline); no counters", config.metrics);
       return false;
     }
-    auto* state = new State;
+    auto state = std::make_unique<State>();
     state->capture = capture;
     state->pid = pid;
     state->application = config.metric_replay == "application";
@@ -502,19 +535,19 @@ bool RangeProfiler::start(const CollectorConfig& config, const std::string& capt
     state->set = db::roofline_metric_set();
     int enabled = 0;
     for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
-      g_kinds[id] = classify(id);
-      if (g_kinds[id] == CallbackKind::Other) continue;
+      state->kinds[id] = classify(id);
+      if (state->kinds[id] == CallbackKind::Other) continue;
       const bool on =
           cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
-      if (on && g_kinds[id] == CallbackKind::KernelLaunch) ++enabled;
+      if (on && state->kinds[id] == CallbackKind::KernelLaunch) ++enabled;
     }
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (enabled == 0) {
       log("counters: cannot subscribe to kernel launches; no counters");
-      delete state;
       return false;
     }
-    g_state = state;
+    state_ = std::move(state);
     return true;
   } catch (...) {
     log("counters: start failed; no counters");
@@ -572,11 +605,10 @@ void on_application_launch(State& state, const CUpti_CallbackData& cb) {
 
 }  // namespace
 
-bool RangeProfiler::internal_call() noexcept { return t_internal; }
-
-void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
-  State* state = g_state;
-  if (!state || !data || t_internal) return;
+void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                                const void* data) noexcept {
+  State* state = state_.get();
+  if (!state || !data || InternalCalls::active()) return;
   try {
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
       const auto* r = static_cast<const CUpti_ResourceData*>(data);
@@ -588,7 +620,7 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       return;
     }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-    const CallbackKind kind = kind_of(id);
+    const CallbackKind kind = kind_of(*state, id);
     if (kind == CallbackKind::CaptureBegin || kind == CallbackKind::CaptureEnd) {
       // Kernel replay cannot replay a launch that stream capture records into a graph (the
       // range profiler fails and the capture is invalidated): the profiler stops before a
@@ -636,7 +668,7 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
 }
 
 void RangeProfiler::finish() noexcept {
-  State* state = g_state;
+  State* state = state_.get();
   if (!state) return;
   std::lock_guard lock(state->mutex);
   if (state->finished) return;
@@ -645,12 +677,13 @@ void RangeProfiler::finish() noexcept {
   for (auto& s : state->sessions) {
     if (s->active || s->host) disable(*s);  // leave nothing enabled for CUPTI's teardown
     if (s->launches_in_capture > 0) {
-      log("counters: {} launches on device {} were made while a stream capture was open (no counters)",
+      log("counters: {} launches on device {} were made while a stream capture was open (no "
+          "counters)",
           s->launches_in_capture, s->record.device_id);
     }
     if (s->launches_without_range > 0) {
-      log("counters: {} launches on device {} produced no profiler range", s->launches_without_range,
-          s->record.device_id);
+      log("counters: {} launches on device {} produced no profiler range",
+          s->launches_without_range, s->record.device_id);
     }
     try {
       if (state->writer) state->writer->write_metric_session(s->record);
@@ -659,7 +692,8 @@ void RangeProfiler::finish() noexcept {
     }
   }
   if (state->profiler_initialized) {
-    auto deinit = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+    auto deinit =
+        params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
     cuptiProfilerDeInitialize(&deinit);
     state->profiler_initialized = false;
   }

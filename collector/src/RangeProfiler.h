@@ -33,9 +33,10 @@
 // the process aborted at exit ("free(): invalid pointer"); without them every launch was
 // profiled and the process exited cleanly (docs/BENCHMARKS.md). So while counters are collected
 // the collector leaves the `cuda` group off (no memcpy, memset or sync rows) and this class
-// writes the kernel rows of the launches it profiles: name (the callback's symbol), correlation id, device, context;
-// end = CUPTI timestamp when the launch call returns (the replayed kernel has finished), start =
-// end - gpu__time_duration.sum (the duration of the profiled pass). Stream, grid and block are 0.
+// writes the kernel rows of the launches it profiles: name (the callback's symbol), correlation id,
+// device, context; end = CUPTI timestamp when the launch call returns (the replayed kernel has
+// finished), start = end - gpu__time_duration.sum (the duration of the profiled pass). Stream, grid
+// and block are 0.
 //
 // Errors never reach the host program: an unsupported metric, missing privileges
 // (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), an unsupported GPU or a failing CUPTI call is logged
@@ -44,7 +45,13 @@
 // ranges in launch order, which the lock keeps. Under application replay a launch gate is held
 // from a launch's entry to its exit (its pass is open in between), so one launch per process is
 // profiled at a time; the L2 flush's own driver calls (context synchronize, the flush kernel's
-// launch) are made with internal_call() true, and the collector ignores their callbacks.
+// launch) are made inside an InternalCalls (InternalCalls.h), and the collector ignores their
+// callbacks.
+//
+// A CallbackHandler (CallbackHandler.h): the session starts it when counters are asked for and
+// registers it, so its callback walk calls on_callback() on every driver and resource callback;
+// finish() at the end stores what is pending. It writes its rows through connections of its own,
+// so write_final() has nothing to add.
 //
 // Application replay's kernel rows: end = CUPTI timestamp after the pass was decoded (which waits
 // for the kernel), start = end - gpu__time_duration.sum; the same caveats as above.
@@ -52,27 +59,36 @@
 #include <cupti.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "CallbackHandler.h"
 #include "fuselens/collector/Config.h"
 
 namespace fuselens::collector {
 
-class RangeProfiler {
+struct RangeProfilerState;  // RangeProfiler.cpp
+
+class RangeProfiler final : public CallbackHandler {
  public:
+  RangeProfiler();
+  ~RangeProfiler() override;
+
   /// Validates config.metrics ("roofline"), takes the replay mode, run index and cache control
   /// from `config`, remembers the capture and enables the driver launch callbacks on
-  /// `subscriber`. Returns false (and logs why) when nothing will be collected.
-  static bool start(const CollectorConfig& config, const std::string& capture,
-                    CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept;
-  /// True on a thread while the range profiler makes driver calls of its own (the L2 flush):
-  /// the collector's callback ignores those calls.
-  static bool internal_call() noexcept;
-  /// The collector's CUPTI callback forwards every call here; launches are handled, the rest
-  /// ignored.
-  static void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept;
+  /// `subscriber`. Returns false (and logs why) when nothing will be collected. One
+  /// RangeProfiler per process (the CUPTI profiler is initialized once).
+  bool start(const CollectorConfig& config, const std::string& capture,
+             CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept;
+  /// Kernel launches and stream captures are handled, the rest ignored (so are calls made inside
+  /// an InternalCalls).
+  void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                   const void* data) noexcept override;
   /// Stores what is pending and each context's session row, disables the profilers. Idempotent.
-  static void finish() noexcept;
+  void finish() noexcept override;
+
+ private:
+  std::unique_ptr<RangeProfilerState> state_;  // set by a successful start()
 };
 
 }  // namespace fuselens::collector

@@ -1,0 +1,7 @@
+#include "CaptureSink.h"
+
+namespace fuselens::collector {
+
+CaptureSink::~CaptureSink() = default;
+
+}  // namespace fuselens::collector

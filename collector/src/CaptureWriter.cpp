@@ -1,0 +1,163 @@
+#include "CaptureWriter.h"
+
+#include <pthread.h>
+
+#include <exception>
+
+#include "ActivityBuffers.h"
+#include "Log.h"
+
+namespace fuselens::collector {
+
+CaptureWriter::CaptureWriter(db::Writer writer, ActivityBuffers& buffers, std::uint32_t pid,
+                             std::size_t max_buffers)
+    : writer_(std::move(writer)),
+      buffers_(buffers),
+      converter_(pid, &ActivityConverter::cupti_api_name),
+      max_buffers_(max_buffers) {
+  queue_.reserve(max_buffers_);
+}
+
+CaptureWriter::~CaptureWriter() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void CaptureWriter::start() {
+  thread_ = std::thread([this] { writer_loop(); });
+}
+
+void CaptureWriter::handle_buffer(std::uint8_t* buffer, std::size_t valid_size) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({buffer, valid_size});  // capacity reserved for every pool buffer
+  }
+  wake_.notify_one();
+}
+
+void CaptureWriter::handle_device(db::DeviceInfo device) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    devices_.push_back(std::move(device));
+  } catch (...) {
+  }
+  wake_.notify_one();
+}
+
+std::vector<std::uint32_t> CaptureWriter::threads() const {
+  return {converter_.threads().begin(), converter_.threads().end()};
+}
+
+void CaptureWriter::handle_process(const db::ProcessInfo& process) {
+  writer_.write_process(process);
+}
+
+void CaptureWriter::handle_threads(const std::vector<db::ThreadInfo>& threads) {
+  writer_.write_threads(threads);
+}
+
+void CaptureWriter::handle_calling_contexts(const db::CallingContextTree& tree) {
+  writer_.write_calling_contexts(tree);
+}
+
+void CaptureWriter::handle_kernel_args(const std::vector<db::KernelArgRecord>& args) {
+  writer_.write_kernel_args(args);
+}
+
+bool CaptureWriter::finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    epilogue_ = &epilogue;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  // Never hang the host program: give the writer a bounded time to finish.
+  std::unique_lock lock(mutex_);
+  const bool done = wake_.wait_for(lock, timeout, [&] { return done_; });
+  lock.unlock();
+  if (done && thread_.joinable()) {
+    thread_.join();
+  } else if (!done) {
+    log("the capture writer did not finish in {} s; the capture may miss the last records",
+        timeout.count());
+    thread_.detach();
+  }
+  return done;
+}
+
+void CaptureWriter::writer_loop() noexcept {
+  // Named so that top -H, gdb and per-thread CPU accounting tell the collector's threads from
+  // the program's (at most 15 characters).
+  ::pthread_setname_np(::pthread_self(), "fuselens-write");
+  db::RecordBatch batch;
+  std::vector<Completed> work;
+  std::vector<db::DeviceInfo> devices;
+  work.reserve(max_buffers_);
+  Epilogue* epilogue = nullptr;
+  while (true) {
+    bool stopping = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !devices_.empty(); });
+      work.swap(queue_);
+      devices.swap(devices_);
+      stopping = stop_;
+      epilogue = epilogue_;
+    }
+    for (const auto& device : devices) {
+      try {
+        if (!broken_ && !device.name.empty()) writer_.write_device(device);
+      } catch (const std::exception& e) {
+        log("cannot record device {}: {}", device.id, e.what());
+      }
+    }
+    devices.clear();
+    for (const auto& item : work) {
+      try {
+        converter_.convert_buffer(item.buffer, item.valid_size, batch);
+      } catch (const std::exception& e) {
+        log("cannot convert an activity buffer: {}", e.what());
+      }
+      buffers_.release(item.buffer);
+      write_batch(batch);
+    }
+    work.clear();
+    if (stopping) break;
+  }
+  try {
+    converter_.flush_open_ranges(batch);
+  } catch (...) {
+  }
+  write_batch(batch);
+  if (epilogue) epilogue->write_final(*this);
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_all();
+}
+
+void CaptureWriter::write_batch(db::RecordBatch& batch) noexcept {
+  if (batch.empty()) return;
+  const std::size_t n = batch.size();
+  if (broken_) {
+    discarded_ += n;
+  } else {
+    try {
+      writer_.write(batch);
+      written_ += n;
+    } catch (const std::exception& e) {
+      log("cannot write to the capture ({}); further records are counted as dropped", e.what());
+      broken_ = true;
+      discarded_ += n;
+    }
+  }
+  batch.clear();
+}
+
+}  // namespace fuselens::collector

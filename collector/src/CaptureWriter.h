@@ -1,0 +1,93 @@
+#pragma once
+// CaptureWriter: the CaptureSink that stores records in the SQLite capture (db::Writer), served
+// by one writer thread ("fuselens-write", so that top -H, gdb and per-thread CPU accounting tell
+// it from the program's threads).
+//
+// handle_buffer() and handle_device() queue under a short lock (the queue's capacity is reserved
+// for every pool buffer: no allocation on CUPTI's thread) and wake the thread. The thread stores
+// devices, then converts each queued buffer (ActivityConverter) and appends its records in one
+// transaction, giving the buffer back to the ActivityBuffers. A failed write is logged once; from
+// then on the sink no longer stores (storing() false) and counts the records it converts as
+// discarded. finalize() wakes the thread to drain the queue, emit NVTX ranges that never ended,
+// run the session's Epilogue and stop; it waits a bounded time, so a stuck store never hangs the
+// host program.
+//
+// The synchronous rows (handle_process, handle_threads, handle_calling_contexts,
+// handle_kernel_args) go straight to the capture: call them before start() or from the Epilogue.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ActivityConverter.h"
+#include "CaptureSink.h"
+#include "fuselens/db/Writer.h"
+
+namespace fuselens::collector {
+
+class ActivityBuffers;
+
+class CaptureWriter final : public CaptureSink {
+ public:
+  /// Appends to `writer` (an open capture) the records of process `pid` (ActivityConverter's
+  /// pid); buffers go back to `buffers`, which hands out at most `max_buffers` at a time.
+  CaptureWriter(db::Writer writer, ActivityBuffers& buffers, std::uint32_t pid,
+                std::size_t max_buffers);
+  /// Stops and joins the writer thread if finalize() did not (for tests; the collector never
+  /// destroys its sink).
+  ~CaptureWriter() override;
+
+  /// Starts the writer thread. Throws std::system_error when no thread can be started.
+  void start();
+  /// The writer thread (for ExitGuard::add_own_thread); valid after start().
+  std::thread::native_handle_type thread_handle() { return thread_.native_handle(); }
+
+  void handle_buffer(std::uint8_t* buffer, std::size_t valid_size) noexcept override;
+  void handle_device(db::DeviceInfo device) noexcept override;
+
+  bool storing() const noexcept override { return !broken_; }
+  std::uint64_t records_written() const noexcept override { return written_.load(); }
+  std::uint64_t records_discarded() const noexcept override { return discarded_.load(); }
+  std::vector<std::uint32_t> threads() const override;
+
+  void handle_process(const db::ProcessInfo& process) override;
+  void handle_threads(const std::vector<db::ThreadInfo>& threads) override;
+  void handle_calling_contexts(const db::CallingContextTree& tree) override;
+  void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) override;
+
+  bool finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept override;
+
+ private:
+  struct Completed {
+    std::uint8_t* buffer;
+    std::size_t valid_size;
+  };
+
+  void writer_loop() noexcept;
+  void write_batch(db::RecordBatch& batch) noexcept;
+
+  db::Writer writer_;
+  ActivityBuffers& buffers_;
+  ActivityConverter converter_;  // writer thread only
+  const std::size_t max_buffers_;
+
+  std::mutex mutex_;  // guards queue_, devices_, stop_, epilogue_, done_
+  std::condition_variable wake_;
+  std::vector<Completed> queue_;
+  std::vector<db::DeviceInfo> devices_;
+  Epilogue* epilogue_ = nullptr;
+  bool stop_ = false;
+  bool done_ = false;
+  std::thread thread_;
+
+  std::atomic<std::uint64_t> written_{0};
+  std::atomic<std::uint64_t> discarded_{0};  // records converted but not stored (write errors)
+  bool broken_ = false;                      // writer thread only (after start)
+};
+
+}  // namespace fuselens::collector

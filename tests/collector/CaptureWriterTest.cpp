@@ -1,0 +1,108 @@
+// CaptureWriter (collector/src/CaptureWriter.h): the SQLite CaptureSink and its writer thread,
+// without a GPU: devices handed over while the program runs, the session's Epilogue run on the
+// writer thread at finalize(), the synchronous rows.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "ActivityBuffers.h"
+#include "CaptureWriter.h"
+#include "TempDir.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/Writer.h"
+
+using fuselens::collector::ActivityBuffers;
+using fuselens::collector::CaptureSink;
+using fuselens::collector::CaptureWriter;
+namespace db = fuselens::db;
+
+namespace {
+
+constexpr std::uint32_t kPid = 4242;
+
+db::Writer new_capture(const std::string& path) {
+  db::RunInfo run;
+  run.command_line = {"workload"};
+  db::Writer::create(path, run);
+  return db::Writer::open(path);
+}
+
+db::DeviceInfo device(std::uint32_t id, std::string name) {
+  db::DeviceInfo d;
+  d.id = id;
+  d.name = std::move(name);
+  return d;
+}
+
+// Stores the final process row, as the collector's session does, and notes where it ran.
+class ProcessRowEpilogue final : public CaptureSink::Epilogue {
+ public:
+  std::string thread_name;
+  int runs = 0;
+
+  void write_final(CaptureSink& sink) noexcept override {
+    ++runs;
+    char name[16] = {};
+    ::pthread_getname_np(::pthread_self(), name, sizeof name);
+    thread_name = name;
+    db::ProcessInfo p;
+    p.pid = kPid;
+    p.records_written = sink.records_written();
+    p.dropped_records = sink.records_discarded();
+    p.end_utc_ns = 2;
+    try {
+      sink.handle_threads({{kPid, kPid, "main"}});  // a thread row needs no activity record
+      sink.handle_process(p);
+    } catch (...) {
+      ADD_FAILURE() << "the sink threw";
+    }
+  }
+};
+
+}  // namespace
+
+TEST(CaptureWriter, StoresNamedDevicesThenRunsTheEpilogueOnTheWriterThread) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("capture.fuselens");
+  ActivityBuffers buffers(4096, 2);
+  CaptureWriter sink(new_capture(path), buffers, kPid, 2);
+  EXPECT_TRUE(sink.storing());
+  db::ProcessInfo first;
+  first.pid = kPid;
+  sink.handle_process(first);  // before start(), as the collector writes its first row
+  sink.start();
+  sink.handle_device(device(0, "GPU zero"));
+  sink.handle_device(device(1, ""));  // no properties: not stored
+  ProcessRowEpilogue epilogue;
+  EXPECT_TRUE(sink.finalize(epilogue, std::chrono::seconds(30)));
+  EXPECT_EQ(epilogue.runs, 1);
+  EXPECT_EQ(epilogue.thread_name, "fuselens-write");
+  EXPECT_EQ(sink.records_written(), 0u);
+  EXPECT_EQ(sink.records_discarded(), 0u);
+  EXPECT_TRUE(sink.threads().empty());  // no API or NVTX record was converted
+
+  db::Reader reader(path);
+  const auto devices = reader.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].id, 0u);
+  EXPECT_EQ(devices[0].name, "GPU zero");
+  const auto processes = reader.processes();
+  ASSERT_EQ(processes.size(), 1u);
+  EXPECT_EQ(processes[0].pid, kPid);
+  EXPECT_EQ(processes[0].end_utc_ns, std::optional<std::uint64_t>(2));  // the Epilogue's row
+}
+
+TEST(CaptureWriter, StopsItsThreadWhenDestroyedWithoutFinalize) {
+  fuselens::test::TempDir dir;
+  ActivityBuffers buffers(4096, 1);
+  {
+    CaptureWriter sink(new_capture(dir.file("capture.fuselens")), buffers, kPid, 1);
+    sink.start();
+    sink.handle_device(device(0, "GPU zero"));
+  }  // joins: a test ends without hanging
+  db::Reader reader(dir.file("capture.fuselens"));
+  EXPECT_EQ(reader.devices().size(), 1u);
+}
