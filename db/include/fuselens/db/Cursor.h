@@ -50,11 +50,13 @@ class Cursor {
   bool done_ = false;
 };
 
-/// Filters pushed into the WHERE clause of an activity query (bound parameters, served by the
-/// capture's indexes: kernel_by_correlation, kernel_by_start, kernel_by_name, api_by_thread,
-/// nvtx_by_thread, memory_by_time; db::Writer::finalize). Unset fields select everything; with
-/// none set the query is the unfiltered one, with its row order. The time window [t0_ns, t1_ns)
-/// selects the rows that start (or, for instants, happen) at or after t0_ns and before t1_ns.
+/// Filters pushed into the WHERE clause of an activity query as bound parameters; SQLite serves
+/// them from the capture's indexes where one leads with the filtered columns (kernel_by_start:
+/// device, stream, start; kernel_by_correlation and api_by_thread: pid; kernel_by_name and
+/// api_by_name: the name; nvtx_by_thread, memory_by_time; db::Writer::finalize). Unset fields
+/// select everything; with none set the query is the unfiltered one, with its row order. The
+/// time window [t0_ns, t1_ns) selects the rows that start (instants: happen) at or after t0_ns
+/// and before t1_ns.
 struct ActivityFilter {
   std::optional<std::int64_t> pid;
   std::optional<std::int64_t> device_id;  ///< GPU activities and memory events only
