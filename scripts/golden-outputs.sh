@@ -2,10 +2,12 @@
 # Writes the outputs of prof-analyze (summary, cct, flags, roofline, compare and every export
 # format, each kernel-name kind where it takes one) on every capture in tests/data into DIR, so
 # that two builds can be compared byte for byte: run it before and after a change, then
-# `diff -r BEFORE AFTER`. Usage: scripts/golden-outputs.sh PROF_ANALYZE DIR
+# `diff -r BEFORE AFTER`, or give BEFORE as the third argument to have the script diff and fail
+# on any difference. Usage: scripts/golden-outputs.sh PROF_ANALYZE DIR [BEFORE]
 set -u
 P=$1
 OUT=$2
+BEFORE=${3:-}
 mkdir -p "$OUT"
 data=$(dirname "$0")/../tests/data
 # A fixed copy folder: messages name the file, and must read the same in both runs.
@@ -41,3 +43,6 @@ for n in demangled short mangled; do
   "$P" compare --names $n "$tmp/a.sqlite" "$data/fusion_bench_roofline.sqlite" >"$OUT/compare-two.$n" 2>&1
   "$P" compare --names $n --format json "$data/pytorch_mlp.sqlite" "$data/fmnist_epoch.sqlite" >"$OUT/compare-torch.$n" 2>&1
 done
+if [ -n "$BEFORE" ]; then
+  diff -r "$BEFORE" "$OUT" && echo "byte-identical to $BEFORE"
+fi
