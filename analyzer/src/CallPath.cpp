@@ -5,6 +5,7 @@
 
 #include "CallingContextData.h"
 #include "fuselens/analyzer/CallingContext.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -27,40 +28,26 @@ CallPath call_path(const db::Reader& reader, std::uint32_t pid, std::uint32_t co
   }
   // From the call's node up to the root, with each node's frame; the root (no frame) and an
   // unknown node come back with a NULL frame.
-  auto s = reader.prepare(
-      "WITH RECURSIVE up(node, depth, tid) AS ("
-      "  SELECT cct_node_id, 0, tid FROM api_context WHERE pid = ?1 AND correlation_id = ?2"
-      "  UNION ALL"
-      "  SELECT n.parent_id, up.depth + 1, up.tid FROM up JOIN cct_node n ON n.id = up.node"
-      "  WHERE n.parent_id IS NOT NULL AND up.depth < ?3)"
-      " SELECT up.tid, f.id IS NULL, COALESCE(f.kind, 0), COALESCE(fn.value, ''),"
-      " COALESCE(m.value, ''), COALESCE(f.module_offset, 0), COALESCE(fl.value, ''),"
-      " COALESCE(f.line, 0)"
-      " FROM up LEFT JOIN cct_node n ON n.id = up.node LEFT JOIN frame f ON f.id = n.frame_id"
-      " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
-      " LEFT JOIN strings fl ON fl.id = f.file_id"
-      " ORDER BY up.depth DESC");
-  s.bind(1, static_cast<std::int64_t>(pid));
-  s.bind(2, static_cast<std::int64_t>(correlation_id));
-  s.bind(3, static_cast<std::int64_t>(kMaxWalk));
+  auto rows = db::call_path_frames(reader, static_cast<std::int64_t>(pid),
+                                   static_cast<std::int64_t>(correlation_id), static_cast<std::int64_t>(kMaxWalk));
   bool found = false;
-  while (s.step()) {
+  while (auto s = rows.next()) {
     found = true;
-    out.tid = static_cast<std::uint32_t>(s.int64(0));
-    if (s.int64(1) != 0) continue;  // the root, or a node the tree lacks
+    out.tid = static_cast<std::uint32_t>(s->tid);
+    if (s->missing) continue;  // the root, or a node the tree lacks
     CallPathEntry e;
-    e.python = s.int64(2) == static_cast<std::int64_t>(db::FrameKind::Python);
-    e.function = s.text(3);
-    e.module = s.text(4);
-    e.file = s.text(6);
-    e.line = static_cast<std::uint32_t>(s.int64(7));
+    e.python = s->kind == static_cast<std::int64_t>(db::FrameKind::Python);
+    e.function = std::move(s->function);
+    e.module = std::move(s->module);
+    e.file = std::move(s->file);
+    e.line = static_cast<std::uint32_t>(s->line);
     e.internal = !e.python && cct::is_internal_module(e.module);
     if (e.internal && !show_internal) {
       ++out.hidden_frames;
       continue;
     }
     e.label =
-        frame_label(e.function, e.module, static_cast<std::uint64_t>(s.int64(5)), e.file, e.line);
+        frame_label(e.function, e.module, static_cast<std::uint64_t>(s->module_offset), e.file, e.line);
     out.frames.push_back(std::move(e));
   }
   if (found && (!out.frames.empty() || out.hidden_frames > 0)) {
@@ -68,7 +55,7 @@ CallPath call_path(const db::Reader& reader, std::uint32_t pid, std::uint32_t co
     return out;
   }
   out.tid = 0;
-  if (reader.query_int("SELECT EXISTS (SELECT 1 FROM api_context)") == 0) {
+  if (!db::has_launch_contexts(reader)) {
     out.status = CallPath::Status::NoContexts;
     out.reason =
         "the capture has no calling contexts (recorded without the 'context' trace group, or no "

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "CallingContextData.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace cct {
@@ -37,22 +38,18 @@ bool is_internal_module(const std::string& module) {
 }
 
 FrameMap load_frames(const db::Reader& reader) {
-  auto s = reader.prepare(
-      "SELECT f.id, COALESCE(fn.value, ''), COALESCE(m.value, ''), COALESCE(f.module_offset, 0),"
-      " COALESCE(fl.value, ''), COALESCE(f.line, 0), f.kind FROM frame f"
-      " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
-      " LEFT JOIN strings fl ON fl.id = f.file_id");
+  auto rows = db::frames(reader);
   FrameMap frames;
-  while (s.step()) {
+  while (auto s = rows.next()) {
     Frame f;
-    f.function = s.text(1);
-    f.module = s.text(2);
-    f.file = s.text(4);
-    f.line = static_cast<std::uint32_t>(s.int64(5));
-    f.python = s.int64(6) == static_cast<std::int64_t>(db::FrameKind::Python);
-    f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s.int64(3)), f.file, f.line);
+    f.function = std::move(s->function);
+    f.module = std::move(s->module);
+    f.file = std::move(s->file);
+    f.line = static_cast<std::uint32_t>(s->line);
+    f.python = s->kind == static_cast<std::int64_t>(db::FrameKind::Python);
+    f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s->module_offset), f.file, f.line);
     f.internal = !f.python && is_internal_module(f.module);
-    frames.emplace(s.int64(0), std::move(f));
+    frames.emplace(s->id, std::move(f));
   }
   return frames;
 }
@@ -60,20 +57,20 @@ FrameMap load_frames(const db::Reader& reader) {
 std::vector<Operation> load_operations(const db::Reader& reader) {
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> context;  // node, tid
   {
-    auto s = reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context");
-    while (s.step()) context.emplace(op_key(s.int64(0), s.int64(1)), std::make_pair(s.int64(2), s.int64(3)));
+    auto rows = db::launch_contexts(reader);
+    while (auto s = rows.next()) context.emplace(op_key(s->pid, s->correlation_id), std::make_pair(s->node_id, s->tid));
   }
   std::vector<Operation> ops;
-  auto add = [&](const char* sql) {
-    auto s = reader.prepare(sql);
-    while (s.step()) {
+  auto add = [&](db::GpuTable table) {
+    auto rows = db::gpu_operations(reader, table);
+    while (auto s = rows.next()) {
       Operation op;
-      op.pid = s.int64(0);
-      op.correlation = s.int64(1);
-      op.label = s.text(2);
-      op.cost.gpu_time_ns = s.int64(3);
+      op.pid = s->pid;
+      op.correlation = s->correlation_id;
+      op.label = std::move(s->label);
+      op.cost.gpu_time_ns = s->duration_ns;
       op.cost.launches = 1;
-      op.cost.bytes = s.int64(4);
+      op.cost.bytes = s->bytes;
       const auto it = context.find(op_key(op.pid, op.correlation));
       if (it != context.end()) {
         op.node = it->second.first;
@@ -82,11 +79,9 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
       ops.push_back(std::move(op));
     }
   };
-  add("SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0"
-      " FROM kernel k JOIN strings n ON n.id = k.demangled_name_id");
-  add("SELECT m.pid, m.correlation_id, '<gpu copy> ' || COALESCE(e.name, 'Unknown'),"
-      " m.end_ns - m.start_ns, m.bytes FROM memcpy m LEFT JOIN enum_memcpy_kind e ON e.value = m.copy_kind");
-  add("SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes FROM memset");
+  add(db::GpuTable::Kernel);
+  add(db::GpuTable::Memcpy);
+  add(db::GpuTable::Memset);
   return ops;
 }
 
@@ -103,10 +98,10 @@ std::vector<const Frame*> NodeTable::path(std::int64_t node, const FrameMap& fra
 
 NodeTable load_nodes(const db::Reader& reader) {
   NodeTable t;
-  auto s = reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node");
-  while (s.step()) {
-    t.parent_frame.emplace(s.int64(0), std::make_pair(s.int64(1), s.int64(2)));
-    t.pid.emplace(s.int64(0), s.int64(3));
+  auto rows = db::cct_nodes(reader);
+  while (auto s = rows.next()) {
+    t.parent_frame.emplace(s->id, std::make_pair(s->parent_id, s->frame_id));
+    t.pid.emplace(s->id, s->pid);
   }
   return t;
 }
@@ -276,7 +271,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
         std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
     return report;
   }
-  if (reader.query_int("SELECT COUNT(*) FROM api_context") == 0) {
+  if (db::launch_context_count(reader) == 0) {
     report.unavailable_reason =
         "the capture has no calling contexts (recorded without the 'context' trace group, or no "
         "launch was made)";
@@ -287,7 +282,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
   const auto nodes = cct::load_nodes(reader);
   const auto ops = cct::load_operations(reader);
   const auto phases = cct::operation_phases(reader, ops, nodes, frames);
-  const bool several_processes = reader.query_int("SELECT COUNT(DISTINCT pid) FROM cct_node") > 1;
+  const bool several_processes = db::cct_process_count(reader) > 1;
   RowTree tree(report);
 
   for (std::size_t i = 0; i < ops.size(); ++i) {

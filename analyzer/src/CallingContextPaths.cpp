@@ -4,6 +4,7 @@
 
 #include "CallingContextData.h"
 #include "fuselens/analyzer/CallingContext.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -23,9 +24,9 @@ LaunchPaths launch_paths(const db::Reader& reader) {
   const cct::FrameMap frames = cct::load_frames(reader);
   const cct::NodeTable nodes = cct::load_nodes(reader);
   std::unordered_map<std::int64_t, std::uint32_t> by_node;
-  auto s = reader.prepare("SELECT pid, correlation_id, cct_node_id FROM api_context");
-  while (s.step()) {
-    const std::int64_t node = s.int64(2);
+  auto contexts = db::launch_contexts(reader);
+  while (auto s = contexts.next()) {
+    const std::int64_t node = s->node_id;
     const auto [it, fresh] = by_node.emplace(node, static_cast<std::uint32_t>(out.paths.size()));
     if (fresh) {
       std::vector<CallPathFrame> path;
@@ -34,8 +35,8 @@ LaunchPaths launch_paths(const db::Reader& reader) {
       }
       out.paths.push_back(std::move(path));
     }
-    const auto key = static_cast<std::uint64_t>(s.int64(0)) << 32 |
-                     (static_cast<std::uint64_t>(s.int64(1)) & 0xFFFFFFFFu);
+    const auto key = static_cast<std::uint64_t>(s->pid) << 32 |
+                     (static_cast<std::uint64_t>(s->correlation_id) & 0xFFFFFFFFu);
     out.by_call.emplace(key, it->second);
   }
   return out;

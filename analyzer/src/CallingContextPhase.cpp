@@ -6,6 +6,8 @@
 #include <string_view>
 
 #include "CallingContextData.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer::cct {
 namespace {
@@ -145,14 +147,9 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
   // emit_nvtx ranges, when the capture has them, and the time of each operation's API call.
   std::map<ThreadKey, std::vector<Range>> ranges;
   if (reader.has_table("nvtx_range")) {
-    auto s = reader.prepare(
-        "SELECT r.pid, r.tid, t.value, r.start_ns, COALESCE(r.end_ns, 9223372036854775807)"
-        " FROM nvtx_range r JOIN strings t ON t.id = r.text_id"
-        " WHERE t.value LIKE '%, seq = %' OR t.value LIKE 'autograd::engine::evaluate_function: "
-        "%'");
-    while (s.step()) {
-      ranges[{s.int64(0), s.int64(1)}].push_back(
-          parse_range(s.int64(0), s.int64(1), s.text(2), s.int64(3), s.int64(4)));
+    auto rows = db::autograd_nvtx_ranges(reader);
+    while (auto s = rows.next()) {
+      ranges[{s->pid, s->tid}].push_back(parse_range(s->pid, s->tid, s->text, s->start_ns, *s->end_ns));
     }
   }
   std::map<ThreadKey, std::vector<Timed>> calls;  // operations with a context, by call time
@@ -161,9 +158,8 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
     auto key = [](std::int64_t pid, std::int64_t corr) {
       return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(corr);
     };
-    auto s = reader.prepare(
-        "SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, correlation_id");
-    while (s.step()) call_start.emplace(key(s.int64(0), s.int64(1)), s.int64(2));
+    auto rows = db::api_call_first_starts(reader);
+    while (auto s = rows.next()) call_start.emplace(key(s->pid, s->correlation_id), s->start_ns);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].node < 0) continue;
       const auto it = call_start.find(key(ops[i].pid, ops[i].correlation));
@@ -232,8 +228,8 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
   // Thread names for backward work without a forward link.
   std::map<ThreadKey, std::string> thread_names;
   if (reader.has_table("thread")) {
-    auto s = reader.prepare("SELECT pid, tid, COALESCE(name, '') FROM thread");
-    while (s.step()) thread_names[{s.int64(0), s.int64(1)}] = s.text(2);
+    auto rows = db::threads(reader, /*ordered=*/false);
+    while (auto s = rows.next()) thread_names[{s->pid, s->tid}] = s->name.value_or(std::string());
   }
 
   // The forward context of each sequence number: the first forward launch inside the latest

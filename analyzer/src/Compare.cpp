@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "fuselens/analyzer/CompareProjection.h"
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -63,18 +65,14 @@ std::int64_t batch_items(const std::string& name) {
 class PeakIndex {
  public:
   explicit PeakIndex(const db::Reader& reader) {
-    auto s = reader.prepare(
-        "SELECT pid, device_id, timestamp_ns, operation, bytes FROM memory_event"
-        " WHERE memory_kind = " +
-        std::to_string(static_cast<int>(db::MemoryKind::Device)) +
-        " ORDER BY pid, device_id, timestamp_ns, id");
-    while (s.step()) {
-      Series& series = series_[{s.int64(0), static_cast<std::uint32_t>(s.int64(1))}];
+    auto events = db::device_memory_events(reader, db::MemoryOrder::ByProcessDevice);
+    while (auto e = events.next()) {
+      Series& series = series_[{e->pid, static_cast<std::uint32_t>(e->device_id)}];
       const std::int64_t before = series.level.empty() ? 0 : series.level.back();
       const bool alloc =
-          static_cast<db::MemoryOperation>(s.int64(3)) == db::MemoryOperation::Allocation;
-      series.time.push_back(s.int64(2));
-      series.level.push_back(before + (alloc ? s.int64(4) : -s.int64(4)));
+          static_cast<db::MemoryOperation>(e->operation) == db::MemoryOperation::Allocation;
+      series.time.push_back(e->timestamp_ns);
+      series.level.push_back(before + (alloc ? e->bytes : -e->bytes));
     }
     for (auto& [key, series] : series_) series.build();
   }
@@ -121,29 +119,15 @@ class PeakIndex {
   std::map<std::pair<std::int64_t, std::uint32_t>, Series> series_;
 };
 
-const char* name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
-}
-
 std::map<std::string, DurationStats> kernel_stats(const db::Reader& reader, NameKind names) {
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> groups;
-  auto s = reader.prepare(std::string("SELECT ") + name_column(names) +
-                          ", end_ns - start_ns FROM kernel");
-  while (s.step()) groups[s.int64(0)].push_back(s.int64(1));
-  auto lookup = reader.prepare("SELECT value FROM strings WHERE id = ?");
+  auto rows = db::kernel_durations_by_name(reader, names, db::RowOrder::Scan);
+  while (auto r = rows.next()) groups[r->id].push_back(r->duration_ns);
+  db::StringLookup lookup(reader);
   std::map<std::string, DurationStats> out;
   for (auto& [id, durations] : groups) {
-    lookup.bind(1, id);
-    const std::string name = lookup.step() ? lookup.text(0) : std::string();
-    lookup.reset();
+    std::string name;
+    lookup.with(id, [&](std::string value) { name = std::move(value); });
     out.emplace(name, compute_stats(std::move(durations)));  // strings.value is UNIQUE
   }
   return out;
@@ -252,24 +236,19 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
   const RangeProjection sets(reader, ProjectedActivity::Memsets);
   const SpanProjection spans(reader);
   const PeakIndex peaks(reader);
-  std::unordered_map<std::int64_t, std::string> strings;
-  {
-    auto s = reader.prepare("SELECT id, value FROM strings");
-    while (s.step()) strings.emplace(s.int64(0), s.text(1));
-  }
+  db::StringCache strings(reader);
+  strings.load_all();
   std::map<std::string, Acc> groups;
-  auto s = reader.prepare(
-      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, payload_kind, payload"
-      " FROM nvtx_range WHERE end_ns IS NOT NULL");
-  while (s.step()) {
-    const std::string& domain = strings[s.int64(2)];
-    const std::string& text = strings[s.int64(3)];
+  auto ranges = db::ended_nvtx_range_payloads(reader);
+  while (auto r = ranges.next()) {
+    const std::string& domain = strings.get(r->domain_id);
+    const std::string& text = strings.get(r->text_id);
     Acc& acc = groups[domain.empty() ? text : domain + ":" + text];
-    const std::int64_t pid = s.int64(0), tid = s.int64(1), start = s.int64(4), end = s.int64(5);
-    const auto kind = static_cast<db::PayloadKind>(s.int64(6));
+    const std::int64_t pid = r->pid, tid = r->tid, start = r->start_ns, end = *r->end_ns;
+    const auto kind = static_cast<db::PayloadKind>(r->payload_kind);
     const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
                          kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
-    const std::int64_t iterations = integer && !s.is_null(7) && s.int64(7) > 0 ? s.int64(7) : 1;
+    const std::int64_t iterations = integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1;
     const ProjectedWork k = kernels.inside(pid, tid, start, end);
     acc.per_iter_exact.push_back(static_cast<double>(k.gpu_ns) / static_cast<double>(iterations));
     const auto span = spans.inside(pid, tid, start, end);

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -29,13 +29,13 @@ std::vector<std::pair<LaunchKey, Bounds>> by_launching_call(const db::Reader& re
                                                             const std::vector<Bounds>& bounds) {
   constexpr auto kNone = std::numeric_limits<std::int64_t>::max();
   std::vector<std::pair<std::int64_t, std::int64_t>> call(keys.size(), {0, kNone});  // tid, start
-  auto a = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
-  while (a.step()) {
-    const std::uint64_t call_key = correlation_key(a.int64(0), a.int64(1));
+  auto calls = db::api_call_starts(reader);
+  while (auto a = calls.next()) {
+    const std::uint64_t call_key = correlation_key(a->pid, a->correlation_id);
     const auto it = std::lower_bound(keys.begin(), keys.end(), call_key);
     if (it == keys.end() || *it != call_key) continue;
     auto& c = call[static_cast<std::size_t>(it - keys.begin())];
-    if (a.int64(3) < c.second) c = {a.int64(2), a.int64(3)};
+    if (a->start_ns < c.second) c = {a->tid, a->start_ns};
   }
   std::vector<std::pair<LaunchKey, Bounds>> sorted;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -48,16 +48,16 @@ std::vector<std::pair<LaunchKey, Bounds>> by_launching_call(const db::Reader& re
   return sorted;
 }
 
-const char* activity_query(ProjectedActivity activity) {
+db::GpuTable gpu_table(ProjectedActivity activity) {
   switch (activity) {
     case ProjectedActivity::Memcpys:
-      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memcpy";
+      return db::GpuTable::Memcpy;
     case ProjectedActivity::Memsets:
-      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memset";
+      return db::GpuTable::Memset;
     case ProjectedActivity::Kernels:
       break;
   }
-  return "SELECT pid, correlation_id, end_ns - start_ns, 0 FROM kernel";
+  return db::GpuTable::Kernel;
 }
 
 /// The bounds of the windows of one thread and the work of launches bucketed against them.
@@ -81,20 +81,6 @@ struct ThreadWindows {
   }
 };
 
-const char* ordered_activity_query(ProjectedActivity activity) {
-  switch (activity) {
-    case ProjectedActivity::Memcpys:
-      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memcpy"
-             " ORDER BY pid, correlation_id";
-    case ProjectedActivity::Memsets:
-      return "SELECT pid, correlation_id, end_ns - start_ns, bytes FROM memset"
-             " ORDER BY pid, correlation_id";
-    case ProjectedActivity::Kernels:
-      break;
-  }
-  return "SELECT pid, correlation_id, end_ns - start_ns, 0 FROM kernel ORDER BY pid, correlation_id";
-}
-
 }  // namespace
 
 std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
@@ -117,31 +103,31 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
   }
   // Launching calls in (pid, correlation id) order: the earliest call of each key (ties: the
   // first row), as RangeProjection takes it.
-  auto calls = reader.prepare(
-      "SELECT pid, correlation_id, tid, start_ns, id FROM api_call ORDER BY pid, correlation_id");
-  bool call_row = calls.step();
-  auto records = reader.prepare(ordered_activity_query(activity));
-  bool record_row = records.step();
+  auto calls = db::api_call_starts_by_correlation(reader);
+  auto call_row = calls.next();
+  auto records = db::launch_work(reader, gpu_table(activity), /*by_correlation=*/true);
+  auto record_row = records.next();
   std::pair<std::int64_t, std::int64_t> cached_thread{-1, -1};
   ThreadWindows* cached = nullptr;
   while (record_row) {
-    const std::uint64_t key = correlation_key(records.int64(0), records.int64(1));
+    const std::uint64_t key = correlation_key(record_row->pid, record_row->correlation_id);
     ProjectedWork work;
     work.launches = 1;
-    for (; record_row && correlation_key(records.int64(0), records.int64(1)) == key;
-         record_row = records.step()) {
+    for (; record_row && correlation_key(record_row->pid, record_row->correlation_id) == key;
+         record_row = records.next()) {
       ++work.records;
-      work.gpu_ns += records.int64(2);
-      work.bytes += records.int64(3);
+      work.gpu_ns += record_row->duration_ns;
+      work.bytes += record_row->bytes;
     }
-    while (call_row && correlation_key(calls.int64(0), calls.int64(1)) < key) call_row = calls.step();
+    while (call_row && correlation_key(call_row->pid, call_row->correlation_id) < key) call_row = calls.next();
     bool found = false;
     std::int64_t tid = 0, start = 0, id = 0;
-    for (; call_row && correlation_key(calls.int64(0), calls.int64(1)) == key; call_row = calls.step()) {
-      const std::int64_t s = calls.int64(3), i = calls.int64(4);
+    for (; call_row && correlation_key(call_row->pid, call_row->correlation_id) == key;
+         call_row = calls.next()) {
+      const std::int64_t s = call_row->start_ns, i = call_row->id;
       if (!found || s < start || (s == start && i < id)) {
         found = true;
-        tid = calls.int64(2);
+        tid = call_row->tid;
         start = s;
         id = i;
       }
@@ -189,9 +175,8 @@ RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity act
     std::int64_t duration, bytes;
   };
   std::vector<Record> records;
-  auto r = reader.prepare(activity_query(activity));
-  while (r.step())
-    records.push_back({correlation_key(r.int64(0), r.int64(1)), r.int64(2), r.int64(3)});
+  auto rows = db::launch_work(reader, gpu_table(activity), /*by_correlation=*/false);
+  while (auto r = rows.next()) records.push_back({correlation_key(r->pid, r->correlation_id), r->duration_ns, r->bytes});
   std::sort(records.begin(), records.end(),
             [](const Record& a, const Record& b) { return a.key < b.key; });
   std::vector<Launch> launches;
@@ -207,14 +192,14 @@ RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity act
     w.bytes += rec.bytes;
   }
   records = {};
-  auto a = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
-  while (a.step()) {
-    const std::uint64_t call_key = correlation_key(a.int64(0), a.int64(1));
+  auto calls = db::api_call_starts(reader);
+  while (auto a = calls.next()) {
+    const std::uint64_t call_key = correlation_key(a->pid, a->correlation_id);
     const auto it = std::lower_bound(launches.begin(), launches.end(), call_key,
                                      [](const Launch& l, std::uint64_t v) { return l.key < v; });
-    if (it == launches.end() || it->key != call_key || a.int64(3) >= it->start_ns) continue;
-    it->tid = a.int64(2);
-    it->start_ns = a.int64(3);
+    if (it == launches.end() || it->key != call_key || a->start_ns >= it->start_ns) continue;
+    it->tid = a->tid;
+    it->start_ns = a->start_ns;
   }
   std::vector<std::pair<Key, ProjectedWork>> sorted;
   for (const Launch& l : launches) {
@@ -254,11 +239,9 @@ SpanProjection::SpanProjection(const db::Reader& reader) {
     std::int64_t start, end;
   };
   std::vector<Record> records;
-  for (const char* table : {"kernel", "memcpy", "memset"}) {
-    auto r = reader.prepare(std::string("SELECT pid, correlation_id, start_ns, end_ns FROM ") + table);
-    while (r.step()) {
-      records.push_back({correlation_key(r.int64(0), r.int64(1)), r.int64(2), r.int64(3)});
-    }
+  for (const db::GpuTable table : {db::GpuTable::Kernel, db::GpuTable::Memcpy, db::GpuTable::Memset}) {
+    auto rows = db::gpu_intervals(reader, table);
+    while (auto r = rows.next()) records.push_back({correlation_key(r->pid, r->correlation_id), r->start_ns, r->end_ns});
   }
   std::sort(records.begin(), records.end(),
             [](const Record& a, const Record& b) { return a.key < b.key; });

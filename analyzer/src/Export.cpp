@@ -6,19 +6,19 @@
 #include <utility>
 
 #include "fuselens/db/Records.h"
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
 
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 
-/// The (min, max) of one query "SELECT min(..), max(..) FROM ..." folded into `range`.
-void widen(const db::Reader& reader, const char* sql, TimeRange& range) {
-  auto s = reader.prepare(sql);
-  if (!s.step() || s.is_null(0)) return;
-  const std::int64_t lo = s.int64(0);
-  const std::int64_t hi = s.is_null(1) ? lo : s.int64(1);
+/// The time extent of one table folded into `range`.
+void widen(const db::Reader& reader, db::TimedTable table, TimeRange& range) {
+  const db::TimeExtent extent = db::time_extent(reader, table);
+  if (!extent.first_ns) return;
+  const std::int64_t lo = *extent.first_ns;
+  const std::int64_t hi = extent.last_ns.value_or(lo);
   if (range.empty) {
     range = {lo, hi, false};
     return;
@@ -136,43 +136,31 @@ const char* to_string(ExportFormat format) {
 
 TimeRange capture_time_range(const db::Reader& reader) {
   TimeRange range;
-  for (const char* sql : {"SELECT min(start_ns), max(end_ns) FROM kernel",
-                          "SELECT min(start_ns), max(end_ns) FROM memcpy",
-                          "SELECT min(start_ns), max(end_ns) FROM memset",
-                          "SELECT min(timestamp_ns), max(timestamp_ns) FROM memory_event",
-                          "SELECT min(start_ns), max(end_ns) FROM api_call",
-                          "SELECT min(start_ns), max(max(start_ns, coalesce(end_ns, start_ns)))"
-                          " FROM nvtx_range",
-                          "SELECT min(timestamp_ns), max(timestamp_ns) FROM nvtx_mark"}) {
-    widen(reader, sql, range);
+  for (const db::TimedTable table :
+       {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset, db::TimedTable::MemoryEvent,
+        db::TimedTable::ApiCall, db::TimedTable::NvtxRange, db::TimedTable::NvtxMark}) {
+    widen(reader, table, range);
   }
   return range;
 }
 
 std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
                                                      std::size_t max_points) {
-  const std::string device_kind = std::to_string(static_cast<int>(db::MemoryKind::Device));
   struct Extent {
     std::int64_t events, first_ns, last_ns;
   };
   std::map<std::uint32_t, Extent> extents;
-  auto counts = reader.prepare(
-      "SELECT device_id, count(*), min(timestamp_ns), max(timestamp_ns) FROM memory_event"
-      " WHERE memory_kind = " +
-      device_kind + " GROUP BY device_id");
-  while (counts.step()) {
-    extents[static_cast<std::uint32_t>(counts.int64(0))] = {counts.int64(1), counts.int64(2),
-                                                            counts.int64(3)};
+  auto counts = db::device_memory_extents(reader);
+  while (auto c = counts.next()) {
+    extents[static_cast<std::uint32_t>(c->device_id)] = {c->events, c->first_ns, c->last_ns};
   }
   std::vector<DeviceMemorySeries> out;
-  auto s = reader.prepare(
-      "SELECT device_id, timestamp_ns, operation, bytes FROM memory_event WHERE memory_kind = " +
-      device_kind + " ORDER BY device_id, timestamp_ns, id");
+  auto events = db::device_memory_events(reader, db::MemoryOrder::ByDevice);
   std::optional<SeriesBuilder> builder;
   std::uint32_t device = 0;
   std::int64_t in_use = 0;
-  while (s.step()) {
-    const auto row_device = static_cast<std::uint32_t>(s.int64(0));
+  while (auto s = events.next()) {
+    const auto row_device = static_cast<std::uint32_t>(s->device_id);
     if (!builder || row_device != device) {
       if (builder) out.push_back(builder->finish());
       device = row_device;
@@ -180,9 +168,9 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
       const Extent& e = extents[device];
       builder.emplace(device, e.events, e.first_ns, e.last_ns, max_points);
     }
-    const bool release = s.int64(2) == static_cast<int>(db::MemoryOperation::Release);
-    in_use += release ? -s.int64(3) : s.int64(3);
-    builder->add(s.int64(1), in_use);
+    const bool release = s->operation == static_cast<int>(db::MemoryOperation::Release);
+    in_use += release ? -s->bytes : s->bytes;
+    builder->add(s->timestamp_ns, in_use);
   }
   if (builder) out.push_back(builder->finish());
   return out;

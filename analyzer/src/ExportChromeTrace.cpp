@@ -12,8 +12,10 @@
 
 #include "fuselens/analyzer/Export.h"
 #include "fuselens/analyzer/ExportJsonWriter.h"
+#include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Records.h"
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -21,69 +23,31 @@ namespace {
 /// strings.value by id, JSON-escaped (without quotes); at most kNameCacheSize kept.
 class NameCache {
  public:
-  explicit NameCache(const db::Reader& reader)
-      : select_(reader.prepare("SELECT value FROM strings WHERE id = ?")) {}
+  explicit NameCache(const db::Reader& reader) : lookup_(reader) {}
 
   std::string_view get(std::int64_t id) {
     if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-    select_.bind(1, id);
     scratch_.clear();
-    if (select_.step()) append_json_escaped(scratch_, select_.text(0));
-    select_.reset();
+    lookup_.with(id, [&](const std::string& value) { append_json_escaped(scratch_, value); });
     if (cache_.size() >= kNameCacheSize) return scratch_;
     return cache_.emplace(id, scratch_).first->second;
   }
 
  private:
-  db::Statement select_;
+  db::StringLookup lookup_;
   std::unordered_map<std::int64_t, std::string> cache_;
   std::string scratch_;
 };
 
-const char* kernel_name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
-}
-
-// Columns of the GPU query: 0 kind, 1 pid, 2 correlation_id, 3 start_ns, 4 end_ns,
-// 5 device_id, 6 context_id, 7 stream_id, 8 graph_id, 9 graph_node_id, then per kind:
-//   kernel: 10-12 grid, 13-15 block, 16 registers, 17 static shared, 18 dynamic shared,
-//           19 local memory, 20 name id
-//   memcpy: 10 copy_kind, 11 src_kind, 12 dst_kind, 13 bytes, 14 is_async
-//   memset: 10 bytes, 11 value, 12 memory_kind, 13 is_async
-enum GpuKind : int { kKernel = 0, kMemcpy = 1, kMemset = 2 };
-
-std::string gpu_query(NameKind names) {
-  const std::string common =
-      "pid, correlation_id, start_ns, end_ns, device_id, context_id, stream_id, graph_id, "
-      "graph_node_id, ";
-  return "SELECT 0, " + common +
-         "grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
-         "static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, " +
-         kernel_name_column(names) + " FROM kernel UNION ALL SELECT 1, " + common +
-         "copy_kind, src_kind, dst_kind, bytes, is_async, NULL, NULL, NULL, NULL, NULL, NULL "
-         "FROM memcpy UNION ALL SELECT 2, " +
-         common +
-         "bytes, value, memory_kind, is_async, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
-         "FROM memset ORDER BY 2, 3, 4";
-}
-
-/// A statement and whether it has a current row.
-struct Cursor {
-  db::Statement statement;
-  bool valid = false;
-  explicit Cursor(db::Statement s) : statement(std::move(s)) { next(); }
-  void next() { valid = statement.step(); }
-  std::pair<std::int64_t, std::int64_t> key(int pid_column, int correlation_column) const {
-    return {statement.int64(pid_column), statement.int64(correlation_column)};
-  }
+/// A typed cursor and its current row (nullopt once read to the end).
+template <typename Row>
+struct Current {
+  db::Cursor<Row> cursor;
+  std::optional<Row> row;
+  explicit Current(db::Cursor<Row> c) : cursor(std::move(c)), row(cursor.next()) {}
+  void next() { row = cursor.next(); }
+  bool valid() const { return row.has_value(); }
+  std::pair<std::int64_t, std::int64_t> key() const { return {row->pid, row->correlation_id}; }
 };
 
 class TraceExporter {
@@ -166,11 +130,11 @@ class TraceExporter {
       metadata("process_name", p.pid, 0, "name", exe.empty() ? "process" : exe);
       metadata("process_sort_index", p.pid, 0, "sort_index", process_index(p.pid));
     }
-    auto threads = reader_.prepare("SELECT pid, tid, name FROM thread ORDER BY pid, tid");
-    while (threads.step()) {
-      const std::string name = threads.is_null(2) ? std::string() : threads.text(2);
-      metadata("thread_name", threads.int64(0), threads.int64(1), "name",
-               name.empty() ? "thread " + std::to_string(threads.int64(1)) : name);
+    auto threads = db::threads(reader_, /*ordered=*/true);
+    while (auto t = threads.next()) {
+      const std::string name = t->name.value_or(std::string());
+      metadata("thread_name", t->pid, t->tid, "name",
+               name.empty() ? "thread " + std::to_string(t->tid) : name);
     }
   }
 
@@ -201,66 +165,65 @@ class TraceExporter {
     out_.raw("}");
   }
 
-  void write_api_call(const db::Statement& a) {
-    // 0 pid, 1 correlation_id, 2 start_ns, 3 end_ns, 4 tid, 5 domain, 6 callback_id,
-    // 7 name_id, 8 return_code
-    begin_event("X", "cuda_api", names_.get(a.int64(7)), a.int64(0), a.int64(4), a.int64(2));
-    duration(a.int64(2), a.int64(3));
+  void write_api_call(const db::ApiCallRow& a) {
+    begin_event("X", "cuda_api", names_.get(a.name_id), a.pid, a.tid, a.start_ns);
+    duration(a.start_ns, a.end_ns);
     out_.raw(",\"args\":{\"domain\":\"")
-        .raw(a.int64(5) == static_cast<int>(db::ApiDomain::Driver) ? "driver" : "runtime");
-    out_.raw("\",\"callback_id\":").integer(a.int64(6));
-    out_.raw(",\"correlation_id\":").integer(a.int64(1));
-    out_.raw(",\"return_code\":").integer(a.int64(8)).raw("}}");
+        .raw(a.domain == static_cast<int>(db::ApiDomain::Driver) ? "driver" : "runtime");
+    out_.raw("\",\"callback_id\":").integer(a.callback_id);
+    out_.raw(",\"correlation_id\":").integer(a.correlation_id);
+    out_.raw(",\"return_code\":").integer(a.return_code).raw("}}");
     ++counts_.api_calls;
   }
 
   /// Writes the GPU record at `g` and returns (gpu pid, stream) of its track.
-  std::pair<std::int64_t, std::int64_t> write_gpu_record(const db::Statement& g) {
-    const std::int64_t pid = gpu_pid(g.int64(1), g.int64(5));
-    const std::int64_t stream = g.int64(7);
+  std::pair<std::int64_t, std::int64_t> write_gpu_record(const db::GpuRecordRow& g) {
+    const std::int64_t pid = gpu_pid(g.pid, g.device_id);
+    const std::int64_t stream = g.stream_id;
     streams_.emplace(pid, stream);
-    const auto kind = static_cast<GpuKind>(g.int64(0));
+    const db::GpuTable kind = g.table;
     std::string name;
     const char* cat = "kernel";
-    if (kind == kMemcpy) {
+    if (kind == db::GpuTable::Memcpy) {
       cat = "memcpy";
       name = std::string("[CUDA memcpy ") +
-             db::to_string(static_cast<db::MemcpyKind>(g.int64(10))) + "]";
-    } else if (kind == kMemset) {
+             db::to_string(static_cast<db::MemcpyKind>(g.copy_kind)) + "]";
+    } else if (kind == db::GpuTable::Memset) {
       cat = "memset";
       name = "[CUDA memset]";
     }
-    begin_event("X", cat, kind == kKernel ? names_.get(g.int64(20)) : std::string_view(name), pid,
-                stream, g.int64(3));
-    duration(g.int64(3), g.int64(4));
-    out_.raw(",\"args\":{\"correlation_id\":").integer(g.int64(2));
-    out_.raw(",\"device_id\":").integer(g.int64(5)).raw(",\"context_id\":").integer(g.int64(6));
+    begin_event("X", cat,
+                kind == db::GpuTable::Kernel ? names_.get(g.name_id) : std::string_view(name), pid,
+                stream, g.start_ns);
+    duration(g.start_ns, g.end_ns);
+    out_.raw(",\"args\":{\"correlation_id\":").integer(g.correlation_id);
+    out_.raw(",\"device_id\":").integer(g.device_id).raw(",\"context_id\":").integer(g.context_id);
     out_.raw(",\"stream_id\":").integer(stream);
-    if (kind == kKernel) {
-      out_.raw(",\"grid\":[").integer(g.int64(10)).raw(",").integer(g.int64(11)).raw(",");
-      out_.integer(g.int64(12)).raw("],\"block\":[").integer(g.int64(13)).raw(",");
-      out_.integer(g.int64(14)).raw(",").integer(g.int64(15));
-      out_.raw("],\"registers_per_thread\":").integer(g.int64(16));
-      out_.raw(",\"static_shared_bytes\":").integer(g.int64(17));
-      out_.raw(",\"dynamic_shared_bytes\":").integer(g.int64(18));
-      out_.raw(",\"local_memory_per_thread\":").integer(g.int64(19));
+    if (kind == db::GpuTable::Kernel) {
+      out_.raw(",\"grid\":[").integer(g.grid_x).raw(",").integer(g.grid_y).raw(",");
+      out_.integer(g.grid_z).raw("],\"block\":[").integer(g.block_x).raw(",");
+      out_.integer(g.block_y).raw(",").integer(g.block_z);
+      out_.raw("],\"registers_per_thread\":").integer(g.registers_per_thread);
+      out_.raw(",\"static_shared_bytes\":").integer(g.static_shared_bytes);
+      out_.raw(",\"dynamic_shared_bytes\":").integer(g.dynamic_shared_bytes);
+      out_.raw(",\"local_memory_per_thread\":").integer(g.local_memory_per_thread);
       ++counts_.kernels;
-    } else if (kind == kMemcpy) {
-      out_.raw(",\"bytes\":").integer(g.int64(13)).raw(",\"copy_kind\":\"");
-      out_.raw(db::to_string(static_cast<db::MemcpyKind>(g.int64(10)))).raw("\",\"src_kind\":\"");
-      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.int64(11)))).raw("\",\"dst_kind\":\"");
-      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.int64(12))));
-      out_.raw("\",\"is_async\":").raw(g.int64(14) != 0 ? "true" : "false");
+    } else if (kind == db::GpuTable::Memcpy) {
+      out_.raw(",\"bytes\":").integer(g.bytes).raw(",\"copy_kind\":\"");
+      out_.raw(db::to_string(static_cast<db::MemcpyKind>(g.copy_kind))).raw("\",\"src_kind\":\"");
+      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.src_kind))).raw("\",\"dst_kind\":\"");
+      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.dst_kind)));
+      out_.raw("\",\"is_async\":").raw(g.is_async != 0 ? "true" : "false");
       ++counts_.memcpys;
     } else {
-      out_.raw(",\"bytes\":").integer(g.int64(10)).raw(",\"value\":").integer(g.int64(11));
+      out_.raw(",\"bytes\":").integer(g.bytes).raw(",\"value\":").integer(g.value);
       out_.raw(",\"memory_kind\":\"");
-      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.int64(12))));
-      out_.raw("\",\"is_async\":").raw(g.int64(13) != 0 ? "true" : "false");
+      out_.raw(db::to_string(static_cast<db::MemoryKind>(g.memory_kind)));
+      out_.raw("\",\"is_async\":").raw(g.is_async != 0 ? "true" : "false");
       ++counts_.memsets;
     }
-    if (!g.is_null(8)) out_.raw(",\"graph_id\":").integer(g.int64(8));
-    if (!g.is_null(9)) out_.raw(",\"graph_node_id\":").integer(g.int64(9));
+    if (g.graph_id) out_.raw(",\"graph_id\":").integer(*g.graph_id);
+    if (g.graph_node_id) out_.raw(",\"graph_node_id\":").integer(*g.graph_node_id);
     out_.raw("}}");
     return {pid, stream};
   }
@@ -268,31 +231,29 @@ class TraceExporter {
   /// API calls and GPU records, both sorted by (pid, correlation id, start), merged so that
   /// each correlation id's launching call and GPU work are written together with their flow.
   void write_gpu_and_api() {
-    Cursor api(reader_.prepare(
-        "SELECT pid, correlation_id, start_ns, end_ns, tid, domain, callback_id, name_id, "
-        "return_code FROM api_call ORDER BY pid, correlation_id, start_ns"));
-    Cursor gpu(reader_.prepare(gpu_query(options_.kernel_names)));
+    Current<db::ApiCallRow> api(db::api_calls_by_correlation(reader_));
+    Current<db::GpuRecordRow> gpu(db::gpu_records_by_correlation(reader_, options_.kernel_names));
     const bool several_processes = process_index_.size() > 1;
-    while (api.valid || gpu.valid) {
-      const auto key = !gpu.valid   ? api.key(0, 1)
-                       : !api.valid ? gpu.key(1, 2)
-                                    : std::min(api.key(0, 1), gpu.key(1, 2));
+    while (api.valid() || gpu.valid()) {
+      const auto key = !gpu.valid()   ? api.key()
+                       : !api.valid() ? gpu.key()
+                                      : std::min(api.key(), gpu.key());
       bool launched = false;  // the earliest call of the key: its thread and middle
       std::int64_t launch_tid = 0, launch_ts = 0;
-      for (; api.valid && api.key(0, 1) == key; api.next()) {
-        write_api_call(api.statement);
-        const auto& a = api.statement;
+      for (; api.valid() && api.key() == key; api.next()) {
+        write_api_call(*api.row);
+        const auto& a = *api.row;
         if (launched) continue;
         launched = key.second != 0;  // correlation id 0: no correlation
-        launch_tid = a.int64(4);
-        launch_ts = a.int64(2) + (a.int64(3) - a.int64(2)) / 2;
+        launch_tid = a.tid;
+        launch_ts = a.start_ns + (a.end_ns - a.start_ns) / 2;
       }
       const std::int64_t flow_id =
           key.second + (several_processes ? process_index(key.first) << 32 : 0);
       bool first = true;
-      while (gpu.valid && gpu.key(1, 2) == key) {
-        const auto [pid, stream] = write_gpu_record(gpu.statement);
-        const std::int64_t start = gpu.statement.int64(3), end = gpu.statement.int64(4);
+      while (gpu.valid() && gpu.key() == key) {
+        const auto [pid, stream] = write_gpu_record(*gpu.row);
+        const std::int64_t start = gpu.row->start_ns, end = gpu.row->end_ns;
         const std::int64_t middle = start + (end > start ? (end - start) / 2 : 0);
         gpu.next();
         if (!launched) continue;
@@ -301,7 +262,7 @@ class TraceExporter {
           ++counts_.flows;
           first = false;
         }
-        const bool last = !(gpu.valid && gpu.key(1, 2) == key);
+        const bool last = !(gpu.valid() && gpu.key() == key);
         flow(last ? "f" : "t", flow_id, pid, stream, middle);
         if (!last) ++counts_.flow_steps;
       }
@@ -309,24 +270,23 @@ class TraceExporter {
   }
 
   /// ,"domain":..,"category":..,"color":"#AARRGGBB","payload":..
-  void nvtx_args(const db::Statement& s, int domain, int category, int color, int kind,
-                 int payload) {
-    out_.raw(",\"args\":{\"domain\":\"").raw(names_.get(s.int64(domain)));
-    out_.raw("\",\"category\":").integer(s.int64(category));
+  void nvtx_args(const db::NvtxRow& s) {
+    out_.raw(",\"args\":{\"domain\":\"").raw(names_.get(s.domain_id));
+    out_.raw("\",\"category\":").integer(s.category);
     char hex[16];
-    const auto argb = static_cast<std::uint32_t>(s.int64(color));
+    const auto argb = static_cast<std::uint32_t>(s.color);
     const auto end = std::to_chars(hex, hex + sizeof hex, argb, 16).ptr;
     out_.raw(",\"color\":\"#")
         .raw(std::string(static_cast<std::size_t>(8 - (end - hex)), '0'))
         .raw(std::string_view(hex, static_cast<std::size_t>(end - hex)))
         .raw("\"");
-    if (!s.is_null(payload)) {
-      const auto k = static_cast<db::PayloadKind>(s.int64(kind));
+    if (s.payload_int) {
+      const auto k = static_cast<db::PayloadKind>(s.payload_kind);
       out_.raw(",\"payload\":");
       if (k == db::PayloadKind::Double || k == db::PayloadKind::Float) {
-        out_.real(s.real(payload));
+        out_.real(*s.payload_real);
       } else {
-        out_.integer(s.int64(payload));
+        out_.integer(*s.payload_int);
       }
     }
   }
@@ -340,16 +300,13 @@ class TraceExporter {
   }
 
   void write_nvtx_ranges() {
-    auto s = reader_.prepare(
-        "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, category, color, "
-        "payload_kind, payload FROM nvtx_range");
-    while (s.step()) {
-      const bool ended = !s.is_null(5);
-      begin_event("X", "nvtx", nvtx_name(s.int64(2), s.int64(3)), s.int64(0), s.int64(1),
-                  s.int64(4));
-      duration(s.int64(4), ended ? s.int64(5) : range_.end_ns);
-      nvtx_args(s, 2, 7, 8, 9, 10);
-      out_.raw(",\"depth\":").integer(s.int64(6));
+    auto ranges = db::nvtx_ranges(reader_, /*with_style=*/true);
+    while (auto s = ranges.next()) {
+      const bool ended = s->end_ns.has_value();
+      begin_event("X", "nvtx", nvtx_name(s->domain_id, s->text_id), s->pid, s->tid, s->start_ns);
+      duration(s->start_ns, ended ? *s->end_ns : range_.end_ns);
+      nvtx_args(*s);
+      out_.raw(",\"depth\":").integer(s->depth);
       if (!ended) out_.raw(",\"unterminated\":true");
       out_.raw("}}");
       ++counts_.nvtx_ranges;
@@ -357,36 +314,30 @@ class TraceExporter {
   }
 
   void write_nvtx_marks() {
-    auto s = reader_.prepare(
-        "SELECT pid, tid, domain_id, text_id, timestamp_ns, category, color, payload_kind, "
-        "payload FROM nvtx_mark");
-    while (s.step()) {
-      begin_event("i", "nvtx_mark", nvtx_name(s.int64(2), s.int64(3)), s.int64(0), s.int64(1),
-                  s.int64(4));
+    auto marks = db::nvtx_marks(reader_);
+    while (auto s = marks.next()) {
+      begin_event("i", "nvtx_mark", nvtx_name(s->domain_id, s->text_id), s->pid, s->tid,
+                  s->start_ns);
       out_.raw(",\"s\":\"t\"");
-      nvtx_args(s, 2, 5, 6, 7, 8);
+      nvtx_args(*s);
       out_.raw("}}");
       ++counts_.nvtx_marks;
     }
   }
 
   void write_memory_counter() {
-    auto s = reader_.prepare(
-        "SELECT pid, device_id, timestamp_ns, operation, bytes FROM memory_event"
-        " WHERE memory_kind = " +
-        std::to_string(static_cast<int>(db::MemoryKind::Device)) +
-        " ORDER BY pid, device_id, timestamp_ns, id");
+    auto events = db::device_memory_events(reader_, db::MemoryOrder::ByProcessDevice);
     std::pair<std::int64_t, std::int64_t> track{-1, -1};
     std::int64_t in_use = 0;
-    while (s.step()) {
-      if (std::make_pair(s.int64(0), s.int64(1)) != track) {
-        track = {s.int64(0), s.int64(1)};
+    while (auto s = events.next()) {
+      if (std::make_pair(s->pid, s->device_id) != track) {
+        track = {s->pid, s->device_id};
         in_use = 0;
       }
-      const bool release = s.int64(3) == static_cast<int>(db::MemoryOperation::Release);
-      in_use += release ? -s.int64(4) : s.int64(4);
+      const bool release = s->operation == static_cast<int>(db::MemoryOperation::Release);
+      in_use += release ? -s->bytes : s->bytes;
       begin_event("C", "memory", "Device memory", gpu_pid(track.first, track.second), 0,
-                  s.int64(2));
+                  s->timestamp_ns);
       out_.raw(",\"args\":{\"bytes\":").integer(in_use).raw("}}");
       ++counts_.memory_samples;
     }

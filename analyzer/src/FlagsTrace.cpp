@@ -5,39 +5,15 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 #include "fuselens/db/Writer.h"
 
 namespace fuselens::analyzer {
 namespace {
 
-class Strings {
- public:
-  explicit Strings(const db::Reader& reader) {
-    auto s = reader.prepare("SELECT id, value FROM strings");
-    while (s.step()) values_.emplace(s.int64(0), s.text(1));
-  }
-  const std::string& get(std::int64_t id) const {
-    static const std::string empty;
-    const auto it = values_.find(id);
-    return it == values_.end() ? empty : it->second;
-  }
-
- private:
-  std::unordered_map<std::int64_t, std::string> values_;
-};
-
-const char* name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
-}
+using Strings = db::StringCache;
 
 std::uint64_t correlation_key(std::uint32_t pid, std::uint32_t correlation_id) {
   return static_cast<std::uint64_t>(pid) << 32 | correlation_id;
@@ -45,24 +21,22 @@ std::uint64_t correlation_key(std::uint32_t pid, std::uint32_t correlation_id) {
 
 std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
 
-void load_ranges(const db::Reader& reader, const Strings& strings, FlagsTrace& t) {
-  auto s = reader.prepare(
-      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, payload_kind, payload"
-      " FROM nvtx_range");
-  while (s.step()) {
+void load_ranges(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
+  auto ranges = db::nvtx_ranges(reader, /*with_style=*/false);
+  while (auto s = ranges.next()) {
     TraceRange r;
-    r.pid = u32(s.int64(0));
-    r.tid = u32(s.int64(1));
-    const std::string& domain = strings.get(s.int64(2));
-    const std::string& text = strings.get(s.int64(3));
+    r.pid = u32(s->pid);
+    r.tid = u32(s->tid);
+    const std::string& domain = strings.get(s->domain_id);
+    const std::string& text = strings.get(s->text_id);
     r.name = domain.empty() ? text : domain + ":" + text;
-    r.start_ns = s.int64(4);
-    if (!s.is_null(5)) r.end_ns = s.int64(5);
-    r.depth = u32(s.int64(6));
-    const auto kind = static_cast<db::PayloadKind>(s.int64(7));
+    r.start_ns = s->start_ns;
+    if (s->end_ns) r.end_ns = *s->end_ns;
+    r.depth = u32(s->depth);
+    const auto kind = static_cast<db::PayloadKind>(s->payload_kind);
     const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
                          kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
-    if (integer && !s.is_null(8)) r.payload_int = s.int64(8);
+    if (integer && s->payload_int) r.payload_int = *s->payload_int;
     t.ranges.push_back(std::move(r));
   }
   std::sort(t.ranges.begin(), t.ranges.end(), [](const TraceRange& a, const TraceRange& b) {
@@ -71,19 +45,17 @@ void load_ranges(const db::Reader& reader, const Strings& strings, FlagsTrace& t
   });
 }
 
-void load_calls(const db::Reader& reader, const Strings& strings, FlagsTrace& t) {
-  auto s = reader.prepare(
-      "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call"
-      " ORDER BY start_ns, id");
-  while (s.step()) {
+void load_calls(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
+  auto calls = db::api_calls_by_start(reader);
+  while (auto s = calls.next()) {
     TraceCall c;
-    c.pid = u32(s.int64(0));
-    c.tid = u32(s.int64(1));
-    c.name = strings.get(s.int64(2));
+    c.pid = u32(s->pid);
+    c.tid = u32(s->tid);
+    c.name = strings.get(s->name_id);
     c.base_name = api_base_name(c.name);
-    c.start_ns = s.int64(3);
-    c.end_ns = s.int64(4);
-    c.correlation_id = u32(s.int64(5));
+    c.start_ns = s->start_ns;
+    c.end_ns = s->end_ns;
+    c.correlation_id = u32(s->correlation_id);
     t.calls.push_back(std::move(c));
   }
 }
@@ -130,51 +102,46 @@ std::unordered_map<std::uint64_t, int> launch_calls(const FlagsTrace& t) {
   return by_key;
 }
 
-// The columns every GPU operation query selects first: pid, device_id, context_id, stream_id,
+// The fields every GPU operation cursor fills: pid, device_id, context_id, stream_id,
 // correlation_id, start_ns, end_ns.
-TraceOp gpu_op(OpKind kind, const db::Statement& s) {
+template <typename Row>
+TraceOp gpu_op(OpKind kind, const Row& s) {
   TraceOp op;
   op.kind = kind;
-  op.pid = u32(s.int64(0));
-  op.device_id = u32(s.int64(1));
-  op.context_id = u32(s.int64(2));
-  op.stream_id = u32(s.int64(3));
-  op.correlation_id = u32(s.int64(4));
-  op.start_ns = s.int64(5);
-  op.end_ns = s.int64(6);
+  op.pid = u32(s.pid);
+  op.device_id = u32(s.device_id);
+  op.context_id = u32(s.context_id);
+  op.stream_id = u32(s.stream_id);
+  op.correlation_id = u32(s.correlation_id);
+  op.start_ns = s.start_ns;
+  op.end_ns = s.end_ns;
   return op;
 }
 
-void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, FlagsTrace& t) {
-  auto k = reader.prepare(std::string("SELECT pid, device_id, context_id, stream_id, "
-                                      "correlation_id, start_ns, end_ns, ") +
-                          name_column(names) + " FROM kernel");
-  while (k.step()) {
-    TraceOp op = gpu_op(OpKind::Kernel, k);
-    op.name = strings.get(k.int64(7));
+void load_ops(const db::Reader& reader, Strings& strings, NameKind names, FlagsTrace& t) {
+  auto kernels = db::kernel_launches(reader, names);
+  while (auto k = kernels.next()) {
+    TraceOp op = gpu_op(OpKind::Kernel, *k);
+    op.name = strings.get(k->name_id);
     t.ops.push_back(std::move(op));
   }
-  auto c = reader.prepare(
-      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
-      " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy");
-  while (c.step()) {
-    TraceOp op = gpu_op(OpKind::Memcpy, c);
-    op.copy_kind = static_cast<db::MemcpyKind>(c.int64(7));
-    op.src_kind = static_cast<db::MemoryKind>(c.int64(8));
-    op.dst_kind = static_cast<db::MemoryKind>(c.int64(9));
-    op.bytes = c.int64(10);
-    op.is_async = c.int64(11) != 0;
+  auto copies = db::copy_launches(reader);
+  while (auto c = copies.next()) {
+    TraceOp op = gpu_op(OpKind::Memcpy, *c);
+    op.copy_kind = static_cast<db::MemcpyKind>(c->copy_kind);
+    op.src_kind = static_cast<db::MemoryKind>(c->src_kind);
+    op.dst_kind = static_cast<db::MemoryKind>(c->dst_kind);
+    op.bytes = c->bytes;
+    op.is_async = c->is_async != 0;
     op.name = std::string("[CUDA memcpy ") + db::to_string(op.copy_kind) + "]";
     t.ops.push_back(std::move(op));
   }
-  auto m = reader.prepare(
-      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
-      " memory_kind, bytes, is_async FROM memset");
-  while (m.step()) {
-    TraceOp op = gpu_op(OpKind::Memset, m);
-    op.memory_kind = static_cast<db::MemoryKind>(m.int64(7));
-    op.bytes = m.int64(8);
-    op.is_async = m.int64(9) != 0;
+  auto sets = db::memset_launches(reader);
+  while (auto m = sets.next()) {
+    TraceOp op = gpu_op(OpKind::Memset, *m);
+    op.memory_kind = static_cast<db::MemoryKind>(m->memory_kind);
+    op.bytes = m->bytes;
+    op.is_async = m->is_async != 0;
     op.name = "[CUDA memset]";
     t.ops.push_back(std::move(op));
   }
@@ -184,18 +151,16 @@ void load_ops(const db::Reader& reader, const Strings& strings, NameKind names, 
 }
 
 void load_syncs(const db::Reader& reader, FlagsTrace& t) {
-  auto s = reader.prepare(
-      "SELECT pid, start_ns, end_ns, sync_type, context_id, stream_id, correlation_id"
-      " FROM sync_event ORDER BY start_ns, id");
-  while (s.step()) {
+  auto rows = db::syncs(reader);
+  while (auto s = rows.next()) {
     TraceSync e;
-    e.pid = u32(s.int64(0));
-    e.start_ns = s.int64(1);
-    e.end_ns = s.int64(2);
-    e.type = static_cast<db::SyncType>(s.int64(3));
-    e.context_id = u32(s.int64(4));
-    e.stream_id = u32(s.int64(5));
-    e.correlation_id = u32(s.int64(6));
+    e.pid = u32(s->pid);
+    e.start_ns = s->start_ns;
+    e.end_ns = s->end_ns;
+    e.type = static_cast<db::SyncType>(s->sync_type);
+    e.context_id = u32(s->context_id);
+    e.stream_id = u32(s->stream_id);
+    e.correlation_id = u32(s->correlation_id);
     t.syncs.push_back(e);
   }
 }
@@ -286,7 +251,8 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
   FlagsTrace t;
   t.cuda_used = !reader.processes().empty();
   t.devices = reader.devices();
-  const Strings strings(reader);
+  Strings strings(reader);
+  strings.load_all();
   load_ranges(reader, strings, t);
   load_calls(reader, strings, t);
   assign_ranges(t);

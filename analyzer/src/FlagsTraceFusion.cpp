@@ -11,6 +11,7 @@
 #include "fuselens/analyzer/Peaks.h"
 #include "fuselens/analyzer/Roofline.h"
 #include "fuselens/db/RooflineStore.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -27,40 +28,36 @@ void load_args(const db::Reader& reader, FlagsTrace& t) {
       kernel_of.emplace(launch_key(t.ops[i].pid, t.ops[i].correlation_id), i);
     }
   }
-  auto s = reader.prepare(
-      "SELECT pid, correlation_id, value FROM kernel_arg ORDER BY pid, correlation_id, "
-      "param_index");
-  while (s.step()) {
+  auto args = db::kernel_args(reader);
+  while (auto s = args.next()) {
     t.args_captured = true;
     const auto it = kernel_of.find(
-        launch_key(static_cast<std::uint32_t>(s.int64(0)), static_cast<std::uint32_t>(s.int64(1))));
+        launch_key(static_cast<std::uint32_t>(s->pid), static_cast<std::uint32_t>(s->correlation_id)));
     if (it != kernel_of.end())
-      t.ops[it->second].args.push_back(static_cast<std::uint64_t>(s.int64(2)));
+      t.ops[it->second].args.push_back(static_cast<std::uint64_t>(s->value));
   }
 }
 
 void load_allocations(const db::Reader& reader, FlagsTrace& t) {
-  auto s = reader.prepare(
-      "SELECT pid, device_id, timestamp_ns, operation, memory_kind, address, bytes"
-      " FROM memory_event ORDER BY timestamp_ns, id");
+  auto events = db::memory_events(reader);
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> live;  // (pid, address) -> index
-  while (s.step()) {
-    const auto kind = static_cast<db::MemoryKind>(s.int64(4));
+  while (auto s = events.next()) {
+    const auto kind = static_cast<db::MemoryKind>(s->memory_kind);
     if (kind != db::MemoryKind::Device && kind != db::MemoryKind::Managed) continue;
-    const auto pid = static_cast<std::uint32_t>(s.int64(0));
-    const auto address = static_cast<std::uint64_t>(s.int64(5));
-    if (static_cast<db::MemoryOperation>(s.int64(3)) == db::MemoryOperation::Allocation) {
+    const auto pid = static_cast<std::uint32_t>(s->pid);
+    const auto address = static_cast<std::uint64_t>(s->address);
+    if (static_cast<db::MemoryOperation>(s->operation) == db::MemoryOperation::Allocation) {
       TraceAllocation a;
       a.pid = pid;
-      a.device_id = static_cast<std::uint32_t>(s.int64(1));
+      a.device_id = static_cast<std::uint32_t>(s->device_id);
       a.address = address;
-      a.bytes = static_cast<std::uint64_t>(s.int64(6));
-      a.start_ns = s.int64(2);
+      a.bytes = static_cast<std::uint64_t>(s->bytes);
+      a.start_ns = s->timestamp_ns;
       t.largest_allocation = std::max(t.largest_allocation, a.bytes);
       live[{pid, address}] = t.allocations.size();
       t.allocations.push_back(a);
     } else if (const auto it = live.find({pid, address}); it != live.end()) {
-      t.allocations[it->second].end_ns = s.int64(2);
+      t.allocations[it->second].end_ns = s->timestamp_ns;
       live.erase(it);
     }
   }
@@ -72,21 +69,16 @@ void load_allocations(const db::Reader& reader, FlagsTrace& t) {
 }
 
 bool has_annotations(const db::Reader& reader) {
-  auto s = reader.prepare(
-      "SELECT 1 FROM nvtx_mark m JOIN strings d ON d.id = m.domain_id WHERE d.value = ? LIMIT 1");
-  s.bind(1, std::string_view(kAnnotationDomain));
-  return s.step();
+  return db::has_nvtx_mark_in_domain(reader, kAnnotationDomain);
 }
 
 void load_counters(const db::Reader& reader, FlagsTrace& t) {
   if (!db::has_kernel_metrics(reader)) return;
   std::unordered_map<std::uint64_t, std::map<std::string, double>> launches;
-  auto s = reader.prepare(
-      "SELECT m.pid, m.correlation_id, n.value, m.value FROM kernel_metric m"
-      " JOIN strings n ON n.id = m.metric_id");
-  while (s.step()) {
-    launches[launch_key(static_cast<std::uint32_t>(s.int64(0)),
-                        static_cast<std::uint32_t>(s.int64(1)))][s.text(2)] = s.real(3);
+  auto counters = db::kernel_counters(reader);
+  while (auto s = counters.next()) {
+    launches[launch_key(static_cast<std::uint32_t>(s->pid), static_cast<std::uint32_t>(s->correlation_id))]
+            [s->metric] = s->value;
   }
   for (TraceOp& op : t.ops) {
     if (op.kind != OpKind::Kernel) continue;

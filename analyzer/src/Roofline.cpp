@@ -7,22 +7,15 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
 
 std::uint64_t launch_key(std::int64_t pid, std::int64_t correlation_id) {
   return static_cast<std::uint64_t>(pid) << 32 | (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
-}
-
-const char* name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short: return "short_name_id";
-    case NameKind::Mangled: return "mangled_name_id";
-    case NameKind::Demangled: break;
-  }
-  return "demangled_name_id";
 }
 
 /// b - a, figure by figure (prefix-sum differences).
@@ -91,20 +84,9 @@ class PrefixIndex {
 std::unordered_map<std::uint64_t, std::map<std::string, double>> read_counters(const db::Reader& reader) {
   std::unordered_map<std::uint64_t, std::map<std::string, double>> out;
   if (!reader.has_table("kernel_metric")) return out;
-  auto s = reader.prepare(
-      "SELECT m.pid, m.correlation_id, s.value, m.value FROM kernel_metric m"
-      " JOIN strings s ON s.id = m.metric_id");
-  while (s.step()) out[launch_key(s.int64(0), s.int64(1))][s.text(2)] = s.real(3);
+  auto counters = db::kernel_counters(reader);
+  while (auto c = counters.next()) out[launch_key(c->pid, c->correlation_id)][c->metric] = c->value;
   return out;
-}
-
-std::string lookup(const db::Reader& reader, std::unordered_map<std::int64_t, std::string>& cache,
-                   std::int64_t id) {
-  if (auto it = cache.find(id); it != cache.end()) return it->second;
-  auto s = reader.prepare("SELECT value FROM strings WHERE id = ?");
-  s.bind(1, id);
-  std::string value = s.step() ? s.text(0) : std::string();
-  return cache.emplace(id, std::move(value)).first->second;
 }
 
 RooflineEntry make_entry(WorkSource source, const Work& work, double time_ns, const Ceilings& chosen,
@@ -174,13 +156,12 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   auto counters = read_counters(reader);
   std::unordered_map<std::uint64_t, Launch> launches;
   {
-    auto s = reader.prepare(std::string("SELECT pid, correlation_id, end_ns - start_ns, ") +
-                            name_column(options.kernel_names) + " FROM kernel");
-    while (s.step()) {
+    auto kernels = db::kernel_durations(reader, options.kernel_names);
+    while (auto k = kernels.next()) {
       Launch l;
-      l.duration_ns = s.int64(2);
-      l.name_id = s.int64(3);
-      const auto key = launch_key(s.int64(0), s.int64(1));
+      l.duration_ns = k->duration_ns;
+      l.name_id = k->name_id;
+      const auto key = launch_key(k->pid, k->correlation_id);
       if (auto it = counters.find(key); it != counters.end()) {
         l.counters = work_from_counters(it->second);
         if (auto d = it->second.find(db::metric::kDuration); d != it->second.end()) {
@@ -196,12 +177,12 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   report.has_counters = !counters.empty();
 
   // Kernel rows: kernels with counters, grouped by name.
-  std::unordered_map<std::int64_t, std::string> strings;
+  db::StringCache strings(reader);
   std::map<std::string, RooflineRow> kernel_rows;
   std::map<std::string, Work> kernel_work;
   for (const auto& [key, l] : launches) {
     if (!l.counters) continue;
-    const std::string name = lookup(reader, strings, l.name_id);
+    const std::string name = strings.get(l.name_id);
     RooflineRow& row = kernel_rows[name];
     row.name = name;
     ++row.instances;
@@ -222,12 +203,12 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   PrefixIndex<LaunchSums> by_launch;
   {
     std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> calls;  // tid, start
-    auto s = reader.prepare("SELECT pid, correlation_id, tid, start_ns FROM api_call");
-    while (s.step()) {
-      const auto key = launch_key(s.int64(0), s.int64(1));
+    auto rows = db::api_call_starts(reader);
+    while (auto s = rows.next()) {
+      const auto key = launch_key(s->pid, s->correlation_id);
       if (!launches.count(key)) continue;
-      auto [it, inserted] = calls.emplace(key, std::make_pair(s.int64(2), s.int64(3)));
-      if (!inserted && s.int64(3) < it->second.second) it->second = {s.int64(2), s.int64(3)};
+      auto [it, inserted] = calls.emplace(key, std::make_pair(s->tid, s->start_ns));
+      if (!inserted && s->start_ns < it->second.second) it->second = {s->tid, s->start_ns};
     }
     for (const auto& [key, call] : calls) {
       const Launch& l = launches.at(key);
@@ -253,20 +234,16 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   // Annotation marks.
   PrefixIndex<Work> by_mark;
   {
-    auto s = reader.prepare(
-        "SELECT m.pid, m.tid, m.timestamp_ns, t.value FROM nvtx_mark m"
-        " JOIN strings d ON d.id = m.domain_id JOIN strings t ON t.id = m.text_id"
-        " WHERE d.value = ?");
-    s.bind(1, std::string_view(kAnnotationDomain));
+    auto marks = db::nvtx_marks_in_domain(reader, kAnnotationDomain);
     std::int64_t malformed = 0;
-    while (s.step()) {
-      const auto work = parse_work_annotation(s.text(3));
+    while (auto s = marks.next()) {
+      const auto work = parse_work_annotation(s->text);
       if (!work) {
         ++malformed;
         continue;
       }
       report.has_annotations = true;
-      by_mark.add({s.int64(0), s.int64(1), s.int64(2)}, *work);
+      by_mark.add({s->pid, s->tid, s->start_ns}, *work);
     }
     by_mark.build([](Work& sum, const Work& w) { sum += w; });
     if (malformed > 0) {
@@ -284,18 +261,15 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   };
   std::map<std::string, RangeSums> ranges;
   {
-    auto s = reader.prepare(
-        "SELECT r.pid, r.tid, d.value, t.value, r.start_ns, r.end_ns FROM nvtx_range r"
-        " JOIN strings d ON d.id = r.domain_id JOIN strings t ON t.id = r.text_id"
-        " WHERE r.end_ns IS NOT NULL");
-    while (s.step()) {
-      const std::string domain = s.text(2);
+    auto rows = db::ended_nvtx_ranges_named(reader);
+    while (auto s = rows.next()) {
+      const std::string domain = s->domain;
       if (domain == kAnnotationDomain) continue;
-      const std::string name = domain.empty() ? s.text(3) : domain + ":" + s.text(3);
+      const std::string name = domain.empty() ? s->text : domain + ":" + s->text;
       RangeSums& r = ranges[name];
       r.row.name = name;
       ++r.row.instances;
-      const std::int64_t pid = s.int64(0), tid = s.int64(1), start = s.int64(4), end = s.int64(5);
+      const std::int64_t pid = s->pid, tid = s->tid, start = s->start_ns, end = *s->end_ns;
       if (!by_launch.empty()) {
         const auto [a, b] = by_launch.inside(pid, tid, start, end);
         const LaunchSums t = *b - *a;

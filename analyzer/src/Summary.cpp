@@ -11,40 +11,14 @@
 #include <utility>
 
 #include "fuselens/analyzer/SummaryStore.h"
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
 
-class StringTable {
- public:
-  explicit StringTable(const db::Reader& reader)
-      : select_(reader.prepare("SELECT value FROM strings WHERE id = ?")) {}
-
-  std::string get(std::int64_t id) {
-    if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-    select_.bind(1, id);
-    std::string value = select_.step() ? select_.text(0) : std::string();
-    select_.reset();
-    return cache_.emplace(id, std::move(value)).first->second;
-  }
-
- private:
-  db::Statement select_;
-  std::unordered_map<std::int64_t, std::string> cache_;
-};
-
-const char* name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
-}
+using StringTable = db::StringCache;
 
 /// a + b, clamped to the int64 range: timestamps come from the file, and a damaged capture can hold
 /// durations whose sum does not fit (found by fuzz/capture_fuzzer).
@@ -86,7 +60,7 @@ std::vector<Row> named_rows(const StatsById& groups, StringTable& strings) {
 }
 
 /// Per-name statistics of kernels, from the stored aggregates when they hold them (demangled
-/// names only), else from the rows: "SELECT id, duration ... ORDER BY id", one group of
+/// names only), else from the rows: (name id, duration) ordered by name id, one group of
 /// durations in memory at a time. Finalized captures have a covering index for the order
 /// (kernel_by_name, api_by_name: db::Writer::finalize), so SQLite streams the narrow index.
 std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings,
@@ -95,17 +69,16 @@ std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, Stri
     return named_rows<KernelRow>(stored->kernels_by_demangled_name, strings);
   }
   reader.check_table_timestamps("kernel");
-  const std::string column = name_column(kind);
-  auto s = reader.prepare("SELECT " + column + ", end_ns - start_ns FROM kernel ORDER BY " + column);
-  return named_rows<KernelRow>(stats_by_id(s), strings);
+  auto rows = db::kernel_durations_by_name(reader, kind, db::RowOrder::ById);
+  return named_rows<KernelRow>(stats_by_id(rows), strings);
 }
 
 std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings,
                              const StoredAggregates* stored) {
   if (stored != nullptr) return named_rows<ApiRow>(stored->api_by_name, strings);
   reader.check_table_timestamps("api_call");
-  auto s = reader.prepare("SELECT name_id, end_ns - start_ns FROM api_call ORDER BY name_id");
-  return named_rows<ApiRow>(stats_by_id(s), strings);
+  auto rows = db::api_durations_by_name(reader);
+  return named_rows<ApiRow>(stats_by_id(rows), strings);
 }
 
 std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) {
@@ -114,25 +87,25 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
     std::int64_t bytes = 0;
   };
   std::map<std::string, Group> groups;
-  auto copies = reader.prepare("SELECT copy_kind, end_ns - start_ns, bytes FROM memcpy");
+  auto copies = db::copy_durations(reader);
   // One name per kind; look names up once per distinct kind.
   std::unordered_map<std::int64_t, Group*> by_kind;
-  while (copies.step()) {
-    const std::int64_t kind = copies.int64(0);
+  while (auto copy = copies.next()) {
+    const std::int64_t kind = copy->copy_kind;
     Group*& g = by_kind[kind];
     if (g == nullptr) {
       const auto name =
           std::string("[CUDA memcpy ") + db::to_string(static_cast<db::MemcpyKind>(kind)) + "]";
       g = &groups[name];
     }
-    g->durations.push_back(copies.int64(1));
-    g->bytes += copies.int64(2);
+    g->durations.push_back(copy->duration_ns);
+    g->bytes += copy->bytes;
   }
-  auto sets = reader.prepare("SELECT end_ns - start_ns, bytes FROM memset");
-  while (sets.step()) {
+  auto sets = db::memset_durations(reader);
+  while (auto set = sets.next()) {
     Group& g = groups["[CUDA memset]"];
-    g.durations.push_back(sets.int64(0));
-    g.bytes += sets.int64(1);
+    g.durations.push_back(set->duration_ns);
+    g.bytes += set->bytes;
   }
   std::vector<MemoryOperationRow> rows;
   for (auto& [name, g] : groups) {
@@ -161,20 +134,20 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
   const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
                                           : project_nvtx_ranges(reader);
   const auto& work = stored != nullptr ? stored->nvtx_work : computed;
-  auto s = reader.prepare("SELECT pid, tid, domain_id, text_id, start_ns, end_ns, id FROM nvtx_range");
-  while (s.step()) {
-    Group*& g = by_ids[{s.int64(2), s.int64(3)}];
+  auto ranges = db::nvtx_range_names(reader);
+  while (auto r = ranges.next()) {
+    Group*& g = by_ids[{r->domain_id, r->text_id}];
     if (g == nullptr) {
-      const std::string domain = strings.get(s.int64(2));
-      const std::string text = strings.get(s.int64(3));
+      const std::string domain = strings.get(r->domain_id);
+      const std::string text = strings.get(r->text_id);
       g = &groups[domain.empty() ? text : domain + ":" + text];
     }
-    if (s.is_null(5)) {
+    if (!r->end_ns) {
       ++g->unterminated;
       continue;
     }
-    g->durations.push_back(s.int64(5) - s.int64(4));
-    if (const auto it = work.find(s.int64(6)); it != work.end()) {
+    g->durations.push_back(*r->end_ns - r->start_ns);
+    if (const auto it = work.find(r->id); it != work.end()) {
       g->kernels += it->second.kernels;
       g->gpu_ns = saturating_add(g->gpu_ns, it->second.gpu_ns);
     }
@@ -195,14 +168,10 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
 
 std::vector<DeviceMemoryRow> device_memory_rows(const db::Reader& reader,
                                                 const std::vector<db::DeviceInfo>& devices) {
-  auto s = reader.prepare(
-      "SELECT device_id, timestamp_ns, operation, bytes FROM memory_event"
-      " WHERE memory_kind = " +
-      std::to_string(static_cast<int>(db::MemoryKind::Device)) +
-      " ORDER BY device_id, timestamp_ns, id");
+  auto events = db::device_memory_events(reader, db::MemoryOrder::ByDevice);
   std::vector<DeviceMemoryRow> rows;
-  while (s.step()) {
-    const auto device = static_cast<std::uint32_t>(s.int64(0));
+  while (auto e = events.next()) {
+    const auto device = static_cast<std::uint32_t>(e->device_id);
     if (rows.empty() || rows.back().device_id != device) {
       DeviceMemoryRow row;
       row.device_id = device;
@@ -212,8 +181,8 @@ std::vector<DeviceMemoryRow> device_memory_rows(const db::Reader& reader,
       rows.push_back(std::move(row));
     }
     DeviceMemoryRow& row = rows.back();
-    const std::int64_t bytes = s.int64(3);
-    switch (static_cast<db::MemoryOperation>(s.int64(2))) {
+    const std::int64_t bytes = e->bytes;
+    switch (static_cast<db::MemoryOperation>(e->operation)) {
       case db::MemoryOperation::Allocation:
         ++row.allocations;
         row.bytes_at_end += bytes;
@@ -225,7 +194,7 @@ std::vector<DeviceMemoryRow> device_memory_rows(const db::Reader& reader,
     }
     if (row.bytes_at_end > row.peak_bytes) {
       row.peak_bytes = row.bytes_at_end;
-      row.peak_time_ns = s.int64(1);
+      row.peak_time_ns = e->timestamp_ns;
     }
   }
   return rows;

@@ -9,34 +9,23 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
-
-const char* kernel_name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
-}
 
 /// Interns display names: string-table ids and literal names map to indexes of Timeline::names.
 class Names {
  public:
   Names(const db::Reader& reader, std::vector<std::string>& out)
-      : select_(reader.prepare("SELECT value FROM strings WHERE id = ?")), out_(out) {}
+      : lookup_(reader), out_(out) {}
 
   std::uint32_t by_id(std::int64_t id) {
     if (auto it = ids_.find(id); it != ids_.end()) return it->second;
-    select_.bind(1, id);
-    std::string value = select_.step() ? select_.text(0) : std::string("<unknown>");
-    select_.reset();
+    std::string value("<unknown>");
+    lookup_.with(id, [&](std::string text) { value = std::move(text); });
     const auto index = literal(value);
     ids_.emplace(id, index);
     return index;
@@ -51,7 +40,7 @@ class Names {
   }
 
  private:
-  db::Statement select_;
+  db::StringLookup lookup_;
   std::vector<std::string>& out_;
   std::unordered_map<std::int64_t, std::uint32_t> ids_;
   std::unordered_map<std::string, std::uint32_t> literals_;
@@ -101,83 +90,75 @@ class LaneSet {
 };
 
 void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu) {
-  auto k = reader.prepare(std::string("SELECT device_id, stream_id, pid, start_ns, end_ns, "
-                                      "correlation_id, grid_x, grid_y, grid_z, block_x, block_y, "
-                                      "block_z, registers_per_thread, static_shared_bytes, "
-                                      "dynamic_shared_bytes, demangled_name_id, ") +
-                          kernel_name_column(kind) + " FROM kernel");
-  while (k.step()) {
-    TimelineLane& lane = gpu.get(u32(k.int64(0)), u32(k.int64(1)));
-    if (lane.rows.empty()) lane.pid = u32(k.int64(2));
+  auto kernels = db::kernel_details(reader, kind);
+  while (auto k = kernels.next()) {
+    TimelineLane& lane = gpu.get(u32(k->device_id), u32(k->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(k->pid);
     KernelDetail d;
-    d.pid = u32(k.int64(2));
-    d.correlation_id = u32(k.int64(5));
+    d.pid = u32(k->pid);
+    d.correlation_id = u32(k->correlation_id);
+    const std::int64_t grid[3] = {k->grid_x, k->grid_y, k->grid_z};
+    const std::int64_t block[3] = {k->block_x, k->block_y, k->block_z};
     for (int i = 0; i < 3; ++i) {
-      d.grid[i] = i32(k.int64(6 + i));
-      d.block[i] = i32(k.int64(9 + i));
+      d.grid[i] = i32(grid[i]);
+      d.block[i] = i32(block[i]);
     }
-    d.registers_per_thread = u32(k.int64(12));
-    d.static_shared_bytes = i32(k.int64(13));
-    d.dynamic_shared_bytes = i32(k.int64(14));
-    d.demangled_name = names.by_id(k.int64(15));
-    row_at(lane, 0).items.push_back({k.int64(3), k.int64(4), names.by_id(k.int64(16)),
+    d.registers_per_thread = u32(k->registers_per_thread);
+    d.static_shared_bytes = i32(k->static_shared_bytes);
+    d.dynamic_shared_bytes = i32(k->dynamic_shared_bytes);
+    d.demangled_name = names.by_id(k->demangled_name_id);
+    row_at(lane, 0).items.push_back({k->start_ns, k->end_ns, names.by_id(k->name_id),
                                      u32(static_cast<std::int64_t>(t.kernels.size())),
                                      TimelineItemKind::Kernel});
     t.kernels.push_back(d);
   }
-  auto c = reader.prepare(
-      "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, copy_kind, bytes, "
-      "is_async FROM memcpy");
-  while (c.step()) {
-    TimelineLane& lane = gpu.get(u32(c.int64(0)), u32(c.int64(1)));
-    if (lane.rows.empty()) lane.pid = u32(c.int64(2));
-    const auto copy_kind = static_cast<int>(c.int64(6));
+  auto copies = db::copy_details(reader);
+  while (auto c = copies.next()) {
+    TimelineLane& lane = gpu.get(u32(c->device_id), u32(c->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(c->pid);
+    const auto copy_kind = static_cast<int>(c->copy_kind);
     const auto name = names.literal(std::string("Memcpy ") +
                                     db::to_string(static_cast<db::MemcpyKind>(copy_kind)));
-    row_at(lane, 0).items.push_back({c.int64(3), c.int64(4), name,
+    row_at(lane, 0).items.push_back({c->start_ns, c->end_ns, name,
                                      u32(static_cast<std::int64_t>(t.copies.size())),
                                      TimelineItemKind::Memcpy});
-    t.copies.push_back({u32(c.int64(2)), u32(c.int64(5)), c.int64(7), copy_kind, c.int64(8) != 0});
+    t.copies.push_back({u32(c->pid), u32(c->correlation_id), c->bytes, copy_kind, c->is_async != 0});
   }
-  auto s = reader.prepare(
-      "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, bytes, is_async "
-      "FROM memset");
+  auto sets = db::memset_details(reader);
   const auto memset_name = names.literal("Memset");
-  while (s.step()) {
-    TimelineLane& lane = gpu.get(u32(s.int64(0)), u32(s.int64(1)));
-    if (lane.rows.empty()) lane.pid = u32(s.int64(2));
-    row_at(lane, 0).items.push_back({s.int64(3), s.int64(4), memset_name,
+  while (auto s = sets.next()) {
+    TimelineLane& lane = gpu.get(u32(s->device_id), u32(s->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(s->pid);
+    row_at(lane, 0).items.push_back({s->start_ns, s->end_ns, memset_name,
                                      u32(static_cast<std::int64_t>(t.copies.size())),
                                      TimelineItemKind::Memset});
-    t.copies.push_back({u32(s.int64(2)), u32(s.int64(5)), s.int64(6), -1, s.int64(7) != 0});
+    t.copies.push_back({u32(s->pid), u32(s->correlation_id), s->bytes, -1, s->is_async != 0});
   }
 }
 
 void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
-  auto r = reader.prepare(
-      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, payload_kind, payload "
-      "FROM nvtx_range");
+  auto ranges = db::nvtx_ranges(reader, /*with_style=*/false);
   std::unordered_map<std::int64_t, std::string> domains;
-  while (r.step()) {
-    TimelineLane& lane = lanes.get(u32(r.int64(0)), u32(r.int64(1)));
-    lane.pid = u32(r.int64(0));
-    lane.tid = u32(r.int64(1));
+  while (auto r = ranges.next()) {
+    TimelineLane& lane = lanes.get(u32(r->pid), u32(r->tid));
+    lane.pid = u32(r->pid);
+    lane.tid = u32(r->tid);
     NvtxDetail d;
     d.pid = lane.pid;
     d.tid = lane.tid;
-    d.depth = u32(r.int64(6));
-    d.unterminated = r.is_null(5);
-    if (r.int64(7) != 0 && !r.is_null(8)) d.payload = r.real(8);
+    d.depth = u32(r->depth);
+    d.unterminated = !r->end_ns;
+    if (r->payload_kind != 0 && r->payload_real) d.payload = *r->payload_real;
     // Names as Summary's NVTX rows: "domain:text" when the domain is not empty.
-    const auto domain_id = r.int64(2);
+    const auto domain_id = r->domain_id;
     auto dom = domains.find(domain_id);
     if (dom == domains.end()) {
       dom = domains.emplace(domain_id, t.names[names.by_id(domain_id)]).first;
     }
-    const auto text = names.by_id(r.int64(3));
+    const auto text = names.by_id(r->text_id);
     const auto name = dom->second.empty() ? text : names.literal(dom->second + ":" + t.names[text]);
-    const auto end = d.unterminated ? std::numeric_limits<std::int64_t>::max() : r.int64(5);
-    row_at(lane, d.depth).items.push_back({r.int64(4), end, name,
+    const auto end = d.unterminated ? std::numeric_limits<std::int64_t>::max() : *r->end_ns;
+    row_at(lane, d.depth).items.push_back({r->start_ns, end, name,
                                            u32(static_cast<std::int64_t>(t.nvtx_ranges.size())),
                                            TimelineItemKind::Nvtx});
     t.nvtx_ranges.push_back(d);
@@ -186,45 +167,41 @@ void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lan
 
 void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
   // Ordered per thread by start, longest first, so that a call's enclosing call comes first.
-  auto a = reader.prepare(
-      "SELECT pid, tid, domain, name_id, start_ns, end_ns, correlation_id, return_code "
-      "FROM api_call ORDER BY pid, tid, start_ns, end_ns DESC");
+  auto calls = db::api_calls_by_thread(reader);
   std::vector<std::int64_t> open_ends;  // ends of the calls enclosing the current one
   std::pair<std::int64_t, std::int64_t> thread{-1, -1};
-  while (a.step()) {
-    const std::pair<std::int64_t, std::int64_t> key{a.int64(0), a.int64(1)};
+  while (auto a = calls.next()) {
+    const std::pair<std::int64_t, std::int64_t> key{a->pid, a->tid};
     if (key != thread) {
       open_ends.clear();
       thread = key;
     }
-    const auto start = a.int64(4), end = a.int64(5);
+    const auto start = a->start_ns, end = a->end_ns;
     while (!open_ends.empty() && open_ends.back() <= start) open_ends.pop_back();
     const std::size_t depth = open_ends.size();
     open_ends.push_back(end);
     TimelineLane& lane = lanes.get(u32(key.first), u32(key.second));
     lane.pid = u32(key.first);
     lane.tid = u32(key.second);
-    row_at(lane, depth).items.push_back({start, end, names.by_id(a.int64(3)),
+    row_at(lane, depth).items.push_back({start, end, names.by_id(a->name_id),
                                          u32(static_cast<std::int64_t>(t.api_calls.size())),
                                          TimelineItemKind::Api});
-    t.api_calls.push_back({lane.pid, lane.tid, u32(a.int64(6)), u32(a.int64(7)),
-                           a.int64(2) == static_cast<int>(db::ApiDomain::Driver)});
+    t.api_calls.push_back({lane.pid, lane.tid, u32(a->correlation_id), u32(a->return_code),
+                           a->domain == static_cast<int>(db::ApiDomain::Driver)});
   }
 }
 
 void load_memory(const db::Reader& reader, Timeline& t) {
-  auto m = reader.prepare(
-      "SELECT device_id, timestamp_ns, operation, bytes FROM memory_event WHERE memory_kind = " +
-      std::to_string(static_cast<int>(db::MemoryKind::Device)) + " ORDER BY timestamp_ns, id");
+  auto events = db::device_memory_events(reader, db::MemoryOrder::ByTime);
   std::map<std::uint32_t, CounterTrack> tracks;
-  while (m.step()) {
-    const auto device = u32(m.int64(0));
+  while (auto m = events.next()) {
+    const auto device = u32(m->device_id);
     CounterTrack& track = tracks[device];
     track.device_id = device;
     const std::int64_t last = track.points.empty() ? 0 : track.points.back().value;
-    const bool alloc = m.int64(2) == static_cast<int>(db::MemoryOperation::Allocation);
-    const std::int64_t value = last + (alloc ? m.int64(3) : -m.int64(3));
-    const std::int64_t time = m.int64(1);
+    const bool alloc = m->operation == static_cast<int>(db::MemoryOperation::Allocation);
+    const std::int64_t value = last + (alloc ? m->bytes : -m->bytes);
+    const std::int64_t time = m->timestamp_ns;
     if (!track.points.empty() && track.points.back().time_ns == time) {
       track.points.back().value = value;
     } else {

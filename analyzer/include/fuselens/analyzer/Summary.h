@@ -20,15 +20,13 @@
 
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Records.h"
+#include "fuselens/db/Strings.h"
 
 namespace fuselens::analyzer {
 
-/// Which of the three names a capture stores for each kernel is used to group kernels.
-enum class NameKind {
-  Demangled,  ///< "void ns::gemm<64>(float*, int)" (the default, as nsys stats)
-  Short,      ///< "gemm": the bare function name (Nsight Systems' shortName); merges overloads
-  Mangled,    ///< "_ZN2ns4gemmILi64EEvPfi" as the driver reports it
-};
+/// Which of the three names a capture stores for each kernel is used to group kernels (db owns
+/// the choice of column: db/Strings.h).
+using NameKind = db::NameKind;
 
 /// Statistics of a set of durations, in nanoseconds. The columns of every Nsight Systems
 /// summary table: Instances, Total Time, Avg, Med, Min, Max, StdDev.

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "fuselens/analyzer/Summary.h"
+#include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {
@@ -51,9 +52,9 @@ struct StoredAggregates {
   std::unordered_map<std::int64_t, RangeWork> nvtx_work;  ///< by nvtx_range.id, ended ranges
 };
 
-/// Groups the rows of `s`, a query of (id, duration ns) ordered by id, into DurationStats per id;
-/// one group's durations in memory at a time.
-StatsById stats_by_id(db::Statement& s);
+/// Groups the rows of `rows`, (id, duration ns) ordered by id, into DurationStats per id; one
+/// group's durations in memory at a time.
+StatsById stats_by_id(db::Cursor<db::IdDuration>& rows);
 
 /// The projected kernel work of every ended NVTX range of the capture, by range id, from the rows
 /// (project_windows over kernel and api_call; their timestamps are checked first).

@@ -1,0 +1,101 @@
+#pragma once
+// Cursor: a typed, forward-only walk over the rows of one query of a capture. The queries live
+// in db (Strings.h, ActivityCursors.h, TraceCursors.h, SummaryStore.h); the analyses read plain
+// row structs and never see SQL.
+//
+// Usage: `auto c = db::kernel_launches(reader); while (auto row = c.next()) { ... row->pid ... }`.
+// Rows come in the order the named query states (ORDER BY where it says so; otherwise the order
+// SQLite scans, which the analyses have always relied on and which stays that of the query).
+// Integer columns are read as SQLite int64 values, exactly as the analyses read them before;
+// callers narrow them. Errors: db::Error from SQLite (a corrupt capture).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fuselens/db/Sqlite.h"
+
+namespace fuselens::db {
+
+template <typename Row>
+class Cursor {
+ public:
+  /// Fills `row` from the current row of the statement.
+  using ReadRow = void (*)(const Statement& s, Row& row);
+
+  Cursor(Statement statement, ReadRow read) : statement_(std::move(statement)), read_(read) {}
+
+  /// The next row, or nullopt once every row was read (and on every call after that).
+  std::optional<Row> next() {
+    if (done_ || !statement_.step()) {
+      done_ = true;
+      return std::nullopt;
+    }
+    Row row;
+    read_(statement_, row);
+    return row;
+  }
+
+  /// Calls `visit(row)` for every remaining row.
+  template <typename F>
+  void for_each(F&& visit) {
+    while (auto row = next()) visit(*row);
+  }
+
+ private:
+  Statement statement_;
+  ReadRow read_;
+  bool done_ = false;
+};
+
+/// Filters pushed into the WHERE clause of an activity query as bound parameters; SQLite serves
+/// them from the capture's indexes where one leads with the filtered columns (kernel_by_start:
+/// device, stream, start; kernel_by_correlation and api_by_thread: pid; kernel_by_name and
+/// api_by_name: the name; nvtx_by_thread, memory_by_time; db::Writer::finalize). Unset fields
+/// select everything; with none set the query is the unfiltered one, with its row order. The
+/// time window [t0_ns, t1_ns) selects the rows that start (instants: happen) at or after t0_ns
+/// and before t1_ns.
+struct ActivityFilter {
+  std::optional<std::int64_t> pid;
+  std::optional<std::int64_t> device_id;  ///< GPU activities and memory events only
+  std::optional<std::int64_t> stream_id;  ///< kernels, copies and memsets only
+  std::optional<std::int64_t> tid;        ///< API calls and NVTX only
+  std::optional<std::int64_t> t0_ns;
+  std::optional<std::int64_t> t1_ns;
+  std::optional<std::int64_t> name_id;  ///< the name column of the query (kernels, API calls)
+
+  bool empty() const {
+    return !pid && !device_id && !stream_id && !tid && !t0_ns && !t1_ns && !name_id;
+  }
+};
+
+namespace detail {
+
+/// The columns a filter applies to in one table (empty: the table has no such column).
+struct FilterColumns {
+  const char* time = "start_ns";
+  const char* name = "";
+  bool device = true;
+  bool stream = true;
+  bool thread = false;
+};
+
+/// `select_from` + " WHERE ..." for the set fields of `filter` (with `extra_where`, a fixed
+/// condition, first) + " " + `order_by`; `binds` receives the values in parameter order.
+std::string filtered_sql(const std::string& select_from, const std::string& extra_where,
+                         const ActivityFilter& filter, const FilterColumns& columns,
+                         const std::string& order_by, std::vector<std::int64_t>& binds);
+
+/// Prepares `sql` on `reader`'s connection and binds `binds` to parameters 1..n.
+template <typename Reader>
+Statement prepare_bound(const Reader& reader, const std::string& sql,
+                        const std::vector<std::int64_t>& binds) {
+  Statement s = reader.prepare(sql);
+  for (std::size_t i = 0; i < binds.size(); ++i) s.bind(static_cast<int>(i + 1), binds[i]);
+  return s;
+}
+
+}  // namespace detail
+}  // namespace fuselens::db

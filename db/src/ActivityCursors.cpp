@@ -1,0 +1,389 @@
+#include "fuselens/db/ActivityCursors.h"
+
+#include <string>
+#include <vector>
+
+namespace fuselens::db {
+namespace {
+
+using detail::FilterColumns;
+
+constexpr FilterColumns kGpu{};
+constexpr FilterColumns kApi{"start_ns", "name_id", false, false, true};
+
+FilterColumns kernel_columns(NameKind names) {
+  FilterColumns c;
+  c.name = kernel_name_column(names);
+  return c;
+}
+
+template <typename Row>
+Cursor<Row> open(const Reader& reader, const std::string& select_from, const ActivityFilter& filter,
+                 const FilterColumns& columns, const std::string& order_by,
+                 typename Cursor<Row>::ReadRow read, const std::string& extra_where = {}) {
+  std::vector<std::int64_t> binds;
+  const std::string sql =
+      detail::filtered_sql(select_from, extra_where, filter, columns, order_by, binds);
+  return Cursor<Row>(detail::prepare_bound(reader, sql, binds), read);
+}
+
+const char* table_name(GpuTable table) {
+  switch (table) {
+    case GpuTable::Memcpy:
+      return "memcpy";
+    case GpuTable::Memset:
+      return "memset";
+    case GpuTable::Kernel:
+      break;
+  }
+  return "kernel";
+}
+
+void read_id_duration(const Statement& s, IdDuration& r) {
+  r.id = s.int64(0);
+  r.duration_ns = s.int64(1);
+}
+
+}  // namespace
+
+Cursor<IdDuration> kernel_durations_by_name(const Reader& reader, NameKind names, RowOrder order,
+                                            const ActivityFilter& filter) {
+  const std::string column = kernel_name_column(names);
+  return open<IdDuration>(reader, "SELECT " + column + ", end_ns - start_ns FROM kernel", filter,
+                          kernel_columns(names),
+                          order == RowOrder::ById ? "ORDER BY " + column : "", read_id_duration);
+}
+
+Cursor<IdDuration> api_durations_by_name(const Reader& reader, const ActivityFilter& filter) {
+  return open<IdDuration>(reader, "SELECT name_id, end_ns - start_ns FROM api_call", filter, kApi,
+                          "ORDER BY name_id", read_id_duration);
+}
+
+Cursor<KernelRow> kernel_details(const Reader& reader, NameKind names,
+                                 const ActivityFilter& filter) {
+  return open<KernelRow>(
+      reader,
+      std::string(
+          "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, grid_x, grid_y, "
+          "grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, "
+          "dynamic_shared_bytes, demangled_name_id, ") +
+          kernel_name_column(names) + " FROM kernel",
+      filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
+        r.device_id = s.int64(0);
+        r.stream_id = s.int64(1);
+        r.pid = s.int64(2);
+        r.start_ns = s.int64(3);
+        r.end_ns = s.int64(4);
+        r.correlation_id = s.int64(5);
+        r.grid_x = s.int64(6);
+        r.grid_y = s.int64(7);
+        r.grid_z = s.int64(8);
+        r.block_x = s.int64(9);
+        r.block_y = s.int64(10);
+        r.block_z = s.int64(11);
+        r.registers_per_thread = s.int64(12);
+        r.static_shared_bytes = s.int64(13);
+        r.dynamic_shared_bytes = s.int64(14);
+        r.demangled_name_id = s.int64(15);
+        r.name_id = s.int64(16);
+      });
+}
+
+Cursor<KernelRow> kernel_launches(const Reader& reader, NameKind names,
+                                  const ActivityFilter& filter) {
+  return open<KernelRow>(
+      reader,
+      std::string("SELECT pid, device_id, context_id, stream_id, correlation_id, "
+                  "start_ns, end_ns, ") +
+          kernel_name_column(names) + " FROM kernel",
+      filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
+        r.pid = s.int64(0);
+        r.device_id = s.int64(1);
+        r.context_id = s.int64(2);
+        r.stream_id = s.int64(3);
+        r.correlation_id = s.int64(4);
+        r.start_ns = s.int64(5);
+        r.end_ns = s.int64(6);
+        r.name_id = s.int64(7);
+      });
+}
+
+Cursor<KernelRow> kernel_durations(const Reader& reader, NameKind names,
+                                   const ActivityFilter& filter) {
+  return open<KernelRow>(reader,
+                         std::string("SELECT pid, correlation_id, end_ns - start_ns, ") +
+                             kernel_name_column(names) + " FROM kernel",
+                         filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
+                           r.pid = s.int64(0);
+                           r.correlation_id = s.int64(1);
+                           r.duration_ns = s.int64(2);
+                           r.name_id = s.int64(3);
+                         });
+}
+
+Cursor<LaunchWork> launch_work(const Reader& reader, GpuTable table, bool by_correlation,
+                               const ActivityFilter& filter) {
+  const std::string bytes = table == GpuTable::Kernel ? "0" : "bytes";
+  return open<LaunchWork>(
+      reader,
+      "SELECT pid, correlation_id, end_ns - start_ns, " + bytes + " FROM " + table_name(table),
+      filter, kGpu, by_correlation ? "ORDER BY pid, correlation_id" : "",
+      [](const Statement& s, LaunchWork& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.duration_ns = s.int64(2);
+        r.bytes = s.int64(3);
+      });
+}
+
+Cursor<GpuInterval> gpu_intervals(const Reader& reader, GpuTable table,
+                                  const ActivityFilter& filter) {
+  return open<GpuInterval>(
+      reader, std::string("SELECT pid, correlation_id, start_ns, end_ns FROM ") + table_name(table),
+      filter, kGpu, "", [](const Statement& s, GpuInterval& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.start_ns = s.int64(2);
+        r.end_ns = s.int64(3);
+      });
+}
+
+Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind names) {
+  // Columns: 0 table, 1 pid, 2 correlation_id, 3 start_ns, 4 end_ns, 5 device_id, 6 context_id,
+  // 7 stream_id, 8 graph_id, 9 graph_node_id, then per table:
+  //   kernel: 10-12 grid, 13-15 block, 16 registers, 17 static shared, 18 dynamic shared,
+  //           19 local memory, 20 name id
+  //   memcpy: 10 copy_kind, 11 src_kind, 12 dst_kind, 13 bytes, 14 is_async
+  //   memset: 10 bytes, 11 value, 12 memory_kind, 13 is_async
+  const std::string common =
+      "pid, correlation_id, start_ns, end_ns, device_id, context_id, stream_id, graph_id, "
+      "graph_node_id, ";
+  const std::string sql =
+      "SELECT 0, " + common +
+      "grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
+      "static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, " +
+      kernel_name_column(names) + " FROM kernel UNION ALL SELECT 1, " + common +
+      "copy_kind, src_kind, dst_kind, bytes, is_async, NULL, NULL, NULL, NULL, NULL, NULL "
+      "FROM memcpy UNION ALL SELECT 2, " +
+      common +
+      "bytes, value, memory_kind, is_async, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+      "FROM memset ORDER BY 2, 3, 4";
+  return Cursor<GpuRecordRow>(reader.prepare(sql), [](const Statement& g, GpuRecordRow& r) {
+    r.table = static_cast<GpuTable>(g.int64(0));
+    r.pid = g.int64(1);
+    r.correlation_id = g.int64(2);
+    r.start_ns = g.int64(3);
+    r.end_ns = g.int64(4);
+    r.device_id = g.int64(5);
+    r.context_id = g.int64(6);
+    r.stream_id = g.int64(7);
+    if (!g.is_null(8)) r.graph_id = g.int64(8);
+    if (!g.is_null(9)) r.graph_node_id = g.int64(9);
+    switch (r.table) {
+      case GpuTable::Kernel:
+        r.grid_x = g.int64(10);
+        r.grid_y = g.int64(11);
+        r.grid_z = g.int64(12);
+        r.block_x = g.int64(13);
+        r.block_y = g.int64(14);
+        r.block_z = g.int64(15);
+        r.registers_per_thread = g.int64(16);
+        r.static_shared_bytes = g.int64(17);
+        r.dynamic_shared_bytes = g.int64(18);
+        r.local_memory_per_thread = g.int64(19);
+        r.name_id = g.int64(20);
+        break;
+      case GpuTable::Memcpy:
+        r.copy_kind = g.int64(10);
+        r.src_kind = g.int64(11);
+        r.dst_kind = g.int64(12);
+        r.bytes = g.int64(13);
+        r.is_async = g.int64(14);
+        break;
+      case GpuTable::Memset:
+        r.bytes = g.int64(10);
+        r.value = g.int64(11);
+        r.memory_kind = g.int64(12);
+        r.is_async = g.int64(13);
+        break;
+    }
+  });
+}
+
+Cursor<CopyDuration> copy_durations(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyDuration>(reader, "SELECT copy_kind, end_ns - start_ns, bytes FROM memcpy",
+                            filter, kGpu, "", [](const Statement& s, CopyDuration& r) {
+                              r.copy_kind = s.int64(0);
+                              r.duration_ns = s.int64(1);
+                              r.bytes = s.int64(2);
+                            });
+}
+
+Cursor<CopyDuration> memset_durations(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyDuration>(reader, "SELECT end_ns - start_ns, bytes FROM memset", filter, kGpu, "",
+                            [](const Statement& s, CopyDuration& r) {
+                              r.duration_ns = s.int64(0);
+                              r.bytes = s.int64(1);
+                            });
+}
+
+Cursor<CopyRow> copy_details(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyRow>(
+      reader,
+      "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, copy_kind, bytes, "
+      "is_async FROM memcpy",
+      filter, kGpu, "", [](const Statement& s, CopyRow& r) {
+        r.device_id = s.int64(0);
+        r.stream_id = s.int64(1);
+        r.pid = s.int64(2);
+        r.start_ns = s.int64(3);
+        r.end_ns = s.int64(4);
+        r.correlation_id = s.int64(5);
+        r.copy_kind = s.int64(6);
+        r.bytes = s.int64(7);
+        r.is_async = s.int64(8);
+      });
+}
+
+Cursor<CopyRow> memset_details(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyRow>(
+      reader,
+      "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, bytes, is_async "
+      "FROM memset",
+      filter, kGpu, "", [](const Statement& s, CopyRow& r) {
+        r.device_id = s.int64(0);
+        r.stream_id = s.int64(1);
+        r.pid = s.int64(2);
+        r.start_ns = s.int64(3);
+        r.end_ns = s.int64(4);
+        r.correlation_id = s.int64(5);
+        r.bytes = s.int64(6);
+        r.is_async = s.int64(7);
+      });
+}
+
+namespace {
+void read_gpu_launch(const Statement& s, CopyRow& r) {
+  r.pid = s.int64(0);
+  r.device_id = s.int64(1);
+  r.context_id = s.int64(2);
+  r.stream_id = s.int64(3);
+  r.correlation_id = s.int64(4);
+  r.start_ns = s.int64(5);
+  r.end_ns = s.int64(6);
+}
+}  // namespace
+
+Cursor<CopyRow> copy_launches(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyRow>(
+      reader,
+      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
+      " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy",
+      filter, kGpu, "", [](const Statement& s, CopyRow& r) {
+        read_gpu_launch(s, r);
+        r.copy_kind = s.int64(7);
+        r.src_kind = s.int64(8);
+        r.dst_kind = s.int64(9);
+        r.bytes = s.int64(10);
+        r.is_async = s.int64(11);
+      });
+}
+
+Cursor<CopyRow> memset_launches(const Reader& reader, const ActivityFilter& filter) {
+  return open<CopyRow>(
+      reader,
+      "SELECT pid, device_id, context_id, stream_id, correlation_id, start_ns, end_ns,"
+      " memory_kind, bytes, is_async FROM memset",
+      filter, kGpu, "", [](const Statement& s, CopyRow& r) {
+        read_gpu_launch(s, r);
+        r.memory_kind = s.int64(7);
+        r.bytes = s.int64(8);
+        r.is_async = s.int64(9);
+      });
+}
+
+Cursor<ApiCallRow> api_call_starts(const Reader& reader, const ActivityFilter& filter) {
+  return open<ApiCallRow>(reader, "SELECT pid, correlation_id, tid, start_ns FROM api_call", filter,
+                          kApi, "", [](const Statement& s, ApiCallRow& r) {
+                            r.pid = s.int64(0);
+                            r.correlation_id = s.int64(1);
+                            r.tid = s.int64(2);
+                            r.start_ns = s.int64(3);
+                          });
+}
+
+Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
+                                                  const ActivityFilter& filter) {
+  return open<ApiCallRow>(reader, "SELECT pid, correlation_id, tid, start_ns, id FROM api_call",
+                          filter, kApi, "ORDER BY pid, correlation_id",
+                          [](const Statement& s, ApiCallRow& r) {
+                            r.pid = s.int64(0);
+                            r.correlation_id = s.int64(1);
+                            r.tid = s.int64(2);
+                            r.start_ns = s.int64(3);
+                            r.id = s.int64(4);
+                          });
+}
+
+Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter) {
+  return open<ApiCallRow>(
+      reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call", filter,
+      kApi, "ORDER BY start_ns, id", [](const Statement& s, ApiCallRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        r.name_id = s.int64(2);
+        r.start_ns = s.int64(3);
+        r.end_ns = s.int64(4);
+        r.correlation_id = s.int64(5);
+      });
+}
+
+Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilter& filter) {
+  return open<ApiCallRow>(
+      reader,
+      "SELECT pid, tid, domain, name_id, start_ns, end_ns, correlation_id, return_code "
+      "FROM api_call",
+      filter, kApi, "ORDER BY pid, tid, start_ns, end_ns DESC",
+      [](const Statement& s, ApiCallRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        r.domain = s.int64(2);
+        r.name_id = s.int64(3);
+        r.start_ns = s.int64(4);
+        r.end_ns = s.int64(5);
+        r.correlation_id = s.int64(6);
+        r.return_code = s.int64(7);
+      });
+}
+
+Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const ActivityFilter& filter) {
+  return open<ApiCallRow>(
+      reader,
+      "SELECT pid, correlation_id, start_ns, end_ns, tid, domain, callback_id, name_id, "
+      "return_code FROM api_call",
+      filter, kApi, "ORDER BY pid, correlation_id, start_ns",
+      [](const Statement& s, ApiCallRow& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.start_ns = s.int64(2);
+        r.end_ns = s.int64(3);
+        r.tid = s.int64(4);
+        r.domain = s.int64(5);
+        r.callback_id = s.int64(6);
+        r.name_id = s.int64(7);
+        r.return_code = s.int64(8);
+      });
+}
+
+Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {
+  return Cursor<ApiCallRow>(
+      reader.prepare(
+          "SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, correlation_id"),
+      [](const Statement& s, ApiCallRow& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.start_ns = s.int64(2);
+      });
+}
+
+}  // namespace fuselens::db

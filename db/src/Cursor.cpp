@@ -1,0 +1,29 @@
+#include "fuselens/db/Cursor.h"
+
+namespace fuselens::db::detail {
+
+std::string filtered_sql(const std::string& select_from, const std::string& extra_where,
+                         const ActivityFilter& filter, const FilterColumns& columns,
+                         const std::string& order_by, std::vector<std::int64_t>& binds) {
+  std::string where = extra_where;
+  auto add = [&](const std::optional<std::int64_t>& value, const std::string& condition) {
+    if (!value) return;
+    if (!where.empty()) where += " AND ";
+    where += condition;
+    binds.push_back(*value);
+  };
+  const std::string time = columns.time;
+  add(filter.pid, "pid = ?");
+  if (columns.device) add(filter.device_id, "device_id = ?");
+  if (columns.stream) add(filter.stream_id, "stream_id = ?");
+  if (columns.thread) add(filter.tid, "tid = ?");
+  add(filter.t0_ns, time + " >= ?");
+  add(filter.t1_ns, time + " < ?");
+  if (*columns.name != '\0') add(filter.name_id, std::string(columns.name) + " = ?");
+  std::string sql = select_from;
+  if (!where.empty()) sql += " WHERE " + where;
+  if (!order_by.empty()) sql += " " + order_by;
+  return sql;
+}
+
+}  // namespace fuselens::db::detail

@@ -1,0 +1,441 @@
+#include "fuselens/db/TraceCursors.h"
+
+#include <string>
+#include <vector>
+
+#include "fuselens/db/Records.h"
+
+namespace fuselens::db {
+namespace {
+
+using detail::FilterColumns;
+
+constexpr FilterColumns kNvtx{"start_ns", "", false, false, true};
+constexpr FilterColumns kMarks{"timestamp_ns", "", false, false, true};
+constexpr FilterColumns kMemory{"timestamp_ns", "", true, false, false};
+constexpr FilterColumns kSync{"start_ns", "", false, true, false};
+
+template <typename Row>
+Cursor<Row> open(const Reader& reader, const std::string& select_from,
+                 const std::string& extra_where, const ActivityFilter& filter,
+                 const FilterColumns& columns, const std::string& order_by,
+                 typename Cursor<Row>::ReadRow read) {
+  std::vector<std::int64_t> binds;
+  const std::string sql =
+      detail::filtered_sql(select_from, extra_where, filter, columns, order_by, binds);
+  return Cursor<Row>(detail::prepare_bound(reader, sql, binds), read);
+}
+
+std::optional<std::int64_t> optional_int(const Statement& s, int column) {
+  if (s.is_null(column)) return std::nullopt;
+  return s.int64(column);
+}
+
+void read_payload(const Statement& s, int column, NvtxRow& r) {
+  if (s.is_null(column)) return;
+  r.payload_int = s.int64(column);
+  r.payload_real = s.real(column);
+}
+
+/// pid, tid, domain_id, text_id, start_ns, end_ns: the first six columns of most range queries.
+void read_range_head(const Statement& s, NvtxRow& r) {
+  r.pid = s.int64(0);
+  r.tid = s.int64(1);
+  r.domain_id = s.int64(2);
+  r.text_id = s.int64(3);
+  r.start_ns = s.int64(4);
+  r.end_ns = optional_int(s, 5);
+}
+
+std::string device_kind() { return std::to_string(static_cast<int>(MemoryKind::Device)); }
+
+}  // namespace
+
+Cursor<NvtxRow> nvtx_range_names(const Reader& reader, const ActivityFilter& filter) {
+  return open<NvtxRow>(reader,
+                       "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, id FROM nvtx_range",
+                       "", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
+                         read_range_head(s, r);
+                         r.id = s.int64(6);
+                       });
+}
+
+Cursor<NvtxRow> ended_nvtx_ranges(const Reader& reader, bool ids_only) {
+  if (ids_only) {
+    return Cursor<NvtxRow>(reader.prepare("SELECT id FROM nvtx_range WHERE end_ns IS NOT NULL"),
+                           [](const Statement& s, NvtxRow& r) { r.id = s.int64(0); });
+  }
+  return Cursor<NvtxRow>(reader.prepare("SELECT id, pid, tid, start_ns, end_ns FROM nvtx_range "
+                                        "WHERE end_ns IS NOT NULL ORDER BY id"),
+                         [](const Statement& s, NvtxRow& r) {
+                           r.id = s.int64(0);
+                           r.pid = s.int64(1);
+                           r.tid = s.int64(2);
+                           r.start_ns = s.int64(3);
+                           r.end_ns = s.int64(4);
+                         });
+}
+
+Cursor<NvtxRow> ended_nvtx_range_payloads(const Reader& reader, const ActivityFilter& filter) {
+  return open<NvtxRow>(
+      reader,
+      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, payload_kind, payload"
+      " FROM nvtx_range",
+      "end_ns IS NOT NULL", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
+        read_range_head(s, r);
+        r.payload_kind = s.int64(6);
+        read_payload(s, 7, r);
+      });
+}
+
+Cursor<NvtxRow> nvtx_ranges(const Reader& reader, bool with_style, const ActivityFilter& filter) {
+  if (with_style) {
+    return open<NvtxRow>(
+        reader,
+        "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, category, color, "
+        "payload_kind, payload FROM nvtx_range",
+        "", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
+          read_range_head(s, r);
+          r.depth = s.int64(6);
+          r.category = s.int64(7);
+          r.color = s.int64(8);
+          r.payload_kind = s.int64(9);
+          read_payload(s, 10, r);
+        });
+  }
+  return open<NvtxRow>(
+      reader,
+      "SELECT pid, tid, domain_id, text_id, start_ns, end_ns, depth, payload_kind, payload"
+      " FROM nvtx_range",
+      "", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
+        read_range_head(s, r);
+        r.depth = s.int64(6);
+        r.payload_kind = s.int64(7);
+        read_payload(s, 8, r);
+      });
+}
+
+Cursor<NvtxRow> ended_nvtx_ranges_named(const Reader& reader) {
+  return Cursor<NvtxRow>(
+      reader.prepare("SELECT r.pid, r.tid, d.value, t.value, r.start_ns, r.end_ns FROM nvtx_range r"
+                     " JOIN strings d ON d.id = r.domain_id JOIN strings t ON t.id = r.text_id"
+                     " WHERE r.end_ns IS NOT NULL"),
+      [](const Statement& s, NvtxRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        r.domain = s.text(2);
+        r.text = s.text(3);
+        r.start_ns = s.int64(4);
+        r.end_ns = s.int64(5);
+      });
+}
+
+Cursor<NvtxRow> autograd_nvtx_ranges(const Reader& reader) {
+  return Cursor<NvtxRow>(
+      reader.prepare(
+          "SELECT r.pid, r.tid, t.value, r.start_ns, COALESCE(r.end_ns, 9223372036854775807)"
+          " FROM nvtx_range r JOIN strings t ON t.id = r.text_id"
+          " WHERE t.value LIKE '%, seq = %' OR t.value LIKE 'autograd::engine::evaluate_function: "
+          "%'"),
+      [](const Statement& s, NvtxRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        r.text = s.text(2);
+        r.start_ns = s.int64(3);
+        r.end_ns = s.int64(4);
+      });
+}
+
+Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter) {
+  return open<NvtxRow>(
+      reader,
+      "SELECT pid, tid, domain_id, text_id, timestamp_ns, category, color, payload_kind, "
+      "payload FROM nvtx_mark",
+      "", filter, kMarks, "", [](const Statement& s, NvtxRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        r.domain_id = s.int64(2);
+        r.text_id = s.int64(3);
+        r.start_ns = s.int64(4);
+        r.category = s.int64(5);
+        r.color = s.int64(6);
+        r.payload_kind = s.int64(7);
+        read_payload(s, 8, r);
+      });
+}
+
+Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& domain) {
+  auto stmt = reader.prepare(
+      "SELECT m.pid, m.tid, m.timestamp_ns, t.value FROM nvtx_mark m"
+      " JOIN strings d ON d.id = m.domain_id JOIN strings t ON t.id = m.text_id"
+      " WHERE d.value = ?");
+  stmt.bind(1, std::string_view(domain));
+  return Cursor<NvtxRow>(std::move(stmt), [](const Statement& s, NvtxRow& r) {
+    r.pid = s.int64(0);
+    r.tid = s.int64(1);
+    r.start_ns = s.int64(2);
+    r.text = s.text(3);
+  });
+}
+
+bool has_nvtx_mark_in_domain(const Reader& reader, const std::string& domain) {
+  auto s = reader.prepare(
+      "SELECT 1 FROM nvtx_mark m JOIN strings d ON d.id = m.domain_id WHERE d.value = ? LIMIT 1");
+  s.bind(1, std::string_view(domain));
+  return s.step();
+}
+
+Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder order,
+                                            const ActivityFilter& filter) {
+  const std::string where = "memory_kind = " + device_kind();
+  switch (order) {
+    case MemoryOrder::ByProcessDevice:
+      return open<MemoryEventRow>(
+          reader, "SELECT pid, device_id, timestamp_ns, operation, bytes FROM memory_event", where,
+          filter, kMemory, "ORDER BY pid, device_id, timestamp_ns, id",
+          [](const Statement& s, MemoryEventRow& r) {
+            r.pid = s.int64(0);
+            r.device_id = s.int64(1);
+            r.timestamp_ns = s.int64(2);
+            r.operation = s.int64(3);
+            r.bytes = s.int64(4);
+          });
+    case MemoryOrder::ByDevice:
+    case MemoryOrder::ByTime:
+      break;
+  }
+  return open<MemoryEventRow>(
+      reader, "SELECT device_id, timestamp_ns, operation, bytes FROM memory_event", where, filter,
+      kMemory,
+      order == MemoryOrder::ByDevice ? "ORDER BY device_id, timestamp_ns, id"
+                                     : "ORDER BY timestamp_ns, id",
+      [](const Statement& s, MemoryEventRow& r) {
+        r.device_id = s.int64(0);
+        r.timestamp_ns = s.int64(1);
+        r.operation = s.int64(2);
+        r.bytes = s.int64(3);
+      });
+}
+
+Cursor<MemoryEventRow> memory_events(const Reader& reader, const ActivityFilter& filter) {
+  return open<MemoryEventRow>(
+      reader,
+      "SELECT pid, device_id, timestamp_ns, operation, memory_kind, address, bytes"
+      " FROM memory_event",
+      "", filter, kMemory, "ORDER BY timestamp_ns, id", [](const Statement& s, MemoryEventRow& r) {
+        r.pid = s.int64(0);
+        r.device_id = s.int64(1);
+        r.timestamp_ns = s.int64(2);
+        r.operation = s.int64(3);
+        r.memory_kind = s.int64(4);
+        r.address = s.int64(5);
+        r.bytes = s.int64(6);
+      });
+}
+
+Cursor<DeviceMemoryExtent> device_memory_extents(const Reader& reader) {
+  return Cursor<DeviceMemoryExtent>(
+      reader.prepare(
+          "SELECT device_id, count(*), min(timestamp_ns), max(timestamp_ns) FROM memory_event"
+          " WHERE memory_kind = " +
+          device_kind() + " GROUP BY device_id"),
+      [](const Statement& s, DeviceMemoryExtent& r) {
+        r.device_id = s.int64(0);
+        r.events = s.int64(1);
+        r.first_ns = s.int64(2);
+        r.last_ns = s.int64(3);
+      });
+}
+
+Cursor<SyncRow> syncs(const Reader& reader, const ActivityFilter& filter) {
+  return open<SyncRow>(
+      reader,
+      "SELECT pid, start_ns, end_ns, sync_type, context_id, stream_id, correlation_id"
+      " FROM sync_event",
+      "", filter, kSync, "ORDER BY start_ns, id", [](const Statement& s, SyncRow& r) {
+        r.pid = s.int64(0);
+        r.start_ns = s.int64(1);
+        r.end_ns = s.int64(2);
+        r.sync_type = s.int64(3);
+        r.context_id = s.int64(4);
+        r.stream_id = s.int64(5);
+        r.correlation_id = s.int64(6);
+      });
+}
+
+Cursor<ThreadRow> threads(const Reader& reader, bool ordered) {
+  return Cursor<ThreadRow>(
+      reader.prepare(ordered ? "SELECT pid, tid, name FROM thread ORDER BY pid, tid"
+                             : "SELECT pid, tid, name FROM thread"),
+      [](const Statement& s, ThreadRow& r) {
+        r.pid = s.int64(0);
+        r.tid = s.int64(1);
+        if (!s.is_null(2)) r.name = s.text(2);
+      });
+}
+
+TimeExtent time_extent(const Reader& reader, TimedTable table) {
+  const char* sql = "SELECT min(start_ns), max(end_ns) FROM kernel";
+  switch (table) {
+    case TimedTable::Kernel:
+      break;
+    case TimedTable::Memcpy:
+      sql = "SELECT min(start_ns), max(end_ns) FROM memcpy";
+      break;
+    case TimedTable::Memset:
+      sql = "SELECT min(start_ns), max(end_ns) FROM memset";
+      break;
+    case TimedTable::MemoryEvent:
+      sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM memory_event";
+      break;
+    case TimedTable::ApiCall:
+      sql = "SELECT min(start_ns), max(end_ns) FROM api_call";
+      break;
+    case TimedTable::NvtxRange:
+      sql = "SELECT min(start_ns), max(max(start_ns, coalesce(end_ns, start_ns))) FROM nvtx_range";
+      break;
+    case TimedTable::NvtxMark:
+      sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM nvtx_mark";
+      break;
+  }
+  auto s = reader.prepare(sql);
+  TimeExtent out;
+  if (!s.step()) return out;
+  out.first_ns = optional_int(s, 0);
+  out.last_ns = optional_int(s, 1);
+  return out;
+}
+
+Cursor<CctNodeRow> cct_nodes(const Reader& reader) {
+  return Cursor<CctNodeRow>(
+      reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node"),
+      [](const Statement& s, CctNodeRow& r) {
+        r.id = s.int64(0);
+        r.parent_id = s.int64(1);
+        r.frame_id = s.int64(2);
+        r.pid = s.int64(3);
+      });
+}
+
+std::int64_t cct_process_count(const Reader& reader) {
+  return reader.query_int("SELECT COUNT(DISTINCT pid) FROM cct_node");
+}
+
+Cursor<FrameRow> frames(const Reader& reader) {
+  return Cursor<FrameRow>(
+      reader.prepare(
+          "SELECT f.id, COALESCE(fn.value, ''), COALESCE(m.value, ''), COALESCE(f.module_offset, "
+          "0),"
+          " COALESCE(fl.value, ''), COALESCE(f.line, 0), f.kind FROM frame f"
+          " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
+          " LEFT JOIN strings fl ON fl.id = f.file_id"),
+      [](const Statement& s, FrameRow& r) {
+        r.id = s.int64(0);
+        r.function = s.text(1);
+        r.module = s.text(2);
+        r.module_offset = s.int64(3);
+        r.file = s.text(4);
+        r.line = s.int64(5);
+        r.kind = s.int64(6);
+      });
+}
+
+Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
+                                  std::int64_t correlation_id, std::int64_t max_walk) {
+  auto stmt = reader.prepare(
+      "WITH RECURSIVE up(node, depth, tid) AS ("
+      "  SELECT cct_node_id, 0, tid FROM api_context WHERE pid = ?1 AND correlation_id = ?2"
+      "  UNION ALL"
+      "  SELECT n.parent_id, up.depth + 1, up.tid FROM up JOIN cct_node n ON n.id = up.node"
+      "  WHERE n.parent_id IS NOT NULL AND up.depth < ?3)"
+      " SELECT up.tid, f.id IS NULL, COALESCE(f.kind, 0), COALESCE(fn.value, ''),"
+      " COALESCE(m.value, ''), COALESCE(f.module_offset, 0), COALESCE(fl.value, ''),"
+      " COALESCE(f.line, 0)"
+      " FROM up LEFT JOIN cct_node n ON n.id = up.node LEFT JOIN frame f ON f.id = n.frame_id"
+      " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
+      " LEFT JOIN strings fl ON fl.id = f.file_id"
+      " ORDER BY up.depth DESC");
+  stmt.bind(1, pid);
+  stmt.bind(2, correlation_id);
+  stmt.bind(3, max_walk);
+  return Cursor<FrameRow>(std::move(stmt), [](const Statement& s, FrameRow& r) {
+    r.tid = s.int64(0);
+    r.missing = s.int64(1) != 0;
+    r.kind = s.int64(2);
+    r.function = s.text(3);
+    r.module = s.text(4);
+    r.module_offset = s.int64(5);
+    r.file = s.text(6);
+    r.line = s.int64(7);
+  });
+}
+
+Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
+  return Cursor<LaunchContextRow>(
+      reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context"),
+      [](const Statement& s, LaunchContextRow& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.node_id = s.int64(2);
+        r.tid = s.int64(3);
+      });
+}
+
+std::int64_t launch_context_count(const Reader& reader) {
+  return reader.query_int("SELECT COUNT(*) FROM api_context");
+}
+
+bool has_launch_contexts(const Reader& reader) {
+  return reader.query_int("SELECT EXISTS (SELECT 1 FROM api_context)") != 0;
+}
+
+Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
+  const char* sql = nullptr;
+  switch (table) {
+    case GpuTable::Kernel:
+      sql =
+          "SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0"
+          " FROM kernel k JOIN strings n ON n.id = k.demangled_name_id";
+      break;
+    case GpuTable::Memcpy:
+      sql =
+          "SELECT m.pid, m.correlation_id, '<gpu copy> ' || COALESCE(e.name, 'Unknown'),"
+          " m.end_ns - m.start_ns, m.bytes FROM memcpy m LEFT JOIN enum_memcpy_kind e ON e.value = "
+          "m.copy_kind";
+      break;
+    case GpuTable::Memset:
+      sql = "SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes FROM memset";
+      break;
+  }
+  return Cursor<GpuOperationRow>(reader.prepare(sql), [](const Statement& s, GpuOperationRow& r) {
+    r.pid = s.int64(0);
+    r.correlation_id = s.int64(1);
+    r.label = s.text(2);
+    r.duration_ns = s.int64(3);
+    r.bytes = s.int64(4);
+  });
+}
+
+Cursor<CounterRow> kernel_counters(const Reader& reader) {
+  return Cursor<CounterRow>(
+      reader.prepare("SELECT m.pid, m.correlation_id, s.value, m.value FROM kernel_metric m"
+                     " JOIN strings s ON s.id = m.metric_id"),
+      [](const Statement& s, CounterRow& r) {
+        r.pid = s.int64(0);
+        r.correlation_id = s.int64(1);
+        r.metric = s.text(2);
+        r.value = s.real(3);
+      });
+}
+
+Cursor<KernelArgRow> kernel_args(const Reader& reader) {
+  return Cursor<KernelArgRow>(reader.prepare("SELECT pid, correlation_id, value FROM kernel_arg "
+                                             "ORDER BY pid, correlation_id, param_index"),
+                              [](const Statement& s, KernelArgRow& r) {
+                                r.pid = s.int64(0);
+                                r.correlation_id = s.int64(1);
+                                r.value = s.int64(2);
+                              });
+}
+
+}  // namespace fuselens::db
