@@ -1,8 +1,11 @@
 #pragma once
-// CaptureLoader: opens captures and loads their analyses in stages on Qt's global thread pool,
-// reporting back on the GUI thread through queued invocations.
+// CaptureLoader: the one loader of the GUI (as hotspot's parser): it opens captures and runs every
+// analysis a page shows on Qt's global thread pool, handing plain results back on the GUI thread
+// through queued invocations and signals. Pages never open a capture or run an analysis: they
+// connect to these signals and display.
 //
-//   load(path)   opens the capture (db::Reader's checks only, milliseconds) and emits `opened`
+//   load(path)   opens the capture (analyzer::open_capture's checks only, milliseconds) and emits
+//   `opened`
 //                with a CaptureData holding no analysis yet, or `failed` with the db::Error text
 //                ("not a FuseLens capture", "written by a newer FuseLens", ...); then queues one
 //                job per analysis (CaptureData.h's Analysis, in that order);
@@ -13,15 +16,26 @@
 //                needs, so a million-kernel timeline paints after its own load (about a second),
 //                not after every analysis (several seconds), and a page shown later gets its
 //                analysis next.
+//   requests     the analyses with parameters a page asks for while it is shown: the
+//   calling-context
+//                tree of a view and metric, the roofline against a peak profile, a comparison of
+//                two range patterns or of two captures. Each starts at once (the user waits for
+//                it) beside the staged jobs, is numbered, and comes back by its *Ready signal with
+//                that number; a page keeps the number of its latest request and ignores older ones.
+//                Requests are not counted in pending() (they are not part of loading a capture).
 // The loader is the only writer of the CaptureData it hands out, and writes on the GUI thread.
 
 #include <QList>
 #include <QObject>
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 #include "CaptureData.h"
+#include "fuselens/analyzer/CallingContext.h"
+#include "fuselens/analyzer/Compare.h"
+#include "fuselens/analyzer/Roofline.h"
 
 namespace fuselens::gui {
 
@@ -42,6 +56,22 @@ class CaptureLoader : public QObject {
   int maxRunning() const { return maxRunning_; }
   void setMaxRunning(int jobs) { maxRunning_ = std::max(1, jobs); }
 
+  /// Number of a request, unique per loader (from 1); its result signal carries it.
+  using RequestId = quint64;
+  /// analyzer::calling_context_report of `capture` with `options`: callingContextReady.
+  RequestId requestCallingContext(const CaptureDataPtr& capture,
+                                  const analyzer::CctOptions& options);
+  /// analyzer::analyze_roofline of `capture` with `options` (its peak profile): rooflineReady.
+  RequestId requestRoofline(const CaptureDataPtr& capture,
+                            const analyzer::RooflineOptions& options);
+  /// analyzer::compare_ranges of `capture`, ranges matching `baseline` vs `candidate` (globs):
+  /// compareReady.
+  RequestId requestRangeComparison(const CaptureDataPtr& capture, const QString& baseline,
+                                   const QString& candidate);
+  /// analyzer::compare_captures of `baseline` (A) vs `candidate` (B): compareReady.
+  RequestId requestCaptureComparison(const CaptureDataPtr& baseline,
+                                     const CaptureDataPtr& candidate);
+
  Q_SIGNALS:
   void progress(const QString& path, int percent, const QString& stage);
   void opened(const fuselens::gui::CaptureDataPtr& data);
@@ -53,6 +83,17 @@ class CaptureLoader : public QObject {
   /// Nothing is queued or running any more.
   void idle();
 
+  /// Results of requests: the report, or null and the analyzer's error message.
+  void callingContextReady(quint64 request,
+                           std::shared_ptr<const fuselens::analyzer::CctReport> report,
+                           const QString& error);
+  void rooflineReady(quint64 request,
+                     std::shared_ptr<const fuselens::analyzer::RooflineReport> report,
+                     const QString& error);
+  void compareReady(quint64 request,
+                    std::shared_ptr<const fuselens::analyzer::CompareReport> report,
+                    const QString& error);
+
  private:
   struct Job {
     std::shared_ptr<CaptureData> data;
@@ -62,11 +103,14 @@ class CaptureLoader : public QObject {
   void run(Job job);
   void finish(const Job& job, const std::shared_ptr<CaptureData>& part);
   void reportProgress(const CaptureData& data, const QString& stage);
+  /// Runs `work` on the pool (it returns what to do with its result on the GUI thread).
+  void startRequest(std::function<std::function<void(CaptureLoader&)>()> work);
 
   QList<Job> queue_;
   int opening_ = 0;
   int running_ = 0;
   int maxRunning_ = 1;
+  RequestId lastRequest_ = 0;
 };
 
 }  // namespace fuselens::gui

@@ -70,6 +70,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   heatmap_ = new HeatmapPage(tabs_);
   compare_ = new ComparePage(tabs_);
   pages_ = {summary_, timeline_, new CallingContextPage(tabs_), new RooflinePage(tabs_), heatmap_, compare_, flags_};
+  for (Page* p : pages_) p->setLoader(loader_);  // one loader runs every page's analyses
   for (auto* p : pages_) tabs_->addTab(p, p->title());
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::requestVisibleAnalyses);
 
@@ -369,9 +370,7 @@ void MainWindow::exportPdf() {
   if (!capture) return;
   // The report holds the summary and the flags: wait for them (and ask for them first).
   QList<Analysis> needed = {Analysis::Summary};
-#ifdef FUSELENS_GUI_HAS_FLAGS
   needed << Analysis::Flags;
-#endif
   bool ready = true;
   for (Analysis a : needed) ready = ready && capture->has(a);
   if (!ready) {
@@ -388,7 +387,7 @@ void MainWindow::exportPdf() {
   if (path.isEmpty()) return;
   QList<QPair<QString, QImage>> images;
   images << qMakePair(QStringLiteral("Timeline"), timeline_->timelineWidget()->grab().toImage());
-  if (HeatmapPage::available()) images << qMakePair(QStringLiteral("Heatmap"), heatmap_->imageWidget()->grab().toImage());
+  images << qMakePair(QStringLiteral("Heatmap"), heatmap_->imageWidget()->grab().toImage());
   QString error;
   if (!exportPdfReport(*capture, images, path, &error)) {
     QMessageBox::warning(this, QStringLiteral("Export failed"), error);

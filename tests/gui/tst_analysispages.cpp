@@ -57,7 +57,6 @@ class TestAnalysisPages : public QObject {
     QCOMPARE(p.second, candidate);
   }
 
-#ifdef FUSELENS_GUI_HAS_FLAGS
   void flagsPageListsEveryHit() {
     FlagsPage page;
     QAbstractItemModelTester tester(page.model(), kMode);
@@ -88,9 +87,7 @@ class TestAnalysisPages : public QObject {
     QCOMPARE(spy.count(), 1);
     QCOMPARE(spy[0][0].toString(), toQString(expected.hits[static_cast<std::size_t>(kernelHit)].subject));
   }
-#endif
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
   void heatmapCellsEqualRangeStatsAndCompare() {
     HeatmapModel model;
     QAbstractItemModelTester tester(&model, kMode);
@@ -176,9 +173,7 @@ class TestAnalysisPages : public QObject {
     QVERIFY(page.statusText().contains(QStringLiteral("Cannot compare")));
     QCOMPARE(page.entryModel()->rowCount(), 0);
   }
-#endif
 
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   void callingContextPageShowsTheReportOrItsReason() {
     CallingContextPage page;
     QAbstractItemModelTester tester(page.model(), kMode);
@@ -200,7 +195,6 @@ class TestAnalysisPages : public QObject {
                qPrintable(page.noticeText()));
     }
   }
-#endif
 };
 
 QTEST_MAIN(TestAnalysisPages)

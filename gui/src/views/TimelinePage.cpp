@@ -17,7 +17,6 @@
 
 #include "Format.h"
 #include "fuselens/analyzer/CallPath.h"
-#include "fuselens/db/Reader.h"
 #include "models/CallPathModel.h"
 #include "views/TimelineWidget.h"
 
@@ -232,7 +231,11 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
   }
   analyzer::CallPath path;
   try {
-    if (!reader_) reader_ = std::make_unique<db::Reader>(data_->path.toStdString());
+    if (!reader_) {
+      const analyzer::CapturePtr capture =
+          data_->capture ? data_->capture : analyzer::open_capture(data_->path.toStdString());
+      reader_ = capture->open_reader();
+    }
     path = analyzer::call_path(*reader_, pid, correlation);
   } catch (const std::exception& e) {
     reader_.reset();

@@ -3,8 +3,9 @@
 // selected item: times, launch configuration, and its launch context (the API call that launched
 // it and the NVTX ranges open on that thread, from analyzer::launch_context); beside them the
 // item's calling context, the native (and Python) frames from the outermost down to the launch
-// site (analyzer::call_path, one query per selection on the GUI thread, through a db::Reader the
-// page keeps open for the current capture), or why there is none.
+// site (analyzer::call_path, one indexed lookup per selection on the GUI thread, through a
+// connection the page opens from the capture's analyzer::Capture and keeps while it shows that
+// capture), or why there is none.
 
 #include <memory>
 
@@ -53,7 +54,7 @@ class TimelinePage : public Page {
   void showTimeline();
 
   CaptureDataPtr data_;
-  std::unique_ptr<db::Reader> reader_;  ///< data_'s capture, opened on the first lookup
+  std::unique_ptr<const db::Reader> reader_;  ///< data_'s capture, opened on the first lookup
   TimelineWidget* timeline_ = nullptr;
   QTextBrowser* details_ = nullptr;
   CallPathModel* callPath_ = nullptr;
