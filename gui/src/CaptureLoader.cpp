@@ -144,6 +144,25 @@ std::function<void(CaptureLoader&)> runReport(CaptureLoader::RequestId id, Fn an
 
 }  // namespace
 
+CaptureLoader::RequestId CaptureLoader::requestCallPath(const CaptureDataPtr& capture,
+                                                        std::uint32_t pid,
+                                                        std::uint32_t correlationId) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  startRequest([id, c, path, pid, correlationId] {
+    return runReport<analyzer::CallPath>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return opened->with_shared_reader(
+              [&](const auto& reader) { return analyzer::call_path(reader, pid, correlationId); });
+        },
+        &CaptureLoader::callPathReady);
+  });
+  return id;
+}
+
 CaptureLoader::RequestId CaptureLoader::requestCallingContext(const CaptureDataPtr& capture,
                                                               const analyzer::CctOptions& options) {
   const RequestId id = ++lastRequest_;

@@ -33,6 +33,7 @@
 #include <memory>
 
 #include "CaptureData.h"
+#include "fuselens/analyzer/CallPath.h"
 #include "fuselens/analyzer/CallingContext.h"
 #include "fuselens/analyzer/Compare.h"
 #include "fuselens/analyzer/Roofline.h"
@@ -58,6 +59,10 @@ class CaptureLoader : public QObject {
 
   /// Number of a request, unique per loader (from 1); its result signal carries it.
   using RequestId = quint64;
+  /// analyzer::call_path of the record (`pid`, `correlationId`) of `capture`, through the
+  /// capture's shared connection (Capture::with_shared_reader): callPathReady.
+  RequestId requestCallPath(const CaptureDataPtr& capture, std::uint32_t pid,
+                            std::uint32_t correlationId);
   /// analyzer::calling_context_report of `capture` with `options`: callingContextReady.
   RequestId requestCallingContext(const CaptureDataPtr& capture,
                                   const analyzer::CctOptions& options);
@@ -84,6 +89,8 @@ class CaptureLoader : public QObject {
   void idle();
 
   /// Results of requests: the report, or null and the analyzer's error message.
+  void callPathReady(quint64 request, std::shared_ptr<const fuselens::analyzer::CallPath> path,
+                     const QString& error);
   void callingContextReady(quint64 request,
                            std::shared_ptr<const fuselens::analyzer::CctReport> report,
                            const QString& error);

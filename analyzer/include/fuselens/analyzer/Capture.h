@@ -6,6 +6,7 @@
 // a time). The handle is immutable and shared: copy the shared_ptr to every job.
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "fuselens/db/Reader.h"
@@ -28,9 +29,27 @@ class Capture {
   /// db::Error.
   std::unique_ptr<const db::Reader> open_reader() const;
 
+  /// Runs `lookup(const db::Reader&)` on the capture's one shared connection (opened by the
+  /// first call, reopened after a failure), one caller at a time, and returns its result: for
+  /// quick indexed lookups (analyzer::call_path of one selection) that should not pay
+  /// open_reader's checks every time. Throws what opening or `lookup` throws.
+  template <typename Lookup>
+  auto with_shared_reader(Lookup&& lookup) const {
+    const std::lock_guard<std::mutex> lock(shared_mutex_);
+    try {
+      if (!shared_) shared_ = open_reader();
+      return lookup(*shared_);
+    } catch (...) {
+      shared_.reset();
+      throw;
+    }
+  }
+
  private:
   std::string path_;
   int schema_version_ = 0;
+  mutable std::mutex shared_mutex_;
+  mutable std::unique_ptr<const db::Reader> shared_;  ///< with_shared_reader's connection
 };
 
 using CapturePtr = std::shared_ptr<const Capture>;
