@@ -1,7 +1,8 @@
 // The pages that show other analyses: Flags (every hit of run_flags), Heatmap (cells equal the
 // range statistics and Compare's speedups), Compare (entries and kernel diff equal
 // compare_ranges / compare_captures) and Calling Context (computed when first shown), each
-// model under QAbstractItemModelTester. The Roofline page has tst_rooflinepage.
+// model under QAbstractItemModelTester; and the loader's requests, which those pages send. The
+// Roofline page has tst_rooflinepage.
 
 #include <QAbstractItemModelTester>
 #include <QPushButton>
@@ -9,6 +10,7 @@
 #include <QtTest>
 
 #include "CaptureData.h"
+#include "CaptureLoader.h"
 #include "Format.h"
 #include "fuselens/db/Reader.h"
 #include "models/CompareModel.h"
@@ -194,6 +196,40 @@ class TestAnalysisPages : public QObject {
       QVERIFY2(page.noticeText().contains(toQString(report.unavailable_reason).toHtmlEscaped()),
                qPrintable(page.noticeText()));
     }
+  }
+
+  void loaderAnswersEachRequestBySignalWithItsNumber() {
+    CaptureLoader loader;
+    QList<quint64> answered;
+    std::shared_ptr<const analyzer::CompareReport> report;
+    connect(&loader, &CaptureLoader::compareReady, this,
+            [&](quint64 id, const std::shared_ptr<const analyzer::CompareReport>& r, const QString& error) {
+              answered << id;
+              QVERIFY2(r && error.isEmpty(), qPrintable(error));
+              report = r;
+            });
+    const auto id = loader.requestRangeComparison(bench_, QStringLiteral("*/unfused/*"), QStringLiteral("*/fused/*"));
+    QVERIFY(id > 0);
+    QCOMPARE(loader.pending(), 0);  // a request is not part of loading a capture
+    QTRY_COMPARE_WITH_TIMEOUT(answered.size(), 1, 60000);
+    QCOMPARE(answered.front(), id);
+    const auto expected = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()), "*/unfused/*", "*/fused/*");
+    QCOMPARE(report->entries.size(), expected.entries.size());
+
+    // A capture that cannot be opened: no report, the reader's message.
+    auto missing = std::make_shared<CaptureData>();
+    missing->path = QStringLiteral("/nonexistent/capture.sqlite");
+    QString error;
+    bool reportless = false;
+    connect(&loader, &CaptureLoader::callingContextReady, this,
+            [&](quint64, const std::shared_ptr<const analyzer::CctReport>& r, const QString& e) {
+              reportless = !r;
+              error = e;
+            });
+    const auto next = loader.requestCallingContext(missing, {});
+    QVERIFY(next > id);
+    QTRY_VERIFY_WITH_TIMEOUT(!error.isEmpty(), 60000);
+    QVERIFY(reportless);
   }
 };
 
