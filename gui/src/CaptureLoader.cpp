@@ -6,6 +6,8 @@
 
 #include <exception>
 
+#include "GuiExport.h"
+
 namespace fuselens::gui {
 
 CaptureLoader::CaptureLoader(QObject* parent)
@@ -232,6 +234,19 @@ CaptureLoader::RequestId CaptureLoader::requestCaptureComparison(const CaptureDa
           return analyzer::compare_captures(*ra, *rb);
         },
         &CaptureLoader::compareReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestHtmlReport(const CaptureDataPtr& capture,
+                                                          const QString& path) {
+  const RequestId id = ++lastRequest_;
+  startRequest([id, capture, path]() -> std::function<void(CaptureLoader&)> {
+    QString error;
+    if (exportHtmlReport(*capture, nullptr, path, &error)) error.clear();
+    return [id, path, error](CaptureLoader& loader) {
+      Q_EMIT loader.htmlReportWritten(id, path, error);
+    };
   });
   return id;
 }

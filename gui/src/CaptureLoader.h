@@ -19,10 +19,11 @@
 //   requests     the analyses with parameters a page asks for while it is shown: the
 //   calling-context
 //                tree of a view and metric, the roofline against a peak profile, a comparison of
-//                two range patterns or of two captures. Each starts at once (the user waits for
-//                it) beside the staged jobs, is numbered, and comes back by its *Ready signal with
-//                that number; a page keeps the number of its latest request and ignores older ones.
-//                Requests are not counted in pending() (they are not part of loading a capture).
+//                two range patterns or of two captures, the HTML report. Each starts at once (the
+//                user waits for it) beside the staged jobs, is numbered, and comes back by its
+//                *Ready signal with that number; a page keeps the number of its latest request and
+//                ignores older ones. Requests are not counted in pending() (they are not part of
+//                loading a capture).
 // The loader is the only writer of the CaptureData it hands out, and writes on the GUI thread.
 
 #include <QList>
@@ -76,6 +77,9 @@ class CaptureLoader : public QObject {
   /// analyzer::compare_captures of `baseline` (A) vs `candidate` (B): compareReady.
   RequestId requestCaptureComparison(const CaptureDataPtr& baseline,
                                      const CaptureDataPtr& candidate);
+  /// Writes the analyzer's HTML report of `capture` to `path` (GuiExport's exportHtmlReport):
+  /// htmlReportWritten.
+  RequestId requestHtmlReport(const CaptureDataPtr& capture, const QString& path);
 
  Q_SIGNALS:
   void progress(const QString& path, int percent, const QString& stage);
@@ -89,6 +93,8 @@ class CaptureLoader : public QObject {
   void idle();
 
   /// Results of requests: the report, or null and the analyzer's error message.
+  /// The HTML report is written to `path` (`error` empty) or not (`error` says why).
+  void htmlReportWritten(quint64 request, const QString& path, const QString& error);
   void callPathReady(quint64 request, std::shared_ptr<const fuselens::analyzer::CallPath> path,
                      const QString& error);
   void callingContextReady(quint64 request,

@@ -10,7 +10,6 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -20,7 +19,6 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "CaptureLoader.h"
 #include "GuiExport.h"
@@ -51,6 +49,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(loader_, &CaptureLoader::analysisLoaded, this, &MainWindow::onAnalysisLoaded);
   connect(loader_, &CaptureLoader::captureLoaded, this, &MainWindow::onCaptureLoaded);
   connect(loader_, &CaptureLoader::failed, this, &MainWindow::onFailed);
+  connect(loader_, &CaptureLoader::htmlReportWritten, this,
+          [this](quint64, const QString& path, const QString& error) {
+            if (error.isEmpty()) {
+              status_->setText(QStringLiteral("Wrote %1").arg(path));
+            } else {
+              QMessageBox::warning(this, QStringLiteral("Export failed"), error);
+            }
+          });
   connect(loader_, &CaptureLoader::progress, this, [this](const QString& path, int percent, const QString& stage) {
     progress_->setVisible(true);
     progress_->setValue(percent);
@@ -349,20 +355,7 @@ void MainWindow::exportHtml() {
                                                     QStringLiteral("HTML (*.html)"));
   if (path.isEmpty()) return;
   status_->setText(QStringLiteral("Writing %1…").arg(path));
-  auto* watcher = new QFutureWatcher<QString>(this);
-  connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, path] {
-    const QString error = watcher->result();
-    watcher->deleteLater();
-    if (error.isEmpty()) {
-      status_->setText(QStringLiteral("Wrote %1").arg(path));
-    } else {
-      QMessageBox::warning(this, QStringLiteral("Export failed"), error);
-    }
-  });
-  watcher->setFuture(QtConcurrent::run([capture, path] {
-    QString error;
-    return exportHtmlReport(*capture, nullptr, path, &error) ? QString() : error;
-  }));
+  loader_->requestHtmlReport(capture, path);  // htmlReportWritten: connected in the constructor
 }
 
 void MainWindow::exportPdf() {

@@ -230,6 +230,19 @@ class TestAnalysisPages : public QObject {
     QVERIFY(next > id);
     QTRY_VERIFY_WITH_TIMEOUT(!error.isEmpty(), 60000);
     QVERIFY(reportless);
+
+    // The HTML report is written off the GUI thread too.
+    QTemporaryDir dir;
+    QString written, htmlError = QStringLiteral("pending");
+    connect(&loader, &CaptureLoader::htmlReportWritten, this,
+            [&](quint64, const QString& path, const QString& e) {
+              written = path;
+              htmlError = e;
+            });
+    loader.requestHtmlReport(bench_, dir.filePath(QStringLiteral("report.html")));
+    QTRY_VERIFY_WITH_TIMEOUT(!written.isEmpty(), 60000);
+    QVERIFY2(htmlError.isEmpty(), qPrintable(htmlError));
+    QVERIFY(QFileInfo(written).size() > 0);
   }
 };
 
