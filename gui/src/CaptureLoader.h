@@ -4,11 +4,10 @@
 // through queued invocations and signals. Pages never open a capture or run an analysis: they
 // connect to these signals and display.
 //
-//   load(path)   opens the capture (analyzer::open_capture's checks only, milliseconds) and emits
-//   `opened`
-//                with a CaptureData holding no analysis yet, or `failed` with the db::Error text
-//                ("not a FuseLens capture", "written by a newer FuseLens", ...); then queues one
-//                job per analysis (CaptureData.h's Analysis, in that order);
+//   load(path)   opens the capture (analyzer::open_capture's checks only, milliseconds) and
+//                emits `opened` with a CaptureData holding no analysis yet, or `failed` with the
+//                db::Error text ("not a FuseLens capture", "written by a newer FuseLens", ...);
+//                then queues one job per analysis (CaptureData.h's Analysis, in that order);
 //   jobs         run at most maxRunning() at a time (half the cores, at least one: the timeline
 //                loader itself uses two threads), so the first one is not slowed by the others;
 //                each emits `analysisLoaded` once its result is in the CaptureData (or its error);
@@ -16,14 +15,13 @@
 //                needs, so a million-kernel timeline paints after its own load (about a second),
 //                not after every analysis (several seconds), and a page shown later gets its
 //                analysis next.
-//   requests     the analyses with parameters a page asks for while it is shown: the
-//   calling-context
-//                tree of a view and metric, the roofline against a peak profile, a comparison of
-//                two range patterns or of two captures, the HTML report. Each starts at once (the
-//                user waits for it) beside the staged jobs, is numbered, and comes back by its
-//                *Ready signal with that number; a page keeps the number of its latest request and
-//                ignores older ones. Requests are not counted in pending() (they are not part of
-//                loading a capture).
+//   requests     the analyses with parameters a page asks for while it is shown: the call path
+//                of the selected timeline item, the calling-context tree of a view and metric,
+//                the roofline against a peak profile, a comparison of two range patterns or of
+//                two captures, the HTML report. Each starts at once (the user waits for it)
+//                beside the staged jobs, is numbered, and comes back by its signal with that
+//                number; a page keeps the number of its latest request and ignores older ones.
+//                Requests are not counted in pending() (they are not part of loading a capture).
 // The loader is the only writer of the CaptureData it hands out, and writes on the GUI thread.
 
 #include <QList>
