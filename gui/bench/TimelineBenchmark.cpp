@@ -1,8 +1,9 @@
 // gui_benchmark [--kernels N] [--width W] [--height H] [--keep FILE]: how fast the Timeline page
 // shows a big capture. Writes a synthetic capture of N kernels (default 1,000,000) with
-// db::Writer (two streams, one launch call per kernel, an NVTX range per 1000 kernels), then
-// measures, on the offscreen platform unless QT_QPA_PLATFORM says otherwise:
-//   load         db::Reader + analyzer::load_timeline
+// db::Writer (tests/gui/bench/BenchmarkCapture.h: two streams, one launch call per kernel, an
+// NVTX range per 1000 kernels), then measures, on the offscreen platform unless QT_QPA_PLATFORM
+// says otherwise:
+//   load         Capture::open_reader (db::Reader's checks) + analyzer::load_timeline
 //   first paint  TimelineWidget::setCapture + the first full paint (zoomed out), i.e. what the
 //                user waits for after the load; "time to first paint" = load + first paint
 //   repaint      median and worst of 30 full repaints: zoomed out, and zoomed to 1 ms
@@ -32,13 +33,12 @@
 #include <memory>
 #include <vector>
 
+#include "BenchmarkCapture.h"
 #include "CaptureData.h"
 #include "MainWindow.h"
 #include "models/SummaryModels.h"
 #include "views/SummaryPage.h"
 #include "views/TimelinePage.h"
-#include "fuselens/db/Reader.h"
-#include "fuselens/db/Writer.h"
 #include "views/TimelineWidget.h"
 
 namespace {
@@ -59,73 +59,6 @@ QString loadAverage() {
   QFile f(QStringLiteral("/proc/loadavg"));
   return f.open(QIODevice::ReadOnly) ? QString::fromLatin1(f.readAll()).section(QLatin1Char(' '), 0, 0)
                                      : QStringLiteral("?");
-}
-
-void writeCapture(const std::string& path, std::int64_t kernels) {
-  using namespace fuselens::db;
-  std::filesystem::remove(path);
-  RunInfo run;
-  run.command_line = {"synthetic"};
-  run.working_directory = "/tmp";
-  run.host_name = "bench";
-  run.fuselens_version = "bench";
-  run.trace = "cuda,api,nvtx,memory";
-  run.start_utc_ns = 1;
-  auto writer = Writer::create(path, run);
-  ProcessInfo process;
-  process.pid = 1;
-  process.executable = "synthetic";
-  writer.write_process(process);
-  DeviceInfo device;
-  device.name = "NVIDIA H100 80GB HBM3";
-  device.uuid = "GPU-bench";
-  writer.write_device(device);
-  RecordBatch batch;
-  const char* names[] = {"_Z4gemmPfi", "_Z4reluPf", "_Z4biasPf", "_Z5swishPf"};
-  for (std::int64_t i = 0; i < kernels; ++i) {
-    const auto start = static_cast<std::uint64_t>(1'000'000 + i * 3000);
-    if (i % 1000 == 0) {
-      NvtxRangeRecord r;
-      r.pid = 1;
-      r.tid = 2;
-      r.text = "step/" + std::to_string(i / 1000);
-      r.start_ns = start - 10;
-      r.end_ns = start + 3000 * 1000;
-      batch.nvtx_ranges.push_back(r);
-      MemoryEventRecord m;
-      m.pid = 1;
-      m.timestamp_ns = start - 5;
-      m.memory_kind = MemoryKind::Device;
-      m.operation = (i / 1000) % 2 ? MemoryOperation::Release : MemoryOperation::Allocation;
-      m.bytes = 1 << 26;
-      batch.memory_events.push_back(m);
-    }
-    ApiCallRecord call;
-    call.pid = 1;
-    call.tid = 2;
-    call.name = "cudaLaunchKernel";
-    call.start_ns = start - 4000;
-    call.end_ns = start - 2500;
-    call.correlation_id = static_cast<std::uint32_t>(i + 1);
-    batch.api_calls.push_back(std::move(call));
-    KernelRecord k;
-    k.pid = 1;
-    k.start_ns = start;
-    k.end_ns = start + 1000 + static_cast<std::uint64_t>(i % 7) * 250;
-    k.stream_id = static_cast<std::uint32_t>(7 + i % 2);
-    k.correlation_id = static_cast<std::uint32_t>(i + 1);
-    k.mangled_name = names[i % 4];
-    batch.kernels.push_back(std::move(k));
-    if (batch.size() >= 100000) {
-      writer.write(batch);
-      batch.clear();
-    }
-  }
-  writer.write(batch);
-  RunEnd end;
-  end.reason = EndReason::Exited;
-  end.exit_status = 0;
-  writer.finalize(end);
 }
 
 struct Repaint {
@@ -242,15 +175,16 @@ int main(int argc, char** argv) {
   QTextStream out(stdout);
 
   auto t0 = Clock::now();
-  if (!parser.isSet(reuseOpt)) writeCapture(path, kernels);
+  if (!parser.isSet(reuseOpt)) fuselens::gui::bench::writeBenchmarkCapture(path, kernels);
   out << "capture: " << kernels << " kernels, " << kernels << " API calls, " << (kernels + 999) / 1000
       << " NVTX ranges written in " << ms(Clock::now() - t0) << " ms (" << QString::fromStdString(path) << ")\n";
 
   out << "load average at start: " << loadAverage() << " (" << QThread::idealThreadCount() << " cores)\n";
+  const fuselens::analyzer::CapturePtr capture = fuselens::analyzer::open_capture(path);
   t0 = Clock::now();
   double c0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
   auto data = std::make_shared<fuselens::gui::CaptureData>();
-  data->timeline = fuselens::analyzer::load_timeline(fuselens::db::Reader(path));
+  data->timeline = fuselens::analyzer::load_timeline(*capture->open_reader());
   const double loadMs = ms(Clock::now() - t0);
   const double loadCpuMs = cpuMs(CLOCK_PROCESS_CPUTIME_ID) - c0;
 

@@ -5,18 +5,13 @@
 
 #include <exception>
 
-#include "fuselens/db/Reader.h"
 
 namespace fuselens::gui {
 
 QList<Analysis> allAnalyses() {
   QList<Analysis> all = {Analysis::Timeline, Analysis::Summary};
-#ifdef FUSELENS_GUI_HAS_COMPARE
   all << Analysis::Ranges;
-#endif
-#ifdef FUSELENS_GUI_HAS_FLAGS
   all << Analysis::Flags;
-#endif
   return all;
 }
 
@@ -43,14 +38,10 @@ void CaptureData::take(Analysis analysis, CaptureData&& part) {
       summary = std::move(part.summary);
       break;
     case Analysis::Ranges:
-#ifdef FUSELENS_GUI_HAS_COMPARE
       ranges = std::move(part.ranges);
-#endif
       break;
     case Analysis::Flags:
-#ifdef FUSELENS_GUI_HAS_FLAGS
       flags = std::move(part.flags);
-#endif
       break;
   }
   const std::size_t i = index(analysis);
@@ -69,7 +60,7 @@ std::shared_ptr<CaptureData> openCapture(const QString& path) {
   auto data = std::make_shared<CaptureData>();
   data->path = path;
   data->displayName = QFileInfo(path).fileName();
-  const db::Reader reader(path.toStdString());  // throws db::Error with the reason
+  data->capture = analyzer::open_capture(path.toStdString());  // throws db::Error with the reason
   data->openMilliseconds = timer.elapsed();
   data->loadMilliseconds = data->openMilliseconds;
   return data;
@@ -80,7 +71,9 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
   timer.start();
   const std::size_t i = CaptureData::index(analysis);
   try {
-    const db::Reader reader(into.path.toStdString());
+    if (!into.capture) into.capture = analyzer::open_capture(into.path.toStdString());
+    const auto opened = into.capture->open_reader();
+    const auto& reader = *opened;
     switch (analysis) {
       case Analysis::Timeline:
         into.timeline = analyzer::load_timeline(reader);
@@ -89,14 +82,10 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
         into.summary = analyzer::summarize(reader);
         break;
       case Analysis::Ranges:
-#ifdef FUSELENS_GUI_HAS_COMPARE
         into.ranges = analyzer::range_stats(reader);
-#endif
         break;
       case Analysis::Flags:
-#ifdef FUSELENS_GUI_HAS_FLAGS
         into.flags = analyzer::run_flags(reader, analyzer::FlagsConfig{});
-#endif
         break;
     }
   } catch (const std::exception& e) {
@@ -113,6 +102,7 @@ std::shared_ptr<CaptureData> loadCapture(const QString& path, const ProgressCall
     if (progress) progress(100 * n / static_cast<int>(all.size()), analysisName(all[n]));
     CaptureData part;
     part.path = data->path;
+    part.capture = data->capture;
     loadAnalysis(all[n], part);
     data->take(all[n], std::move(part));
   }

@@ -2,15 +2,12 @@
 // CaptureData: everything the pages show about one capture, computed by the analyzer off the GUI
 // thread and shared read-only by every page.
 //
-// Staged loading: opening a capture only checks it (db::Reader); each analysis (Analysis) is then
-// loaded by its own job, the one the visible page needs first (CaptureLoader), so the timeline of a
-// million-kernel capture paints without waiting for the summary, the flags or the range
-// statistics. A field is empty until has() says its analysis is in; CaptureLoader fills it on the
-// GUI thread (pages and the main window read these fields only there; jobs on other threads read
-// only path and displayName, which never change).
-//
-// Which analyses are present depends on the build (FUSELENS_GUI_HAS_* from gui/CMakeLists.txt):
-// pages whose analysis is missing say so instead of showing anything.
+// Staged loading: opening a capture only checks it (analyzer::open_capture); each analysis
+// (Analysis) is then loaded by its own job, the one the visible page needs first (CaptureLoader),
+// so the timeline of a million-kernel capture paints without waiting for the summary, the flags or
+// the range statistics. A field is empty until has() says its analysis is in; CaptureLoader fills
+// it on the GUI thread (pages and the main window read these fields only there; jobs on other
+// threads read only path, displayName and capture, which never change).
 
 #include <QList>
 #include <QMetaType>
@@ -23,21 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "fuselens/analyzer/Capture.h"
+#include "fuselens/analyzer/Compare.h"
+#include "fuselens/analyzer/Flags.h"
 #include "fuselens/analyzer/Summary.h"
 #include "fuselens/analyzer/Timeline.h"
-#ifdef FUSELENS_GUI_HAS_FLAGS
-#include "fuselens/analyzer/Flags.h"
-#endif
-#ifdef FUSELENS_GUI_HAS_COMPARE
-#include "fuselens/analyzer/Compare.h"
-#endif
 
 namespace fuselens::gui {
 
 /// The analyses loaded per capture, in the order they load when no page asks for one first.
 enum class Analysis { Timeline = 0, Summary, Ranges, Flags };
 inline constexpr int kAnalyses = 4;
-/// Every analysis of this build (Ranges and Flags only where the analyzer has them).
+/// Every analysis loaded per capture, in Analysis order.
 QList<Analysis> allAnalyses();
 /// "timeline", "summary", "range statistics", "flag rules": for status messages.
 QString analysisName(Analysis analysis);
@@ -45,16 +39,14 @@ QString analysisName(Analysis analysis);
 struct CaptureData {
   QString path;
   QString displayName;  ///< file name
+  /// The opened capture every analysis of it reads (set by openCapture; never changes).
+  analyzer::CapturePtr capture;
   /// Analysis::Summary: kernel names demangled, as `prof-analyze summary`.
   analyzer::Summary summary;
   /// Analysis::Timeline: kernel names short, as Nsight Systems' timeline.
   analyzer::Timeline timeline;
-#ifdef FUSELENS_GUI_HAS_FLAGS
   std::optional<analyzer::FlagsReport> flags;  ///< Analysis::Flags: default rules and thresholds
-#endif
-#ifdef FUSELENS_GUI_HAS_COMPARE
-  std::vector<analyzer::RangeStats> ranges;  ///< Analysis::Ranges: analyzer::range_stats
-#endif
+  std::vector<analyzer::RangeStats> ranges;    ///< Analysis::Ranges: analyzer::range_stats
   /// Analyses that failed on this capture, one line each ("flag rules: message"); the others
   /// still show.
   QString analysisErrors;
@@ -84,13 +76,13 @@ using CaptureDataPtr = std::shared_ptr<const CaptureData>;
 /// Called with a percentage (0..100) and the stage about to run.
 using ProgressCallback = std::function<void(int percent, const QString& stage)>;
 
-/// A CaptureData for `path` with no analysis yet, after checking that db::Reader opens it.
-/// Throws db::Error (the Reader's message: missing, not a capture, corrupt, newer schema).
+/// A CaptureData for `path` with no analysis yet, after analyzer::open_capture checked it.
+/// Throws db::Error (its message: missing, not a capture, corrupt, newer schema).
 std::shared_ptr<CaptureData> openCapture(const QString& path);
 
-/// Runs `analysis` on `into.path` and stores its result in `into` (marking it loaded); an
-/// exception of the analyzer is caught and recorded as the analysis's error. Safe to call from
-/// any thread on a CaptureData no other thread uses.
+/// Runs `analysis` on `into.capture` (opened from `into.path` when null) and stores its result in
+/// `into` (marking it loaded); an exception of the analyzer is caught and recorded as the
+/// analysis's error. Safe to call from any thread on a CaptureData no other thread uses.
 void loadAnalysis(Analysis analysis, CaptureData& into);
 
 /// openCapture and every analysis, in order, on the calling thread (tests, benchmarks, the

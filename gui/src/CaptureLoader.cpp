@@ -6,6 +6,8 @@
 
 #include <exception>
 
+#include "GuiExport.h"
+
 namespace fuselens::gui {
 
 CaptureLoader::CaptureLoader(QObject* parent)
@@ -81,6 +83,7 @@ void CaptureLoader::run(Job job) {
     // one, so pages never see a half-written field.
     auto part = std::make_shared<CaptureData>();
     part->path = job.data->path;
+    part->capture = job.data->capture;
     loadAnalysis(job.analysis, *part);
     if (!self) return;
     QMetaObject::invokeMethod(
@@ -105,6 +108,147 @@ void CaptureLoader::finish(const Job& job, const std::shared_ptr<CaptureData>& p
   }
   dispatch();
   if (pending() == 0) Q_EMIT idle();
+}
+
+void CaptureLoader::startRequest(std::function<std::function<void(CaptureLoader&)>()> work) {
+  QPointer<CaptureLoader> self(this);
+  auto future = QtConcurrent::run([self, work = std::move(work)] {
+    std::function<void(CaptureLoader&)> deliver = work();
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, deliver] {
+          if (self) deliver(*self);
+        },
+        Qt::QueuedConnection);
+  });
+  Q_UNUSED(future);
+}
+
+namespace {
+
+/// Runs `analysis` (which returns a report), catching the analyzer's exceptions, and returns
+/// what emits `ready` on the GUI thread.
+template <typename Report, typename Fn, typename Signal>
+std::function<void(CaptureLoader&)> runReport(CaptureLoader::RequestId id, Fn analysis,
+                                              Signal ready) {
+  std::shared_ptr<const Report> report;
+  QString error;
+  try {
+    report = std::make_shared<const Report>(analysis());
+  } catch (const std::exception& e) {
+    error = QString::fromUtf8(e.what());
+  }
+  return [id, report, error, ready](CaptureLoader& loader) {
+    Q_EMIT(loader.*ready)(id, report, error);
+  };
+}
+
+}  // namespace
+
+CaptureLoader::RequestId CaptureLoader::requestCallPath(const CaptureDataPtr& capture,
+                                                        std::uint32_t pid,
+                                                        std::uint32_t correlationId) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  startRequest([id, c, path, pid, correlationId] {
+    return runReport<analyzer::CallPath>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return opened->with_shared_reader(
+              [&](const auto& reader) { return analyzer::call_path(reader, pid, correlationId); });
+        },
+        &CaptureLoader::callPathReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestCallingContext(const CaptureDataPtr& capture,
+                                                              const analyzer::CctOptions& options) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  startRequest([id, c, path, options] {
+    return runReport<analyzer::CctReport>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return analyzer::calling_context_report(*opened->open_reader(), options);
+        },
+        &CaptureLoader::callingContextReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestRoofline(const CaptureDataPtr& capture,
+                                                        const analyzer::RooflineOptions& options) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  startRequest([id, c, path, options] {
+    return runReport<analyzer::RooflineReport>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return analyzer::analyze_roofline(*opened->open_reader(), options);
+        },
+        &CaptureLoader::rooflineReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestRangeComparison(const CaptureDataPtr& capture,
+                                                               const QString& baseline,
+                                                               const QString& candidate) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  const std::string b = baseline.toStdString(), d = candidate.toStdString();
+  startRequest([id, c, path, b, d] {
+    return runReport<analyzer::CompareReport>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return analyzer::compare_ranges(*opened->open_reader(), b, d);
+        },
+        &CaptureLoader::compareReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestCaptureComparison(const CaptureDataPtr& baseline,
+                                                                 const CaptureDataPtr& candidate) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr a = baseline->capture, b = candidate->capture;
+  const std::string pa = baseline->path.toStdString(), pb = candidate->path.toStdString();
+  startRequest([id, a, b, pa, pb] {
+    return runReport<analyzer::CompareReport>(
+        id,
+        [&] {
+          const analyzer::CapturePtr ca = a ? a : analyzer::open_capture(pa);
+          const analyzer::CapturePtr cb = b ? b : analyzer::open_capture(pb);
+          const auto ra = ca->open_reader();  // A first: its error is the one reported
+          const auto rb = cb->open_reader();
+          return analyzer::compare_captures(*ra, *rb);
+        },
+        &CaptureLoader::compareReady);
+  });
+  return id;
+}
+
+CaptureLoader::RequestId CaptureLoader::requestHtmlReport(const CaptureDataPtr& capture,
+                                                          const QString& path) {
+  const RequestId id = ++lastRequest_;
+  startRequest([id, capture, path]() -> std::function<void(CaptureLoader&)> {
+    QString error;
+    if (exportHtmlReport(*capture, nullptr, path, &error)) error.clear();
+    return [id, path, error](CaptureLoader& loader) {
+      Q_EMIT loader.htmlReportWritten(id, path, error);
+    };
+  });
+  return id;
 }
 
 }  // namespace fuselens::gui

@@ -1,11 +1,13 @@
 #pragma once
-// CaptureLoader: opens captures and loads their analyses in stages on Qt's global thread pool,
-// reporting back on the GUI thread through queued invocations.
+// CaptureLoader: the one loader of the GUI (as hotspot's parser): it opens captures and runs every
+// analysis a page shows on Qt's global thread pool, handing plain results back on the GUI thread
+// through queued invocations and signals. Pages never open a capture or run an analysis: they
+// connect to these signals and display.
 //
-//   load(path)   opens the capture (db::Reader's checks only, milliseconds) and emits `opened`
-//                with a CaptureData holding no analysis yet, or `failed` with the db::Error text
-//                ("not a FuseLens capture", "written by a newer FuseLens", ...); then queues one
-//                job per analysis (CaptureData.h's Analysis, in that order);
+//   load(path)   opens the capture (analyzer::open_capture's checks only, milliseconds) and
+//                emits `opened` with a CaptureData holding no analysis yet, or `failed` with the
+//                db::Error text ("not a FuseLens capture", "written by a newer FuseLens", ...);
+//                then queues one job per analysis (CaptureData.h's Analysis, in that order);
 //   jobs         run at most maxRunning() at a time (half the cores, at least one: the timeline
 //                loader itself uses two threads), so the first one is not slowed by the others;
 //                each emits `analysisLoaded` once its result is in the CaptureData (or its error);
@@ -13,15 +15,27 @@
 //                needs, so a million-kernel timeline paints after its own load (about a second),
 //                not after every analysis (several seconds), and a page shown later gets its
 //                analysis next.
+//   requests     the analyses with parameters a page asks for while it is shown: the call path
+//                of the selected timeline item, the calling-context tree of a view and metric,
+//                the roofline against a peak profile, a comparison of two range patterns or of
+//                two captures, the HTML report. Each starts at once (the user waits for it)
+//                beside the staged jobs, is numbered, and comes back by its signal with that
+//                number; a page keeps the number of its latest request and ignores older ones.
+//                Requests are not counted in pending() (they are not part of loading a capture).
 // The loader is the only writer of the CaptureData it hands out, and writes on the GUI thread.
 
 #include <QList>
 #include <QObject>
 #include <QString>
 
+#include <functional>
 #include <memory>
 
 #include "CaptureData.h"
+#include "fuselens/analyzer/CallPath.h"
+#include "fuselens/analyzer/CallingContext.h"
+#include "fuselens/analyzer/Compare.h"
+#include "fuselens/analyzer/Roofline.h"
 
 namespace fuselens::gui {
 
@@ -42,6 +56,29 @@ class CaptureLoader : public QObject {
   int maxRunning() const { return maxRunning_; }
   void setMaxRunning(int jobs) { maxRunning_ = std::max(1, jobs); }
 
+  /// Number of a request, unique per loader (from 1); its result signal carries it.
+  using RequestId = quint64;
+  /// analyzer::call_path of the record (`pid`, `correlationId`) of `capture`, through the
+  /// capture's shared connection (Capture::with_shared_reader): callPathReady.
+  RequestId requestCallPath(const CaptureDataPtr& capture, std::uint32_t pid,
+                            std::uint32_t correlationId);
+  /// analyzer::calling_context_report of `capture` with `options`: callingContextReady.
+  RequestId requestCallingContext(const CaptureDataPtr& capture,
+                                  const analyzer::CctOptions& options);
+  /// analyzer::analyze_roofline of `capture` with `options` (its peak profile): rooflineReady.
+  RequestId requestRoofline(const CaptureDataPtr& capture,
+                            const analyzer::RooflineOptions& options);
+  /// analyzer::compare_ranges of `capture`, ranges matching `baseline` vs `candidate` (globs):
+  /// compareReady.
+  RequestId requestRangeComparison(const CaptureDataPtr& capture, const QString& baseline,
+                                   const QString& candidate);
+  /// analyzer::compare_captures of `baseline` (A) vs `candidate` (B): compareReady.
+  RequestId requestCaptureComparison(const CaptureDataPtr& baseline,
+                                     const CaptureDataPtr& candidate);
+  /// Writes the analyzer's HTML report of `capture` to `path` (GuiExport's exportHtmlReport):
+  /// htmlReportWritten.
+  RequestId requestHtmlReport(const CaptureDataPtr& capture, const QString& path);
+
  Q_SIGNALS:
   void progress(const QString& path, int percent, const QString& stage);
   void opened(const fuselens::gui::CaptureDataPtr& data);
@@ -53,6 +90,21 @@ class CaptureLoader : public QObject {
   /// Nothing is queued or running any more.
   void idle();
 
+  /// Results of requests: the report, or null and the analyzer's error message.
+  /// The HTML report is written to `path` (`error` empty) or not (`error` says why).
+  void htmlReportWritten(quint64 request, const QString& path, const QString& error);
+  void callPathReady(quint64 request, std::shared_ptr<const fuselens::analyzer::CallPath> path,
+                     const QString& error);
+  void callingContextReady(quint64 request,
+                           std::shared_ptr<const fuselens::analyzer::CctReport> report,
+                           const QString& error);
+  void rooflineReady(quint64 request,
+                     std::shared_ptr<const fuselens::analyzer::RooflineReport> report,
+                     const QString& error);
+  void compareReady(quint64 request,
+                    std::shared_ptr<const fuselens::analyzer::CompareReport> report,
+                    const QString& error);
+
  private:
   struct Job {
     std::shared_ptr<CaptureData> data;
@@ -62,11 +114,14 @@ class CaptureLoader : public QObject {
   void run(Job job);
   void finish(const Job& job, const std::shared_ptr<CaptureData>& part);
   void reportProgress(const CaptureData& data, const QString& stage);
+  /// Runs `work` on the pool (it returns what to do with its result on the GUI thread).
+  void startRequest(std::function<std::function<void(CaptureLoader&)>()> work);
 
   QList<Job> queue_;
   int opening_ = 0;
   int running_ = 0;
   int maxRunning_ = 1;
+  RequestId lastRequest_ = 0;
 };
 
 }  // namespace fuselens::gui

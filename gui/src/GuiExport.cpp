@@ -17,12 +17,10 @@
 #include "Format.h"
 #include "fuselens/analyzer/SummaryFormat.h"
 #include "models/TableModel.h"
-#ifdef FUSELENS_GUI_HAS_EXPORT
 #include "fuselens/analyzer/Export.h"
 #include "fuselens/analyzer/ExportFile.h"
 #include "fuselens/analyzer/ExportHtml.h"
-#include "fuselens/db/Reader.h"
-#endif
+#include "fuselens/analyzer/Capture.h"
 
 namespace fuselens::gui {
 namespace {
@@ -100,20 +98,18 @@ bool exportImage(QWidget* widget, const QString& path, QString* error) {
 }
 
 bool htmlReportAvailable() {
-#ifdef FUSELENS_GUI_HAS_EXPORT
   return true;
-#else
-  return false;
-#endif
 }
 
 bool exportHtmlReport(const CaptureData& data, const CaptureData* other, const QString& path,
                       QString* error) {
-#ifdef FUSELENS_GUI_HAS_EXPORT
   try {
     std::vector<analyzer::ExportRun> runs;
-    runs.push_back(analyzer::load_export_run(db::Reader(data.path.toStdString()), "A"));
-    if (other) runs.push_back(analyzer::load_export_run(db::Reader(other->path.toStdString()), "B"));
+    const auto readerOf = [](const CaptureData& d) {
+      return (d.capture ? d.capture : analyzer::open_capture(d.path.toStdString()))->open_reader();
+    };
+    runs.push_back(analyzer::load_export_run(*readerOf(data), "A"));
+    if (other) runs.push_back(analyzer::load_export_run(*readerOf(*other), "B"));
     analyzer::ExportFile file(path.toStdString());
     analyzer::make_html_report(runs).write(file.stream());
     file.commit();
@@ -122,13 +118,6 @@ bool exportHtmlReport(const CaptureData& data, const CaptureData* other, const Q
     if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
-#else
-  Q_UNUSED(data);
-  Q_UNUSED(other);
-  Q_UNUSED(path);
-  if (error) *error = QStringLiteral("The HTML report (analyzer ExportHtml) is not in this build.");
-  return false;
-#endif
 }
 
 namespace {
@@ -195,7 +184,6 @@ bool exportPdfReport(const CaptureData& data, const QList<QPair<QString, QImage>
           htmlTable(head, s.nvtx, [](const analyzer::NvtxRow& r) {
             return stats(r.stats, r.time_percent) << toQString(r.name);
           });
-#ifdef FUSELENS_GUI_HAS_FLAGS
   if (data.flags) {
     html += QStringLiteral("<h2>Flags</h2>") +
             htmlTable({QStringLiteral("Rule"), QStringLiteral("Count"), QStringLiteral("Time at stake"),
@@ -206,7 +194,6 @@ bool exportPdfReport(const CaptureData& data, const QList<QPair<QString, QImage>
                                            toQString(h.subject) + QStringLiteral(": ") + toQString(h.advice)};
                       });
   }
-#endif
   int n = 0;
   for (const auto& [title, image] : images) {
     const QString name = QStringLiteral("page%1.png").arg(n++);

@@ -4,7 +4,7 @@
 //         of the column titles, raw values (integer ns, bytes) as the analyzer's CSV export;
 //   PNG   any page, chart or the timeline, grabbed at the screen's resolution;
 //   SVG   the same rendered as vectors through QSvgGenerator;
-//   HTML  the analyzer's self-contained report (ExportHtml.h, when it is in this build);
+//   HTML  the analyzer's self-contained report (ExportHtml.h);
 //   PDF   a report of the summary tables, flags and page images through QTextDocument and
 //         QPdfWriter.
 // Every function returns false and sets *error (with the path and the reason) when it fails.
@@ -31,7 +31,7 @@ bool exportCsv(const QAbstractItemModel& model, const QString& path, QString* er
 /// PNG (or any raster format Qt knows by the suffix) or SVG (by the ".svg" suffix).
 bool exportImage(QWidget* widget, const QString& path, QString* error);
 
-/// True when this build has the analyzer's HTML report.
+/// True: every build has the analyzer's HTML report (kept for callers that ask).
 bool htmlReportAvailable();
 /// The analyzer's HTML report of `data` (and of `other`, side by side, when given). Reads the
 /// captures again: call it off the GUI thread.

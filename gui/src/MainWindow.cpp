@@ -10,7 +10,6 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -20,7 +19,6 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "CaptureLoader.h"
 #include "GuiExport.h"
@@ -51,6 +49,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(loader_, &CaptureLoader::analysisLoaded, this, &MainWindow::onAnalysisLoaded);
   connect(loader_, &CaptureLoader::captureLoaded, this, &MainWindow::onCaptureLoaded);
   connect(loader_, &CaptureLoader::failed, this, &MainWindow::onFailed);
+  connect(loader_, &CaptureLoader::htmlReportWritten, this,
+          [this](quint64, const QString& path, const QString& error) {
+            if (error.isEmpty()) {
+              status_->setText(QStringLiteral("Wrote %1").arg(path));
+            } else {
+              QMessageBox::warning(this, QStringLiteral("Export failed"), error);
+            }
+          });
   connect(loader_, &CaptureLoader::progress, this, [this](const QString& path, int percent, const QString& stage) {
     progress_->setVisible(true);
     progress_->setValue(percent);
@@ -70,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   heatmap_ = new HeatmapPage(tabs_);
   compare_ = new ComparePage(tabs_);
   pages_ = {summary_, timeline_, new CallingContextPage(tabs_), new RooflinePage(tabs_), heatmap_, compare_, flags_};
+  for (Page* p : pages_) p->setLoader(loader_);  // one loader runs every page's analyses
   for (auto* p : pages_) tabs_->addTab(p, p->title());
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::requestVisibleAnalyses);
 
@@ -348,20 +355,7 @@ void MainWindow::exportHtml() {
                                                     QStringLiteral("HTML (*.html)"));
   if (path.isEmpty()) return;
   status_->setText(QStringLiteral("Writing %1…").arg(path));
-  auto* watcher = new QFutureWatcher<QString>(this);
-  connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, path] {
-    const QString error = watcher->result();
-    watcher->deleteLater();
-    if (error.isEmpty()) {
-      status_->setText(QStringLiteral("Wrote %1").arg(path));
-    } else {
-      QMessageBox::warning(this, QStringLiteral("Export failed"), error);
-    }
-  });
-  watcher->setFuture(QtConcurrent::run([capture, path] {
-    QString error;
-    return exportHtmlReport(*capture, nullptr, path, &error) ? QString() : error;
-  }));
+  loader_->requestHtmlReport(capture, path);  // htmlReportWritten: connected in the constructor
 }
 
 void MainWindow::exportPdf() {
@@ -369,9 +363,7 @@ void MainWindow::exportPdf() {
   if (!capture) return;
   // The report holds the summary and the flags: wait for them (and ask for them first).
   QList<Analysis> needed = {Analysis::Summary};
-#ifdef FUSELENS_GUI_HAS_FLAGS
   needed << Analysis::Flags;
-#endif
   bool ready = true;
   for (Analysis a : needed) ready = ready && capture->has(a);
   if (!ready) {
@@ -388,7 +380,7 @@ void MainWindow::exportPdf() {
   if (path.isEmpty()) return;
   QList<QPair<QString, QImage>> images;
   images << qMakePair(QStringLiteral("Timeline"), timeline_->timelineWidget()->grab().toImage());
-  if (HeatmapPage::available()) images << qMakePair(QStringLiteral("Heatmap"), heatmap_->imageWidget()->grab().toImage());
+  images << qMakePair(QStringLiteral("Heatmap"), heatmap_->imageWidget()->grab().toImage());
   QString error;
   if (!exportPdfReport(*capture, images, path, &error)) {
     QMessageBox::warning(this, QStringLiteral("Export failed"), error);

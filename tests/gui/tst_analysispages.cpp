@@ -1,7 +1,8 @@
 // The pages that show other analyses: Flags (every hit of run_flags), Heatmap (cells equal the
 // range statistics and Compare's speedups), Compare (entries and kernel diff equal
 // compare_ranges / compare_captures) and Calling Context (computed when first shown), each
-// model under QAbstractItemModelTester. The Roofline page has tst_rooflinepage.
+// model under QAbstractItemModelTester; and the loader's requests, which those pages send. The
+// Roofline page has tst_rooflinepage.
 
 #include <QAbstractItemModelTester>
 #include <QPushButton>
@@ -9,6 +10,7 @@
 #include <QtTest>
 
 #include "CaptureData.h"
+#include "CaptureLoader.h"
 #include "Format.h"
 #include "fuselens/db/Reader.h"
 #include "models/CompareModel.h"
@@ -57,7 +59,6 @@ class TestAnalysisPages : public QObject {
     QCOMPARE(p.second, candidate);
   }
 
-#ifdef FUSELENS_GUI_HAS_FLAGS
   void flagsPageListsEveryHit() {
     FlagsPage page;
     QAbstractItemModelTester tester(page.model(), kMode);
@@ -88,9 +89,7 @@ class TestAnalysisPages : public QObject {
     QCOMPARE(spy.count(), 1);
     QCOMPARE(spy[0][0].toString(), toQString(expected.hits[static_cast<std::size_t>(kernelHit)].subject));
   }
-#endif
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
   void heatmapCellsEqualRangeStatsAndCompare() {
     HeatmapModel model;
     QAbstractItemModelTester tester(&model, kMode);
@@ -176,9 +175,7 @@ class TestAnalysisPages : public QObject {
     QVERIFY(page.statusText().contains(QStringLiteral("Cannot compare")));
     QCOMPARE(page.entryModel()->rowCount(), 0);
   }
-#endif
 
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   void callingContextPageShowsTheReportOrItsReason() {
     CallingContextPage page;
     QAbstractItemModelTester tester(page.model(), kMode);
@@ -200,7 +197,53 @@ class TestAnalysisPages : public QObject {
                qPrintable(page.noticeText()));
     }
   }
-#endif
+
+  void loaderAnswersEachRequestBySignalWithItsNumber() {
+    CaptureLoader loader;
+    QList<quint64> answered;
+    std::shared_ptr<const analyzer::CompareReport> report;
+    connect(&loader, &CaptureLoader::compareReady, this,
+            [&](quint64 id, const std::shared_ptr<const analyzer::CompareReport>& r, const QString& error) {
+              answered << id;
+              QVERIFY2(r && error.isEmpty(), qPrintable(error));
+              report = r;
+            });
+    const auto id = loader.requestRangeComparison(bench_, QStringLiteral("*/unfused/*"), QStringLiteral("*/fused/*"));
+    QVERIFY(id > 0);
+    QCOMPARE(loader.pending(), 0);  // a request is not part of loading a capture
+    QTRY_COMPARE_WITH_TIMEOUT(answered.size(), 1, 60000);
+    QCOMPARE(answered.front(), id);
+    const auto expected = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()), "*/unfused/*", "*/fused/*");
+    QCOMPARE(report->entries.size(), expected.entries.size());
+
+    // A capture that cannot be opened: no report, the reader's message.
+    auto missing = std::make_shared<CaptureData>();
+    missing->path = QStringLiteral("/nonexistent/capture.sqlite");
+    QString error;
+    bool reportless = false;
+    connect(&loader, &CaptureLoader::callingContextReady, this,
+            [&](quint64, const std::shared_ptr<const analyzer::CctReport>& r, const QString& e) {
+              reportless = !r;
+              error = e;
+            });
+    const auto next = loader.requestCallingContext(missing, {});
+    QVERIFY(next > id);
+    QTRY_VERIFY_WITH_TIMEOUT(!error.isEmpty(), 60000);
+    QVERIFY(reportless);
+
+    // The HTML report is written off the GUI thread too.
+    QTemporaryDir dir;
+    QString written, htmlError = QStringLiteral("pending");
+    connect(&loader, &CaptureLoader::htmlReportWritten, this,
+            [&](quint64, const QString& path, const QString& e) {
+              written = path;
+              htmlError = e;
+            });
+    loader.requestHtmlReport(bench_, dir.filePath(QStringLiteral("report.html")));
+    QTRY_VERIFY_WITH_TIMEOUT(!written.isEmpty(), 60000);
+    QVERIFY2(htmlError.isEmpty(), qPrintable(htmlError));
+    QVERIFY(QFileInfo(written).size() > 0);
+  }
 };
 
 QTEST_MAIN(TestAnalysisPages)

@@ -91,13 +91,9 @@ class TestMainWindow : public QObject {
     QVERIFY(timeline);
     QVERIFY(timeline->item_count() >= static_cast<std::size_t>(summary.totals.kernel_count));
 
-#ifdef FUSELENS_GUI_HAS_FLAGS
     QCOMPARE(window.flagsPage()->model()->rowCount(), static_cast<int>(current->flags->hits.size()));
-#endif
-#ifdef FUSELENS_GUI_HAS_COMPARE
     QVERIFY(window.heatmapPage()->model()->rowCount() > 0);
     QTRY_VERIFY_WITH_TIMEOUT(window.comparePage()->entryModel()->rowCount() > 0, 30000);
-#endif
     QVERIFY(MainWindow::recentFiles().contains(capture("fusion_bench.sqlite")));
 
     // Switching captures updates the pages.
@@ -112,12 +108,8 @@ class TestMainWindow : public QObject {
     QTest::addColumn<int>("first");
     QTest::newRow("timeline") << QStringLiteral("timeline") << static_cast<int>(Analysis::Timeline);
     QTest::newRow("summary") << QStringLiteral("summary") << static_cast<int>(Analysis::Summary);
-#ifdef FUSELENS_GUI_HAS_FLAGS
     QTest::newRow("flags") << QStringLiteral("flags") << static_cast<int>(Analysis::Flags);
-#endif
-#ifdef FUSELENS_GUI_HAS_COMPARE
     QTest::newRow("heatmap") << QStringLiteral("heatmap") << static_cast<int>(Analysis::Ranges);
-#endif
   }
 
   void visiblePageLoadsFirst() {
@@ -168,10 +160,8 @@ class TestMainWindow : public QObject {
     QVERIFY(waitForLoads(window));
     QCOMPARE(order.size(), allAnalyses().size());
     QCOMPARE(order[0], Analysis::Timeline);
-#ifdef FUSELENS_GUI_HAS_COMPARE
     QCOMPARE(order[1], Analysis::Ranges);  // the heatmap's, ahead of the summary
     QVERIFY(window.heatmapPage()->model()->rowCount() > 0);
-#endif
   }
 
   void pagesSayWhatTheyWaitFor() {

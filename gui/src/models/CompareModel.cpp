@@ -7,7 +7,6 @@
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
 
 namespace {
 
@@ -165,7 +164,6 @@ QVariant KernelDiffModel::cell(int row, int column, int role) const {
   }
 }
 
-#endif
 
 }  // namespace fuselens::gui
 

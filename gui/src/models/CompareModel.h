@@ -11,13 +11,10 @@
 #include <QStringList>
 
 #include "models/TableModel.h"
-#ifdef FUSELENS_GUI_HAS_COMPARE
 #include "fuselens/analyzer/Compare.h"
-#endif
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
 class CompareEntryModel : public RowsModel<analyzer::CompareEntry> {
   Q_OBJECT
  public:
@@ -46,7 +43,6 @@ class KernelDiffModel : public RowsModel<analyzer::KernelDiffRow> {
  protected:
   QVariant cell(int row, int column, int role) const override;
 };
-#endif
 
 }  // namespace fuselens::gui
 

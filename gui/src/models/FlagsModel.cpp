@@ -4,7 +4,6 @@
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_FLAGS
 
 FlagsModel::FlagsModel(QObject* parent)
     : RowsModel({QStringLiteral("Rule"), QStringLiteral("Count"), QStringLiteral("Time at Stake"),
@@ -42,6 +41,5 @@ QString FlagsModel::headerToolTip(int column) const {
   return {};
 }
 
-#endif
 
 }  // namespace fuselens::gui

@@ -6,13 +6,10 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#ifdef FUSELENS_GUI_HAS_FLAGS
 #include "fuselens/analyzer/Flags.h"
-#endif
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_FLAGS
 class FlagsModel : public RowsModel<analyzer::Hit> {
   Q_OBJECT
  public:
@@ -27,6 +24,5 @@ class FlagsModel : public RowsModel<analyzer::Hit> {
   QVariant cell(int row, int column, int role) const override;
   QString headerToolTip(int column) const override;
 };
-#endif
 
 }  // namespace fuselens::gui

@@ -47,7 +47,6 @@ QString formatHeatmapValue(HeatmapMetric metric, double value) {
   return QString::number(value);
 }
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
 namespace {
 
 std::optional<double> figure(const analyzer::RangeStats& r, HeatmapMetric metric) {
@@ -138,7 +137,6 @@ Heatmap buildHeatmap(const std::vector<analyzer::RangeStats>& ranges, HeatmapMet
   }
   return h;
 }
-#endif
 
 QColor heatmapColor(const Heatmap& h, double value) {
   const QColor good(0x2e, 0x9e, 0x5b), mid(0xf7, 0xf4, 0xe8), bad(0xd7, 0x4b, 0x3c);

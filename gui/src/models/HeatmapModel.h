@@ -27,9 +27,7 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#ifdef FUSELENS_GUI_HAS_COMPARE
 #include "fuselens/analyzer/Compare.h"
-#endif
 
 namespace fuselens::gui {
 
@@ -62,12 +60,10 @@ struct Heatmap {
   }
 };
 
-#ifdef FUSELENS_GUI_HAS_COMPARE
 /// Builds the heatmap of `metric`; `baselineVariant` is the column speedups are relative to
 /// (the first column when empty or absent).
 Heatmap buildHeatmap(const std::vector<analyzer::RangeStats>& ranges, HeatmapMetric metric,
                      const QString& baselineVariant = {});
-#endif
 
 /// The text of a value of `metric` with its unit.
 QString formatHeatmapValue(HeatmapMetric metric, double value);

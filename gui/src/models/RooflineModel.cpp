@@ -6,7 +6,6 @@
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 
 using analyzer::MemoryLevel;
 using analyzer::WorkSource;
@@ -192,6 +191,5 @@ QString RooflineModel::headerToolTip(int column) const {
   }
 }
 
-#endif
 
 }  // namespace fuselens::gui

@@ -17,13 +17,10 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 #include "fuselens/analyzer/Roofline.h"
-#endif
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 /// One row and source of work of the report, as the chart and the table show it.
 struct RooflinePoint {
   std::string name;
@@ -87,6 +84,5 @@ class RooflineModel : public RowsModel<RooflinePoint> {
   QVariant cell(int row, int column, int role) const override;
   QString headerToolTip(int column) const override;
 };
-#endif
 
 }  // namespace fuselens::gui

@@ -1,7 +1,6 @@
 #include "views/CallingContextPage.h"
 
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,25 +9,14 @@
 #include <QStackedWidget>
 #include <QTreeView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 
+#include "CaptureLoader.h"
 #include "Format.h"
-#include "fuselens/db/Reader.h"
 #include "models/TableModel.h"
 
 namespace fuselens::gui {
-
-bool CallingContextPage::available() {
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
-  return true;
-#else
-  return false;
-#endif
-}
-
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
 
 const std::vector<int> CallingContextModel::kNone;
 
@@ -63,7 +51,8 @@ QModelIndex CallingContextModel::parent(const QModelIndex& child) const {
   if (!child.isValid()) return {};
   const int parentRow = report_.rows[static_cast<std::size_t>(child.internalId())].parent;
   if (parentRow <= 0) return {};  // top level (child of the hidden root)
-  return createIndex(rowInParent_[static_cast<std::size_t>(parentRow)], 0, static_cast<quintptr>(parentRow));
+  return createIndex(rowInParent_[static_cast<std::size_t>(parentRow)], 0,
+                     static_cast<quintptr>(parentRow));
 }
 
 int CallingContextModel::rowCount(const QModelIndex& parent) const {
@@ -94,7 +83,9 @@ QVariant CallingContextModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case Name:
       if (role == Qt::ToolTipRole && !row.file.empty()) {
-        return QStringLiteral("%1\n%2:%3").arg(toQString(row.label), toQString(row.file)).arg(row.line);
+        return QStringLiteral("%1\n%2:%3")
+            .arg(toQString(row.label), toQString(row.file))
+            .arg(row.line);
       }
       return TableModel::textCell(toQString(row.label), role);
     case Inclusive:
@@ -102,7 +93,8 @@ QVariant CallingContextModel::data(const QModelIndex& index, int role) const {
     case Exclusive:
       return TableModel::numberCell(static_cast<double>(exclusive), valueText(exclusive), role);
     case InclusivePercent: {
-      const double percent = total > 0 ? 100.0 * static_cast<double>(inclusive) / static_cast<double>(total) : 0.0;
+      const double percent =
+          total > 0 ? 100.0 * static_cast<double>(inclusive) / static_cast<double>(total) : 0.0;
       return TableModel::numberCell(percent, formatPercent(percent), role);
     }
     default:
@@ -112,20 +104,21 @@ QVariant CallingContextModel::data(const QModelIndex& index, int role) const {
 
 QVariant CallingContextModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const names[] = {"Calling context", "Inclusive", "Exclusive", "Inclusive %", "Module"};
+  static const char* const names[] = {"Calling context", "Inclusive", "Exclusive", "Inclusive %",
+                                      "Module"};
   return section >= 0 && section < Columns ? QString::fromLatin1(names[section]) : QVariant();
 }
 
-#endif
-
-CallingContextPage::CallingContextPage(QWidget* parent) : Page(QStringLiteral("Calling Context"), parent) {
+CallingContextPage::CallingContextPage(QWidget* parent)
+    : Page(QStringLiteral("Calling Context"), parent) {
   auto* layout = new QVBoxLayout(this);
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   auto* bar = new QHBoxLayout;
   view_ = new QComboBox(this);
-  view_->addItems({QStringLiteral("Top-down"), QStringLiteral("Bottom-up"), QStringLiteral("Flat")});
+  view_->addItems(
+      {QStringLiteral("Top-down"), QStringLiteral("Bottom-up"), QStringLiteral("Flat")});
   metric_ = new QComboBox(this);
-  metric_->addItems({QStringLiteral("GPU time"), QStringLiteral("Launches"), QStringLiteral("Bytes")});
+  metric_->addItems(
+      {QStringLiteral("GPU time"), QStringLiteral("Launches"), QStringLiteral("Bytes")});
   search_ = new QLineEdit(this);
   search_->setPlaceholderText(QStringLiteral("Search functions, kernels, modules…"));
   search_->setClearButtonEnabled(true);
@@ -157,31 +150,21 @@ CallingContextPage::CallingContextPage(QWidget* parent) : Page(QStringLiteral("C
   connect(view_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
   connect(metric_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
   connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
-#else
-  notice_ = makeNotice(
-      QStringLiteral("Calling contexts are not available in this build"),
-      QStringLiteral("Top-down, bottom-up and flat trees need the analyzer's calling-context analysis "
-                     "(<code>analyzer/CallingContext.h</code>), which this build of FuseLens does not have. "
-                     "The <b>Timeline</b> page shows each kernel's launching call and NVTX ranges."),
-      this);
-  layout->addWidget(notice_);
-#endif
 }
 
 void CallingContextPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
+  request_ = 0;  // a report still coming for the previous capture is dropped
+  running_ = false;
   model_->setReport({});
-  notice_->setText(data_ ? QStringLiteral("<h2>Computing the calling contexts…</h2>") : QStringLiteral("<h2>No capture open</h2>"));
+  notice_->setText(data_ ? QStringLiteral("<h2>Computing the calling contexts…</h2>")
+                         : QStringLiteral("<h2>No capture open</h2>"));
   stack_->setCurrentWidget(notice_);
-#endif
   invalidate();  // computed when the page is shown
 }
 
 void CallingContextPage::recompute() {
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
-  const int generation = ++generation_;
   model_->setReport({});
   running_ = false;
   if (!data_) {
@@ -192,42 +175,39 @@ void CallingContextPage::recompute() {
   analyzer::CctOptions options;
   options.view = static_cast<analyzer::CctView>(view_->currentIndex());
   options.metric = static_cast<analyzer::CctMetric>(metric_->currentIndex());
-  const std::string path = data_->path.toStdString();
-  using Result = std::pair<std::shared_ptr<analyzer::CctReport>, QString>;
   running_ = true;
-  auto* watcher = new QFutureWatcher<Result>(this);
-  connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation] {
-    watcher->deleteLater();
-    if (generation != generation_) return;
-    running_ = false;
-    const Result r = watcher->result();
-    if (!r.first || !r.first->available) {
-      const QString why = r.first ? toQString(r.first->unavailable_reason) : r.second;
-      notice_->setText(QStringLiteral("<h2>No calling contexts in this capture</h2><p>%1</p><p>The <b>Timeline</b> "
-                                      "page shows each kernel's launching API call and enclosing NVTX ranges.</p>")
-                           .arg(why.toHtmlEscaped()));
-      stack_->setCurrentWidget(notice_);
-    } else {
-      model_->setReport(std::move(*r.first));
-      stack_->setCurrentWidget(tree_);
-      expandHotPath();
-      tree_->resizeColumnToContents(CallingContextModel::Name);
-      // Long C++ names: keep the value columns in view (the view elides the names).
-      const int cap = tree_->viewport()->width() * 3 / 5;
-      if (cap > 200 && tree_->columnWidth(CallingContextModel::Name) > cap) {
-        tree_->setColumnWidth(CallingContextModel::Name, cap);
-      }
+  request_ = loader()->requestCallingContext(data_, options);
+}
+
+void CallingContextPage::connectLoader(CaptureLoader* loader) {
+  connect(loader, &CaptureLoader::callingContextReady, this, &CallingContextPage::showReport);
+}
+
+void CallingContextPage::showReport(quint64 request,
+                                    const std::shared_ptr<const analyzer::CctReport>& report,
+                                    const QString& error) {
+  if (request != request_ || !running_) return;
+  running_ = false;
+  if (!report || !report->available) {
+    const QString why = report ? toQString(report->unavailable_reason) : error;
+    notice_->setText(
+        QStringLiteral(
+            "<h2>No calling contexts in this capture</h2><p>%1</p><p>The <b>Timeline</b> "
+            "page shows each kernel's launching API call and enclosing NVTX ranges.</p>")
+            .arg(why.toHtmlEscaped()));
+    stack_->setCurrentWidget(notice_);
+  } else {
+    model_->setReport(*report);
+    stack_->setCurrentWidget(tree_);
+    expandHotPath();
+    tree_->resizeColumnToContents(CallingContextModel::Name);
+    // Long C++ names: keep the value columns in view (the view elides the names).
+    const int cap = tree_->viewport()->width() * 3 / 5;
+    if (cap > 200 && tree_->columnWidth(CallingContextModel::Name) > cap) {
+      tree_->setColumnWidth(CallingContextModel::Name, cap);
     }
-    Q_EMIT finished();
-  });
-  watcher->setFuture(QtConcurrent::run([path, options]() -> Result {
-    try {
-      return {std::make_shared<analyzer::CctReport>(analyzer::calling_context_report(db::Reader(path), options)), {}};
-    } catch (const std::exception& e) {
-      return {nullptr, QString::fromUtf8(e.what())};
-    }
-  }));
-#endif
+  }
+  Q_EMIT finished();
 }
 
 // Opens the hottest path, as profilers' top-down views do: from the root, the child with the

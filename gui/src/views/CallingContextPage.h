@@ -1,18 +1,17 @@
 #pragma once
 // CallingContextPage: top-down, bottom-up and flat trees of the CPU calling contexts that
 // launched GPU work, with inclusive and exclusive GPU time (or launches, or bytes), from the
-// analyzer's calling_context_report (CallingContext.h). The report is computed off the GUI
-// thread whenever the view or metric changes. A capture without calling contexts (recorded
-// before stacks were collected, or with stack collection off) shows the analyzer's reason.
+// analyzer's calling_context_report (CallingContext.h), which the loader computes off the GUI
+// thread (CaptureLoader::requestCallingContext) whenever the view or metric changes. A capture
+// without calling contexts (recorded before stacks were collected, or with stack collection off)
+// shows the analyzer's reason.
 
 #include <memory>
 
 #include <QAbstractItemModel>
 
-#include "views/Page.h"
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
 #include "fuselens/analyzer/CallingContext.h"
-#endif
+#include "views/Page.h"
 
 class QComboBox;
 class QLineEdit;
@@ -20,7 +19,6 @@ class QStackedWidget;
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
 /// CctReport rows as a tree: Name, Inclusive, Exclusive, Inclusive %, Module. The root row is
 /// not shown; its children are the top level. SortRole / RawRole as TableModel.
 class CallingContextModel : public QAbstractItemModel {
@@ -37,7 +35,8 @@ class CallingContextModel : public QAbstractItemModel {
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
 
  private:
   const std::vector<int>& childrenOf(const QModelIndex& parent) const;
@@ -47,7 +46,6 @@ class CallingContextModel : public QAbstractItemModel {
   std::vector<int> rowInParent_;  // per report row: its position among its parent's children
   static const std::vector<int> kNone;
 };
-#endif
 
 class CallingContextPage : public Page {
   Q_OBJECT
@@ -56,23 +54,22 @@ class CallingContextPage : public Page {
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
   bool busy() const override { return running_; }
-  /// True when this build has the analyzer's calling-context analysis.
-  static bool available();
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   CallingContextModel* model() const { return model_; }
-#endif
   QString noticeText() const;
 
  Q_SIGNALS:
   void finished();
 
  protected:
-  /// Computes the report off the GUI thread (the first time the page is shown for a capture).
+  /// Asks the loader for the report (the first time the page is shown for a capture).
   void runAnalysis() override { recompute(); }
+  void connectLoader(CaptureLoader* loader) override;
 
  private:
   void recompute();
   void expandHotPath();
+  void showReport(quint64 request, const std::shared_ptr<const analyzer::CctReport>& report,
+                  const QString& error);
 
   CaptureDataPtr data_;
   QComboBox* view_ = nullptr;
@@ -82,10 +79,8 @@ class CallingContextPage : public Page {
   QLabel* notice_ = nullptr;
   QTreeView* tree_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
-#ifdef FUSELENS_GUI_HAS_CALLING_CONTEXT
   CallingContextModel* model_ = nullptr;
-#endif
-  int generation_ = 0;
+  quint64 request_ = 0;  ///< the latest request; older results are dropped
   bool running_ = false;
 };
 

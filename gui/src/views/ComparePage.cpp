@@ -1,7 +1,6 @@
 #include "views/ComparePage.h"
 
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -12,35 +11,15 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
-#include <exception>
-#include <optional>
-
+#include "CaptureLoader.h"
 #include "Format.h"
 #include "models/CompareModel.h"
-#include "fuselens/db/Reader.h"
 
 namespace fuselens::gui {
 
-struct ComparePage::Result {
-#ifdef FUSELENS_GUI_HAS_COMPARE
-  std::optional<analyzer::CompareReport> report;
-#endif
-  QString error;
-};
-
-bool ComparePage::available() {
-#ifdef FUSELENS_GUI_HAS_COMPARE
-  return true;
-#else
-  return false;
-#endif
-}
-
 ComparePage::ComparePage(QWidget* parent) : Page(QStringLiteral("Compare"), parent) {
   auto* layout = new QVBoxLayout(this);
-#ifdef FUSELENS_GUI_HAS_COMPARE
   auto* form = new QGroupBox(QStringLiteral("Baseline vs candidate"), this);
   auto* formLayout = new QVBoxLayout(form);
   auto* row1 = new QHBoxLayout;
@@ -54,7 +33,8 @@ ComparePage::ComparePage(QWidget* parent) : Page(QStringLiteral("Compare"), pare
   row1->addWidget(new QLabel(QStringLiteral("vs"), form));
   row1->addWidget(candidate_, 1);
   auto* row2 = new QHBoxLayout;
-  capturesMode_ = new QRadioButton(QStringLiteral("This capture (A) vs another open capture (B):"), form);
+  capturesMode_ =
+      new QRadioButton(QStringLiteral("This capture (A) vs another open capture (B):"), form);
   other_ = new QComboBox(form);
   other_->setMinimumContentsLength(30);
   row2->addWidget(capturesMode_);
@@ -78,9 +58,10 @@ ComparePage::ComparePage(QWidget* parent) : Page(QStringLiteral("Compare"), pare
   kernelBox_ = new QWidget(splitter);
   auto* kernelLayout = new QVBoxLayout(kernelBox_);
   kernelLayout->setContentsMargins(0, 0, 0, 0);
-  kernelLayout->addWidget(new QLabel(QStringLiteral("<b>Kernel diff</b> (A = baseline, B = candidate; "
-                                                    "faster or slower beyond ±5 % of the median)"),
-                                     kernelBox_));
+  kernelLayout->addWidget(
+      new QLabel(QStringLiteral("<b>Kernel diff</b> (A = baseline, B = candidate; "
+                                "faster or slower beyond ±5 % of the median)"),
+                 kernelBox_));
   kernelView_ = makeTableView(kernels_, nullptr, kernelBox_);
   kernelLayout->addWidget(kernelView_);
   splitter->addWidget(entryView_);
@@ -100,16 +81,9 @@ ComparePage::ComparePage(QWidget* parent) : Page(QStringLiteral("Compare"), pare
   connect(candidate_, &QLineEdit::returnPressed, go_, &QPushButton::click);
   connect(other_, &QComboBox::activated, this, [this] { capturesMode_->setChecked(true); });
   connect(baseline_, &QLineEdit::textEdited, this, [this] { rangesMode_->setChecked(true); });
-#else
-  layout->addWidget(makeNotice(QStringLiteral("Comparisons are not available in this build"),
-                               QStringLiteral("The analyzer's comparison (<code>analyzer/Compare.h</code>) "
-                                              "is not in this build of FuseLens."),
-                               this));
-#endif
 }
 
 void ComparePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   const bool changed = current != data_;
   data_ = current;
   all_.clear();
@@ -125,10 +99,6 @@ void ComparePage::setCaptures(const CaptureDataPtr& current, const QList<Capture
   kernels_->setRows({});
   kernelBox_->hide();
   suggest();
-#else
-  Q_UNUSED(current);
-  Q_UNUSED(all);
-#endif
 }
 
 void ComparePage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
@@ -136,14 +106,14 @@ void ComparePage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysi
 }
 
 void ComparePage::suggest() {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   const CaptureDataPtr& current = data_;
   if (!current) {
     status_->setText(QStringLiteral("No capture open."));
     return;
   }
   if (!current->has(Analysis::Ranges)) {
-    status_->setText(QStringLiteral("Computing the range statistics of %1…").arg(current->displayName));
+    status_->setText(
+        QStringLiteral("Computing the range statistics of %1…").arg(current->displayName));
     return;
   }
   QStringList names;
@@ -155,81 +125,51 @@ void ComparePage::suggest() {
     compareRanges(b, c);
   } else if (!all_.isEmpty()) {
     capturesMode_->setChecked(true);
-    status_->setText(QStringLiteral("Range names are not of the form op/variant/shape: give two "
-                                    "patterns, or compare with another open capture."));
+    status_->setText(
+        QStringLiteral("Range names are not of the form op/variant/shape: give two "
+                       "patterns, or compare with another open capture."));
   } else {
-    status_->setText(QStringLiteral("Range names of this capture are not of the form op/variant/shape: "
-                                    "give two glob patterns (e.g. mlp/step* vs other/*), or open a second "
-                                    "capture to compare with."));
+    status_->setText(
+        QStringLiteral("Range names of this capture are not of the form op/variant/shape: "
+                       "give two glob patterns (e.g. mlp/step* vs other/*), or open a second "
+                       "capture to compare with."));
   }
-#endif
 }
 
 void ComparePage::compareRanges(const QString& baselinePattern, const QString& candidatePattern) {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   if (!data_) return;
-  const std::string path = data_->path.toStdString();
-  const std::string b = baselinePattern.toStdString(), c = candidatePattern.toStdString();
   status_->setText(QStringLiteral("Comparing %1 with %2…").arg(baselinePattern, candidatePattern));
-  run([path, b, c] {
-    Result r;
-    r.report = analyzer::compare_ranges(db::Reader(path), b, c);
-    return r;
-  });
-#else
-  Q_UNUSED(baselinePattern);
-  Q_UNUSED(candidatePattern);
-#endif
+  running_ = true;
+  request_ = loader()->requestRangeComparison(data_, baselinePattern, candidatePattern);
 }
 
 void ComparePage::compareWith(const CaptureDataPtr& candidate) {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   if (!data_ || !candidate) return;
-  const std::string a = data_->path.toStdString(), b = candidate->path.toStdString();
-  status_->setText(QStringLiteral("Comparing %1 with %2…").arg(data_->displayName, candidate->displayName));
-  run([a, b] {
-    Result r;
-    r.report = analyzer::compare_captures(db::Reader(a), db::Reader(b));
-    return r;
-  });
-#else
-  Q_UNUSED(candidate);
-#endif
-}
-
-void ComparePage::run(std::function<Result()> job) {
-  const int generation = ++generation_;
+  status_->setText(
+      QStringLiteral("Comparing %1 with %2…").arg(data_->displayName, candidate->displayName));
   running_ = true;
-  auto* watcher = new QFutureWatcher<std::shared_ptr<Result>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<Result>>::finished, this, [this, watcher, generation] {
-    watcher->deleteLater();
-    if (generation != generation_) return;
-    running_ = false;
-    showResult(watcher->result());
-  });
-  watcher->setFuture(QtConcurrent::run([job] {
-    try {
-      return std::make_shared<Result>(job());
-    } catch (const std::exception& e) {
-      auto r = std::make_shared<Result>();
-      r->error = QString::fromUtf8(e.what());
-      return r;
-    }
-  }));
+  request_ = loader()->requestCaptureComparison(data_, candidate);
 }
 
-void ComparePage::showResult(const std::shared_ptr<Result>& result) {
-  result_ = result;
-#ifdef FUSELENS_GUI_HAS_COMPARE
-  if (!result->report) {
+void ComparePage::connectLoader(CaptureLoader* loader) {
+  connect(loader, &CaptureLoader::compareReady, this, &ComparePage::showResult);
+}
+
+void ComparePage::showResult(quint64 request,
+                             const std::shared_ptr<const analyzer::CompareReport>& result,
+                             const QString& error) {
+  if (request != request_) return;
+  running_ = false;
+  report_ = result;
+  if (!result) {
     entries_->setRows({});
     kernels_->setRows({});
     kernelBox_->hide();
-    status_->setText(QStringLiteral("<b>Cannot compare:</b> %1").arg(result->error.toHtmlEscaped()));
+    status_->setText(QStringLiteral("<b>Cannot compare:</b> %1").arg(error.toHtmlEscaped()));
     Q_EMIT finished();
     return;
   }
-  const auto& report = *result->report;
+  const auto& report = *result;
   entries_->setRows(report.entries);
   kernels_->setRows(report.kernel_diff);
   kernelBox_->setVisible(report.two_captures);
@@ -242,19 +182,20 @@ void ComparePage::showResult(const std::shared_ptr<Result>& result) {
     faster += *e.speedup > 1.0 ? 1 : 0;
     slower += *e.speedup < 1.0 ? 1 : 0;
   }
-  const QString what = report.two_captures
-                           ? QStringLiteral("%1 (A) vs %2 (B)")
-                                 .arg(toQString(report.baseline_path), toQString(report.candidate_path))
-                           : QStringLiteral("<code>%1</code> vs <code>%2</code>")
-                                 .arg(toQString(report.baseline_pattern).toHtmlEscaped(),
-                                      toQString(report.candidate_pattern).toHtmlEscaped());
-  status_->setText(QStringLiteral("%1: %2 paired rows, candidate faster in %3, slower in %4. Times are "
-                                  "the median GPU time per iteration of the kernels launched in each range.")
-                       .arg(what)
-                       .arg(paired)
-                       .arg(faster)
-                       .arg(slower));
-#endif
+  const QString what =
+      report.two_captures
+          ? QStringLiteral("%1 (A) vs %2 (B)")
+                .arg(toQString(report.baseline_path), toQString(report.candidate_path))
+          : QStringLiteral("<code>%1</code> vs <code>%2</code>")
+                .arg(toQString(report.baseline_pattern).toHtmlEscaped(),
+                     toQString(report.candidate_pattern).toHtmlEscaped());
+  status_->setText(
+      QStringLiteral("%1: %2 paired rows, candidate faster in %3, slower in %4. Times are "
+                     "the median GPU time per iteration of the kernels launched in each range.")
+          .arg(what)
+          .arg(paired)
+          .arg(faster)
+          .arg(slower));
   Q_EMIT finished();
 }
 

@@ -3,11 +3,12 @@
 // two sets of NVTX ranges of the current capture chosen by glob patterns (paired by what the
 // wildcards matched, e.g. "*/unfused/*" vs "*/fused/*"), or the current capture against another
 // open one (ranges paired by name, plus the kernel diff: added, removed, faster, slower). The
-// comparison runs off the GUI thread; a pattern that matches nothing is reported, not shown.
+// loader runs the comparison off the GUI thread (CaptureLoader::requestRangeComparison,
+// requestCaptureComparison); a pattern that matches nothing is reported, not shown.
 
-#include <functional>
 #include <memory>
 
+#include "fuselens/analyzer/Compare.h"
 #include "views/Page.h"
 
 class QComboBox;
@@ -29,7 +30,6 @@ class ComparePage : public Page {
   QList<Analysis> analyses() const override { return {Analysis::Ranges}; }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   bool busy() const override { return running_; }
-  static bool available();
 
   CompareEntryModel* entryModel() const { return entries_; }
   KernelDiffModel* kernelDiffModel() const { return kernels_; }
@@ -42,10 +42,12 @@ class ComparePage : public Page {
  Q_SIGNALS:
   void finished();
 
+ protected:
+  void connectLoader(CaptureLoader* loader) override;
+
  private:
-  struct Result;
-  void run(std::function<Result()> job);
-  void showResult(const std::shared_ptr<Result>& result);
+  void showResult(quint64 request, const std::shared_ptr<const analyzer::CompareReport>& report,
+                  const QString& error);
   /// Suggests patterns from the range names and compares them (once the ranges are in).
   void suggest();
 
@@ -63,8 +65,8 @@ class ComparePage : public Page {
   QTableView* entryView_ = nullptr;
   QTableView* kernelView_ = nullptr;
   QWidget* kernelBox_ = nullptr;
-  std::shared_ptr<Result> result_;
-  int generation_ = 0;  // a newer request discards older results
+  std::shared_ptr<const analyzer::CompareReport> report_;  ///< the comparison shown, if any
+  quint64 request_ = 0;  ///< the latest request: a newer request discards older results
   bool running_ = false;
 };
 

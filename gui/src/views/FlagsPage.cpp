@@ -16,15 +16,6 @@
 
 namespace fuselens::gui {
 
-bool FlagsPage::available() {
-#ifdef FUSELENS_GUI_HAS_FLAGS
-  return true;
-#else
-  return false;
-#endif
-}
-
-#ifdef FUSELENS_GUI_HAS_FLAGS
 namespace {
 
 /// The first kernel a hit names: the subject, or the first of a "a -> b" chain.
@@ -43,11 +34,9 @@ const analyzer::RuleInfo* ruleInfo(const std::string& id) {
 }
 
 }  // namespace
-#endif
 
 FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
   auto* layout = new QVBoxLayout(this);
-#ifdef FUSELENS_GUI_HAS_FLAGS
   header_ = new QLabel(this);
   header_->setWordWrap(true);
   layout->addWidget(header_);
@@ -88,12 +77,6 @@ FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
   connect(summaryButton_, &QPushButton::clicked, this, [this] {
     if (current_ >= 0) Q_EMIT showKernelInSummary(kernelOf(model_->rowAt(current_)));
   });
-#else
-  layout->addWidget(makeNotice(QStringLiteral("Flags are not available in this build"),
-                               QStringLiteral("The analyzer's flag rules (<code>analyzer/Flags.h</code>) "
-                                              "are not in this build of FuseLens."),
-                               this));
-#endif
 }
 
 void FlagsPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
@@ -112,7 +95,6 @@ void FlagsPage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis)
 }
 
 void FlagsPage::showFlags() {
-#ifdef FUSELENS_GUI_HAS_FLAGS
   const CaptureDataPtr& current = data_;
   current_ = -1;
   explanation_->clear();
@@ -140,7 +122,6 @@ void FlagsPage::showFlags() {
                        .arg(report.hits.size())
                        .arg(report.rules_run.size()));
   Q_UNUSED(stake);
-#endif
 }
 
 QAbstractItemView* FlagsPage::currentTable() const { return view_; }
@@ -157,7 +138,6 @@ void FlagsPage::selectHit(int row) {
 
 void FlagsPage::showHit(int row) {
   current_ = row;
-#ifdef FUSELENS_GUI_HAS_FLAGS
   if (row < 0 || !data_) {
     explanation_->clear();
     return;
@@ -202,7 +182,6 @@ void FlagsPage::showHit(int row) {
   }
   timelineButton_->setEnabled(isKernel);
   summaryButton_->setEnabled(isKernel);
-#endif
 }
 
 }  // namespace fuselens::gui

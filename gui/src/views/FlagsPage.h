@@ -21,7 +21,6 @@ class FlagsPage : public Page {
   /// The hits, and the summary and timeline their links and times refer to.
   QList<Analysis> analyses() const override { return {Analysis::Flags, Analysis::Summary, Analysis::Timeline}; }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
-  static bool available();
   FlagsModel* model() const { return model_; }
   QString explanationText() const;
   /// Selects the hit at source row `row` (tests).

@@ -55,17 +55,8 @@ class HeatmapLegend : public QWidget {
   const HeatmapModel* model_;
 };
 
-bool HeatmapPage::available() {
-#ifdef FUSELENS_GUI_HAS_COMPARE
-  return true;
-#else
-  return false;
-#endif
-}
-
 HeatmapPage::HeatmapPage(QWidget* parent) : Page(QStringLiteral("Heatmap"), parent) {
   auto* layout = new QVBoxLayout(this);
-#ifdef FUSELENS_GUI_HAS_COMPARE
   auto* bar = new QHBoxLayout;
   metric_ = new QComboBox(this);
   metric_->setObjectName(QStringLiteral("heatmapMetric"));
@@ -104,12 +95,6 @@ HeatmapPage::HeatmapPage(QWidget* parent) : Page(QStringLiteral("Heatmap"), pare
 
   connect(metric_, &QComboBox::currentIndexChanged, this, &HeatmapPage::rebuild);
   connect(baseline_, &QComboBox::currentIndexChanged, this, &HeatmapPage::rebuild);
-#else
-  layout->addWidget(makeNotice(QStringLiteral("Heatmaps are not available in this build"),
-                               QStringLiteral("They need the analyzer's range statistics "
-                                              "(<code>analyzer/Compare.h</code>)."),
-                               this));
-#endif
 }
 
 void HeatmapPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
@@ -123,7 +108,6 @@ void HeatmapPage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysi
 }
 
 void HeatmapPage::showRanges() {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   QSignalBlocker block(baseline_);
   baseline_->clear();
   if (data_ && data_->has(Analysis::Ranges)) {
@@ -133,7 +117,6 @@ void HeatmapPage::showRanges() {
     if (unfused >= 0) baseline_->setCurrentIndex(unfused);
   }
   rebuild();
-#endif
 }
 
 void HeatmapPage::setMetric(int metricIndex, const QString& baselineVariant) {
@@ -144,7 +127,6 @@ void HeatmapPage::setMetric(int metricIndex, const QString& baselineVariant) {
 }
 
 void HeatmapPage::rebuild() {
-#ifdef FUSELENS_GUI_HAS_COMPARE
   if (!data_ || !data_->has(Analysis::Ranges) || !data_->error(Analysis::Ranges).isEmpty()) {
     model_->setHeatmap({});
     note_->setText(!data_ ? QStringLiteral("No capture open.")
@@ -169,7 +151,6 @@ void HeatmapPage::rebuild() {
       "the kernels launched inside each range, per iteration (its NVTX payload), median over instances. "
       "Efficiency (percent of peak) is on the <b>Roofline</b> page: it needs FLOP and byte counts "
       "(counters or annotations), which range statistics do not have."));
-#endif
 }
 
 QAbstractItemView* HeatmapPage::currentTable() const { return view_; }

@@ -20,7 +20,6 @@ class HeatmapPage : public Page {
   QWidget* imageWidget() override { return chartArea_; }
   QList<Analysis> analyses() const override { return {Analysis::Ranges}; }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
-  static bool available();
 
   HeatmapModel* model() const { return model_; }
   /// Selects the metric by its index in heatmapMetrics() and the speedup baseline variant.

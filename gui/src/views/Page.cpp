@@ -11,12 +11,32 @@
 #include <QSortFilterProxyModel>
 #include <QTableView>
 
+#include "CaptureLoader.h"
 #include "GuiExport.h"
 #include "models/TableModel.h"
 
 namespace fuselens::gui {
 
 Page::Page(QString title, QWidget* parent) : QWidget(parent), title_(std::move(title)) {}
+
+CaptureLoader* Page::loader() {
+  if (!loader_) {
+    setLoader(new CaptureLoader(this));
+    ownsLoader_ = true;
+  }
+  return loader_;
+}
+
+void Page::setLoader(CaptureLoader* loader) {
+  if (loader == loader_) return;
+  if (loader_) {
+    disconnect(loader_, nullptr, this, nullptr);
+    if (ownsLoader_) loader_->deleteLater();
+  }
+  loader_ = loader;
+  ownsLoader_ = false;
+  if (loader_) connectLoader(loader_);
+}
 
 void Page::invalidate() {
   stale_ = true;

@@ -1,13 +1,15 @@
 #pragma once
 // Page: one tab of the main window (as Tracy's View_*.cpp, one file per view). A page shows the
 // current capture (and may offer the other open ones, e.g. for comparing); it says plainly when
-// its analysis is not in this build or not in this capture, and never shows invented data.
+// its analysis is not in this capture, and never shows invented data.
 //
 // Staged loading (CaptureData.h): a page names the analyses it shows (analyses()); the main window
 // has them loaded first while the page is visible and tells it when each one is in
-// (analysisLoaded). Pages that run an analysis of their own (calling context, roofline) call
-// invalidate() when their input changes: the analysis runs then if the page is visible, else the
-// next time it is shown (runAnalysis), so hidden pages cost nothing while a capture loads.
+// (analysisLoaded). Pages that show an analysis with parameters (calling context, roofline,
+// compare) ask the loader for it (CaptureLoader's requests) and display what its signal brings;
+// they call invalidate() when their input changes: the request is made then if the page is
+// visible, else the next time it is shown (runAnalysis), so hidden pages cost nothing while a
+// capture loads. Pages never open a capture themselves.
 
 #include <QList>
 #include <QString>
@@ -23,6 +25,8 @@ class QTreeView;
 class QLabel;
 
 namespace fuselens::gui {
+
+class CaptureLoader;
 
 class Page : public QWidget {
   Q_OBJECT
@@ -50,14 +54,24 @@ class Page : public QWidget {
   /// True while the page's own analysis runs (screenshots wait for it).
   virtual bool busy() const { return false; }
 
+  /// The loader this page sends its requests to (the main window's, set by setLoader; a page
+  /// used on its own, as in the tests, makes one of its own on first use).
+  CaptureLoader* loader();
+  /// Sends this page's requests to `loader` from now on (not owned).
+  void setLoader(CaptureLoader* loader);
+
  protected:
   /// Input of the page's own analysis changed: runAnalysis() now if visible, else on next show.
   void invalidate();
   /// Runs the page's own analysis (off the GUI thread); called by invalidate() and showEvent().
   virtual void runAnalysis() {}
   void showEvent(QShowEvent* event) override;
+  /// Connects the page to the result signals of `loader` it needs (called when it changes).
+  virtual void connectLoader(CaptureLoader* loader) { Q_UNUSED(loader); }
 
  private:
+  CaptureLoader* loader_ = nullptr;
+  bool ownsLoader_ = false;
   QString title_;
   bool stale_ = false;
 };

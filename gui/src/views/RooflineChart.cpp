@@ -25,7 +25,6 @@
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 
 using analyzer::MemoryLevel;
 using analyzer::Precision;
@@ -425,6 +424,5 @@ QString RooflineChart::pointTip(const RooflinePoint& p) const {
   return html;
 }
 
-#endif
 
 }  // namespace fuselens::gui

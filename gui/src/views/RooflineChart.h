@@ -35,7 +35,6 @@ QT_END_NAMESPACE
 
 namespace fuselens::gui {
 
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 class RooflineChart : public QChartView {
   Q_OBJECT
  public:
@@ -84,6 +83,5 @@ class RooflineChart : public QChartView {
   std::vector<Plotted> plotted_;
   int highlighted_ = -1;
 };
-#endif
 
 }  // namespace fuselens::gui

@@ -1,7 +1,6 @@
 #include "views/RooflinePage.h"
 
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -11,17 +10,14 @@
 #include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <exception>
 
+#include "CaptureLoader.h"
 #include "Format.h"
+#include "fuselens/analyzer/Peaks.h"
 #include "models/RooflineModel.h"
 #include "views/RooflineChart.h"
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
-#include "fuselens/analyzer/Peaks.h"
-#include "fuselens/db/Reader.h"
-#endif
 
 namespace fuselens::gui {
 
@@ -42,17 +38,8 @@ const QString kHowToRecord = QStringLiteral(
     "Then open the new capture here, or run <code>prof-analyze roofline run.sqlite</code>.");
 }  // namespace
 
-bool RooflinePage::available() {
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
-  return true;
-#else
-  return false;
-#endif
-}
-
 RooflinePage::RooflinePage(QWidget* parent) : Page(QStringLiteral("Roofline"), parent) {
   auto* layout = new QVBoxLayout(this);
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   auto* bar = new QHBoxLayout;
   peaks_ = new QComboBox(this);
   peaks_->setObjectName(QStringLiteral("rooflinePeaks"));
@@ -105,24 +92,12 @@ RooflinePage::RooflinePage(QWidget* parent) : Page(QStringLiteral("Roofline"), p
             chart_->highlight(index.isValid() ? proxy_->mapToSource(index).row() : -1);
           });
   connect(chart_, &RooflineChart::pointClicked, this, &RooflinePage::syncSelection);
-#else
-  layout->addWidget(makeNotice(
-      QStringLiteral("Roofline analysis is not available in this build"),
-      QStringLiteral(
-          "A roofline places each kernel or NVTX range by arithmetic intensity (FLOP per byte "
-          "moved) and achieved FLOP/s under the compute and memory-bandwidth ceilings of the "
-          "device. Neither number is in a capture by itself: they come from the analyzer's "
-          "roofline analysis (<code>analyzer/Roofline.h</code>), which this build of FuseLens does "
-          "not have. Nothing is drawn rather than a chart of guessed values."),
-      this));
-#endif
 }
 
 void RooflinePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
-  ++generation_;  // a report still running for the previous capture is dropped
+  request_ = 0;  // a report still coming for the previous capture is dropped
   running_ = false;
   report_.reset();
   error_.clear();
@@ -136,58 +111,48 @@ void RooflinePage::setCaptures(const CaptureDataPtr& current, const QList<Captur
   }
   showNotice(QStringLiteral("Computing the roofline…"), data_->displayName.toHtmlEscaped());
   invalidate();  // computed when the page is shown
-#endif
 }
 
 void RooflinePage::runAnalysis() {
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   if (!data_) return;
-  const int generation = ++generation_;
   running_ = true;
   header_->setText(
       QStringLiteral("Computing the roofline of %1 against %2…")
           .arg(data_->displayName.toHtmlEscaped(), peaks_->currentText().toHtmlEscaped()));
   analyzer::RooflineOptions options;
   options.peaks = peaks().toStdString();
-  const std::string path = data_->path.toStdString();
-  using Result = std::pair<std::shared_ptr<const analyzer::RooflineReport>, QString>;
-  auto* watcher = new QFutureWatcher<Result>(this);
-  connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation] {
-    watcher->deleteLater();
-    if (generation != generation_) return;
-    running_ = false;
-    const Result r = watcher->result();
-    report_ = r.first;
-    error_ = r.second;
-    // Offer the capture's measured ceilings only when it has some.
-    const int measured = peaks_->findData(kMeasured);
-    if (report_ && !report_->measured.empty() && measured < 0) {
-      QSignalBlocker block(peaks_);
-      peaks_->insertItem(1, QStringLiteral("Measured ceilings of this capture (prof-ceilings)"),
-                         kMeasured);
-    } else if (report_ && report_->measured.empty() && measured >= 0 &&
-               peaks_->currentIndex() != measured) {
-      QSignalBlocker block(peaks_);
-      peaks_->removeItem(measured);
-    }
-    if (report_ && what_->currentIndex() == 0 && report_->kernels.empty() &&
-        !report_->ranges.empty()) {
-      QSignalBlocker block(what_);
-      what_->setCurrentIndex(1);  // only ranges have work (declared): show them
-    }
-    showReport();
-    Q_EMIT finished();
-  });
-  watcher->setFuture(QtConcurrent::run([path, options]() -> Result {
-    try {
-      return {std::make_shared<const analyzer::RooflineReport>(
-                  analyzer::analyze_roofline(db::Reader(path), options)),
-              {}};
-    } catch (const std::exception& e) {
-      return {nullptr, QString::fromUtf8(e.what())};
-    }
-  }));
-#endif
+  request_ = loader()->requestRoofline(data_, options);
+}
+
+void RooflinePage::connectLoader(CaptureLoader* loader) {
+  connect(loader, &CaptureLoader::rooflineReady, this, &RooflinePage::takeReport);
+}
+
+void RooflinePage::takeReport(quint64 request,
+                              const std::shared_ptr<const analyzer::RooflineReport>& report,
+                              const QString& error) {
+  if (request != request_) return;
+  running_ = false;
+  report_ = report;
+  error_ = error;
+  // Offer the capture's measured ceilings only when it has some.
+  const int measured = peaks_->findData(kMeasured);
+  if (report_ && !report_->measured.empty() && measured < 0) {
+    QSignalBlocker block(peaks_);
+    peaks_->insertItem(1, QStringLiteral("Measured ceilings of this capture (prof-ceilings)"),
+                       kMeasured);
+  } else if (report_ && report_->measured.empty() && measured >= 0 &&
+             peaks_->currentIndex() != measured) {
+    QSignalBlocker block(peaks_);
+    peaks_->removeItem(measured);
+  }
+  if (report_ && what_->currentIndex() == 0 && report_->kernels.empty() &&
+      !report_->ranges.empty()) {
+    QSignalBlocker block(what_);
+    what_->setCurrentIndex(1);  // only ranges have work (declared): show them
+  }
+  showReport();
+  Q_EMIT finished();
 }
 
 void RooflinePage::showNotice(const QString& title, const QString& html) {
@@ -199,7 +164,6 @@ void RooflinePage::showNotice(const QString& title, const QString& html) {
 }
 
 void RooflinePage::showReport() {
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   model_->setRows({});
   chart_->clear();
   if (!data_) return;
@@ -283,17 +247,12 @@ void RooflinePage::showReport() {
   }
   header_->setText(header_->text() +
                    QStringLiteral("<br><span style='color:#555'>%1</span>").arg(help));
-#endif
 }
 
 void RooflinePage::syncSelection(int pointIndex) {
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   const QModelIndex index = proxy_->mapFromSource(model_->index(pointIndex, 0));
   table_->setCurrentIndex(index);
   table_->scrollTo(index);
-#else
-  Q_UNUSED(pointIndex);
-#endif
 }
 
 bool RooflinePage::setPeaks(const QString& id) {
@@ -329,12 +288,6 @@ QString RooflinePage::headerText() const { return header_ ? header_->text() : QS
 
 QAbstractItemView* RooflinePage::currentTable() const { return table_; }
 
-QWidget* RooflinePage::imageWidget() {
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
-  return chart_;
-#else
-  return this;
-#endif
-}
+QWidget* RooflinePage::imageWidget() { return chart_; }
 
 }  // namespace fuselens::gui

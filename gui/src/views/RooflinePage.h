@@ -6,18 +6,17 @@
 // Peaks: the capture's GPU (`auto`: the datasheet profile matching its device), every profile
 // of peaks.json (Peaks.h's builtin_peaks: T4, A100, H100, ...), and the capture's measured
 // ceilings (`prof-ceilings`) when it has them. Changing the profile re-runs analyze_roofline,
-// as `prof-analyze roofline --peaks ID` would. The report is computed off the GUI thread, the
-// first time the page is shown for a capture (staged loading, Page.h). A capture with neither
+// as `prof-analyze roofline --peaks ID` would. The loader computes the report off the GUI thread
+// (CaptureLoader::requestRoofline), the first time the page is shown for a capture (staged
+// loading, Page.h). A capture with neither
 // hardware counters nor work annotations gets a notice saying how to record them; the page
 // never plots guesses.
 
 #include <memory>
 #include <vector>
 
-#include "views/Page.h"
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
 #include "fuselens/analyzer/Roofline.h"
-#endif
+#include "views/Page.h"
 
 class QComboBox;
 class QStackedWidget;
@@ -36,14 +35,11 @@ class RooflinePage : public Page {
   QAbstractItemView* currentTable() const override;
   QWidget* imageWidget() override;
   bool busy() const override { return running_; }
-  static bool available();
 
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   RooflineModel* model() const { return model_; }
   RooflineChart* chart() const { return chart_; }
   /// The report shown (null before the first one, or when the analysis failed).
   const analyzer::RooflineReport* report() const { return report_.get(); }
-#endif
   /// Selects the peak profile by id ("auto", "measured", "t4", ...) and recomputes; false when
   /// the id is not offered.
   bool setPeaks(const QString& id);
@@ -63,9 +59,12 @@ class RooflinePage : public Page {
 
  protected:
   void runAnalysis() override;
+  void connectLoader(CaptureLoader* loader) override;
 
  private:
   void showReport();
+  void takeReport(quint64 request, const std::shared_ptr<const analyzer::RooflineReport>& report,
+                  const QString& error);
   void showNotice(const QString& title, const QString& html);
   void syncSelection(int pointIndex);
 
@@ -80,11 +79,9 @@ class RooflinePage : public Page {
   RooflineModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
   QTableView* table_ = nullptr;
-#ifdef FUSELENS_GUI_HAS_ROOFLINE
   std::shared_ptr<const analyzer::RooflineReport> report_;
-#endif
   QString error_;
-  int generation_ = 0;
+  quint64 request_ = 0;  ///< the latest request; older results are dropped
   bool running_ = false;
 };
 

@@ -15,9 +15,9 @@
 
 #include <exception>
 
+#include "CaptureLoader.h"
 #include "Format.h"
 #include "fuselens/analyzer/CallPath.h"
-#include "fuselens/db/Reader.h"
 #include "models/CallPathModel.h"
 #include "views/TimelineWidget.h"
 
@@ -127,7 +127,6 @@ TimelinePage::~TimelinePage() = default;
 void TimelinePage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {
   if (current == data_) return;
   data_ = current;
-  reader_.reset();
   showTimeline();
 }
 
@@ -203,6 +202,7 @@ void TimelinePage::copyCallPath() {
 }
 
 void TimelinePage::showCallPath(const TimelineItem* item) {
+  callPathRequest_ = 0;  // a lookup still running for the previous selection is dropped
   callPath_->setRows({});
   if (!item || !data_) {
     callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · select a kernel, copy, memset "
@@ -230,16 +230,24 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
                                               "select a kernel, copy, memset or API call."));
       return;
   }
-  analyzer::CallPath path;
-  try {
-    if (!reader_) reader_ = std::make_unique<db::Reader>(data_->path.toStdString());
-    path = analyzer::call_path(*reader_, pid, correlation);
-  } catch (const std::exception& e) {
-    reader_.reset();
-    callPathStatus_->setText(QStringLiteral("<b>Calling context</b> could not be read: %1")
-                                 .arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+  callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · reading…"));
+  callPathRequest_ = loader()->requestCallPath(data_, pid, correlation);
+}
+
+void TimelinePage::connectLoader(CaptureLoader* loader) {
+  connect(loader, &CaptureLoader::callPathReady, this, &TimelinePage::takeCallPath);
+}
+
+void TimelinePage::takeCallPath(quint64 request, const std::shared_ptr<const analyzer::CallPath>& found,
+                                const QString& error) {
+  if (request != callPathRequest_) return;  // the selection changed since
+  callPathRequest_ = 0;
+  if (!found) {
+    callPathStatus_->setText(
+        QStringLiteral("<b>Calling context</b> could not be read: %1").arg(error.toHtmlEscaped()));
     return;
   }
+  const analyzer::CallPath& path = *found;
   if (path.status != analyzer::CallPath::Status::Found) {
     callPathStatus_->setText(QStringLiteral("<b>No calling context recorded</b> · %1")
                                  .arg(toQString(path.reason).toHtmlEscaped()));
@@ -257,7 +265,7 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
                   .arg(path.hidden_frames == 1 ? QString() : QStringLiteral("s"));
   }
   callPathStatus_->setText(status);
-  callPath_->setRows(std::move(path.frames));
+  callPath_->setRows(path.frames);
   callPathView_->scrollToBottom();  // the launch site
 }
 

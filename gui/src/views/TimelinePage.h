@@ -3,20 +3,17 @@
 // selected item: times, launch configuration, and its launch context (the API call that launched
 // it and the NVTX ranges open on that thread, from analyzer::launch_context); beside them the
 // item's calling context, the native (and Python) frames from the outermost down to the launch
-// site (analyzer::call_path, one query per selection on the GUI thread, through a db::Reader the
-// page keeps open for the current capture), or why there is none.
+// site (analyzer::call_path, one indexed lookup per selection, which the loader runs off the GUI
+// thread: CaptureLoader::requestCallPath), or why there is none.
 
 #include <memory>
 
+#include "fuselens/analyzer/CallPath.h"
 #include "views/Page.h"
 
 class QLabel;
 class QTableView;
 class QTextBrowser;
-
-namespace fuselens::db {
-class Reader;
-}
 
 namespace fuselens::gui {
 
@@ -33,6 +30,8 @@ class TimelinePage : public Page {
   QList<Analysis> analyses() const override { return {Analysis::Timeline}; }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   QWidget* imageWidget() override;
+  /// True while the loader looks up the selection's call path.
+  bool busy() const override { return callPathRequest_ != 0; }
   TimelineWidget* timelineWidget() const { return timeline_; }
   /// Shows and selects the first kernel named `shortName` at or after `fromNs`.
   bool revealKernel(const QString& shortName, std::int64_t fromNs);
@@ -46,14 +45,19 @@ class TimelinePage : public Page {
   CallPathModel* callPathModel() const { return callPath_; }
   QString callPathStatus() const;
 
+ protected:
+  void connectLoader(CaptureLoader* loader) override;
+
  private:
   void showDetails(const analyzer::TimelineItem* item);
   void showCallPath(const analyzer::TimelineItem* item);
+  void takeCallPath(quint64 request, const std::shared_ptr<const analyzer::CallPath>& found,
+                    const QString& error);
   void copyCallPath();
   void showTimeline();
 
   CaptureDataPtr data_;
-  std::unique_ptr<db::Reader> reader_;  ///< data_'s capture, opened on the first lookup
+  quint64 callPathRequest_ = 0;  ///< the lookup of the selection's call path, 0: none pending
   TimelineWidget* timeline_ = nullptr;
   QTextBrowser* details_ = nullptr;
   CallPathModel* callPath_ = nullptr;
