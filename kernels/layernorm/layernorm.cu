@@ -1,27 +1,24 @@
 #include "layernorm/layernorm.cuh"
 
 #include "common/cuda_check.h"
+#include "common/row_launch.cuh"
 
 #include <cooperative_groups.h>
 
 #include <array>
 #include <atomic>
-#include <climits>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace fuselens::kernels {
 namespace {
 
-constexpr int kBlock = 256;           // threads of every block-per-row kernel
-constexpr int kWarpRowsPerBlock = 4;  // warp-per-row kernel: 4 rows per 128-thread block
-constexpr int kSliceCols = 4096;      // columns one 256-thread block holds in registers (16 each)
-constexpr int kMaxClusterBlocks = 8;  // portable cluster size limit
-constexpr int kMaxCols = 1 << 24;     // counts stay exact in float
-constexpr unsigned kFullMask = 0xffffffffu;
+using rowwise::kBlock;
+using rowwise::kFullMask;
+using rowwise::kWarpRowsPerBlock;
+constexpr int kMaxCols = 1 << 24;  // counts stay exact in float
 
 /// (count, mean, sum of squared deviations) of a set of values.
 struct Stats {
@@ -64,7 +61,7 @@ __device__ __forceinline__ Stats group_merge(Stats s, float4* scratch) {
   return s;
 }
 
-/// Column of item j of thread t (layout of softmax.cu's load_slice):
+/// Column of item j of thread t (layout of rowwise::load_slice, common/row_launch.cuh):
 ///   kVec: float4 number j / 4 at begin + 4 · ((j / 4) · kGroup + t), element j % 4 of it
 ///   else: begin + j · kGroup + t
 template <int kGroup, bool kVec>
@@ -73,24 +70,11 @@ __device__ __forceinline__ int item_column(int begin, int t, int j) {
   return begin + j * kGroup + t;
 }
 
+/// rowwise::load_slice with 0 in the columns past the slice's end.
 template <int kGroup, int kItems, bool kVec>
 __device__ __forceinline__ void load_slice(const float* __restrict__ src, int begin, int end, int t,
                                            float (&v)[kItems]) {
-  if constexpr (kVec) {
-#pragma unroll
-    for (int j = 0; j < kItems / 4; ++j) {
-      const int c = begin + 4 * (j * kGroup + t);
-      float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (c < end) q = *reinterpret_cast<const float4*>(src + c);
-      v[4 * j] = q.x, v[4 * j + 1] = q.y, v[4 * j + 2] = q.z, v[4 * j + 3] = q.w;
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int c = begin + j * kGroup + t;
-      v[j] = c < end ? src[c] : 0.0f;
-    }
-  }
+  rowwise::load_slice<kGroup, kItems, kVec>(src, begin, end, t, v, 0.0f);
 }
 
 /// dst[c] = (v - mean) · rstd · gamma[c] + beta[c] for the columns this thread holds.
@@ -138,12 +122,7 @@ __device__ __forceinline__ float block_row_sum(const float* __restrict__ row, in
     done = cols / 4 * 4;
   }
   for (int c = done + threadIdx.x; c < cols; c += kBlock) acc += f(row[c]);
-  for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_xor_sync(kFullMask, acc, offset);
-  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = acc;
-  __syncthreads();
-  acc = scratch[0];
-  for (int w = 1; w < kBlock / 32; ++w) acc += scratch[w];
-  return acc;
+  return rowwise::group_sum<kBlock>(acc, scratch);
 }
 
 }  // namespace
@@ -216,26 +195,17 @@ __global__ void __launch_bounds__(kBlock)
 
 // ---- fused: the row held in registers -----------------------------------------------------------
 
-/// Row/slice assignment as softmax_fused_kernel (softmax.cu): kGroup 32 = a warp per row; kGroup
-/// 256 = `cluster_blocks` consecutive blocks (a cluster when > 1, sm_90+) per row, rank r holding
-/// columns [r · slice, min(cols, (r + 1) · slice)).
+/// Row/slice assignment of rowwise::row_slice (common/row_launch.cuh): kGroup 32 = a warp per row;
+/// kGroup 256 = `cluster_blocks` consecutive blocks (a cluster when > 1, sm_90+) per row, rank r
+/// holding columns [r · slice, min(cols, (r + 1) · slice)).
 template <int kGroup, int kItems, bool kVec>
 __global__ void __launch_bounds__(kGroup == 32 ? 32 * kWarpRowsPerBlock : kGroup)
     layernorm_fused_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
                            const float* __restrict__ beta, float* __restrict__ y, int rows,
                            int cols, int slice, int cluster_blocks, float eps) {
   __shared__ float4 scratch[kGroup / 32];
-  int row = 0, t = 0, begin = 0, end = cols;
-  if constexpr (kGroup == 32) {
-    row = static_cast<int>(blockIdx.x) * kWarpRowsPerBlock + static_cast<int>(threadIdx.x) / 32;
-    t = static_cast<int>(threadIdx.x) % 32;
-    if (row >= rows) return;  // whole warps only; no block-wide barrier follows
-  } else {
-    row = static_cast<int>(blockIdx.x) / cluster_blocks;
-    t = static_cast<int>(threadIdx.x);
-    begin = (static_cast<int>(blockIdx.x) % cluster_blocks) * slice;
-    end = min(cols, begin + slice);
-  }
+  const auto [row, t, begin, end] = rowwise::row_slice<kGroup>(cols, slice, cluster_blocks);
+  if (kGroup == 32 && row >= rows) return;  // whole warps only; no block-wide barrier follows
   const std::size_t offset = static_cast<std::size_t>(row) * cols;
 
   float v[kItems];
@@ -347,7 +317,8 @@ __global__ void __launch_bounds__(kBlock)
 
 namespace {
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+using rowwise::aligned16;
+using rowwise::column_blocks;
 
 void check_arguments(int rows, int cols, float eps) {
   if (rows < 0 || cols < 0 || cols > kMaxCols) {
@@ -357,31 +328,11 @@ void check_arguments(int rows, int cols, float eps) {
   if (!(eps >= 0.0f)) throw std::invalid_argument("layernorm: eps must be >= 0");
 }
 
-unsigned column_blocks(int cols, bool vec) {
-  const int work = vec ? cols / 4 + cols % 4 : cols;
-  const int blocks = (work + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks));
-}
-
-/// As in softmax.cu: clusters launchable on this device and the fused kernel built for sm_90+.
+/// rowwise::clusters_usable for layernorm_fused_kernel, cached per device.
 bool clusters_usable() {
   static std::array<std::atomic<int>, 64> cache{};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  FUSELENS_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= 0 && device < static_cast<int>(cache.size())) {
-    if (const int known = cache[static_cast<std::size_t>(device)].load(std::memory_order_relaxed)) {
-      return known == 2;
-    }
-  }
-  int cluster_launch = 0;
-  FUSELENS_CUDA_CHECK(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
-  cudaFuncAttributes attributes{};
-  FUSELENS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, layernorm_fused_kernel<kBlock, 16, true>));
-  const bool usable = cluster_launch != 0 && attributes.ptxVersion >= 90;
-  if (device >= 0 && device < static_cast<int>(cache.size())) {
-    cache[static_cast<std::size_t>(device)].store(usable ? 2 : 1, std::memory_order_relaxed);
-  }
-  return usable;
+  return rowwise::clusters_usable(
+      reinterpret_cast<const void*>(layernorm_fused_kernel<kBlock, 16, true>), cache);
 }
 
 struct Args {
@@ -396,10 +347,8 @@ struct Args {
 
 template <int kGroup, int kItems>
 void launch_fused_plain(bool vec, const Args& a, cudaStream_t stream) {
-  const unsigned blocks =
-      kGroup == 32 ? static_cast<unsigned>((a.rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock)
-                   : static_cast<unsigned>(a.rows);
-  const unsigned threads = kGroup == 32 ? 32 * kWarpRowsPerBlock : kGroup;
+  const unsigned blocks = rowwise::plain_blocks<kGroup>(a.rows);
+  const unsigned threads = rowwise::plain_threads<kGroup>();
   if (vec) {
     layernorm_fused_kernel<kGroup, kItems, true><<<blocks, threads, 0, stream>>>(
         a.x, a.gamma, a.beta, a.y, a.rows, a.cols, a.cols, 1, a.eps);
@@ -411,32 +360,15 @@ void launch_fused_plain(bool vec, const Args& a, cudaStream_t stream) {
 }
 
 void launch_fused_cluster(bool vec, const Args& a, cudaStream_t stream) {
-  const int cluster_blocks = (a.cols + kSliceCols - 1) / kSliceCols;
-  int slice = (a.cols + cluster_blocks - 1) / cluster_blocks;
-  slice = (slice + 3) / 4 * 4;  // float4 alignment of every slice; still <= kSliceCols
-  const long long blocks = static_cast<long long>(a.rows) * cluster_blocks;
-  if (blocks > INT_MAX)
-    throw std::invalid_argument("layernorm: rows x cluster blocks exceeds the grid limit");
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(kBlock);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(cluster_blocks);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const rowwise::ClusterLaunch launch("layernorm", a.rows, a.cols, stream);
   if (vec) {
-    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&config, layernorm_fused_kernel<kBlock, 16, true>, a.x,
-                                           a.gamma, a.beta, a.y, a.rows, a.cols, slice,
-                                           cluster_blocks, a.eps));
+    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, layernorm_fused_kernel<kBlock, 16, true>,
+                                           a.x, a.gamma, a.beta, a.y, a.rows, a.cols, launch.slice,
+                                           launch.cluster_blocks, a.eps));
   } else {
-    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&config, layernorm_fused_kernel<kBlock, 16, false>, a.x,
-                                           a.gamma, a.beta, a.y, a.rows, a.cols, slice,
-                                           cluster_blocks, a.eps));
+    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(
+        &launch.config, layernorm_fused_kernel<kBlock, 16, false>, a.x, a.gamma, a.beta, a.y,
+        a.rows, a.cols, launch.slice, launch.cluster_blocks, a.eps));
   }
   FUSELENS_CUDA_CHECK_LAST();
 }
@@ -444,11 +376,7 @@ void launch_fused_cluster(bool vec, const Args& a, cudaStream_t stream) {
 }  // namespace
 
 LayerNormFusedPath layernorm_fused_path(int cols) {
-  if (cols <= 32 * 32) return LayerNormFusedPath::WarpPerRow;
-  if (cols <= kSliceCols) return LayerNormFusedPath::BlockPerRow;
-  if (cols <= kSliceCols * kMaxClusterBlocks && clusters_usable())
-    return LayerNormFusedPath::ClusterPerRow;
-  return LayerNormFusedPath::Online;
+  return rowwise::fused_path<LayerNormFusedPath>(cols, [] { return clusters_usable(); });
 }
 
 void launch_layernorm_unfused(const float* x, const float* gamma, const float* beta, float* y,
@@ -491,15 +419,14 @@ void launch_layernorm_fused(const float* x, const float* gamma, const float* bet
   const bool vec =
       cols % 4 == 0 && aligned16(x) && aligned16(gamma) && aligned16(beta) && aligned16(y);
   const Args a{x, gamma, beta, y, rows, cols, eps};
-  switch (layernorm_fused_path(cols)) {
+  const LayerNormFusedPath path = layernorm_fused_path(cols);
+  switch (path) {
     case LayerNormFusedPath::WarpPerRow:
-      if (cols <= 32 * 4) return launch_fused_plain<32, 4>(vec, a, stream);
-      if (cols <= 32 * 8) return launch_fused_plain<32, 8>(vec, a, stream);
-      if (cols <= 32 * 16) return launch_fused_plain<32, 16>(vec, a, stream);
-      return launch_fused_plain<32, 32>(vec, a, stream);
     case LayerNormFusedPath::BlockPerRow:
-      if (cols <= kBlock * 8) return launch_fused_plain<kBlock, 8>(vec, a, stream);
-      return launch_fused_plain<kBlock, 16>(vec, a, stream);
+      return rowwise::by_row_length(
+          path == LayerNormFusedPath::WarpPerRow, cols, [&](auto group, auto items) {
+            launch_fused_plain<decltype(group)::value, decltype(items)::value>(vec, a, stream);
+          });
     case LayerNormFusedPath::ClusterPerRow:
       return launch_fused_cluster(vec, a, stream);
     case LayerNormFusedPath::Online:

@@ -1,65 +1,26 @@
 #include "softmax/softmax.cuh"
 
 #include "common/cuda_check.h"
+#include "common/row_launch.cuh"
 
 #include <cooperative_groups.h>
 
 #include <array>
 #include <atomic>
-#include <climits>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace fuselens::kernels {
 namespace {
 
-constexpr int kBlock = 256;           // threads of every block-per-row kernel
-constexpr int kWarpRowsPerBlock = 4;  // warp-per-row kernel: 4 rows per 128-thread block
-constexpr int kSliceCols = 4096;      // columns one 256-thread block holds in registers (16 each)
-constexpr int kMaxClusterBlocks = 8;  // portable cluster size limit
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  return v;
-}
-
-// xor butterfly: a + b == b + a in IEEE arithmetic, so every lane ends with the same bits.
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
-/// Max over the group (a warp when kGroup == 32, else the whole block); every thread gets the
-/// result. `scratch` holds kGroup / 32 floats and must not be reused by the caller without a
-/// __syncthreads.
-template <int kGroup>
-__device__ __forceinline__ float group_max(float v, float* scratch) {
-  v = warp_max(v);
-  if constexpr (kGroup > 32) {
-    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = scratch[0];
-    for (int w = 1; w < kGroup / 32; ++w) v = fmaxf(v, scratch[w]);
-  }
-  return v;
-}
-
-template <int kGroup>
-__device__ __forceinline__ float group_sum(float v, float* scratch) {
-  v = warp_sum(v);
-  if constexpr (kGroup > 32) {
-    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = scratch[0];
-    for (int w = 1; w < kGroup / 32; ++w) v += scratch[w];
-  }
-  return v;
-}
+using rowwise::group_max;
+using rowwise::group_sum;
+using rowwise::kBlock;
+using rowwise::kFullMask;
+using rowwise::kWarpRowsPerBlock;
+using rowwise::load_slice;
 
 /// Merge of two online-softmax states (max m, sum s of exp(x - m)). Symmetric in its arguments, so
 /// an xor butterfly leaves the same bits in every lane. s == 0 marks an empty state (m may be
@@ -70,30 +31,6 @@ __device__ __forceinline__ void merge_online(float& m, float& s, float m2, float
   const float b = s2 == 0.0f ? 0.0f : s2 * expf(m2 - mm);
   m = mm;
   s = a + b;
-}
-
-/// Thread t of a group of kGroup threads holds columns [begin, end) of one row:
-///   kVec:  float4 number j at column begin + 4 * (j * kGroup + t), j < kItems / 4 (coalesced
-///   float4s) else:  element j at column begin + j * kGroup + t, j < kItems
-/// Columns at or past `end` get `fill`. kVec requires begin % 4 == 0 and end % 4 == 0.
-template <int kGroup, int kItems, bool kVec>
-__device__ __forceinline__ void load_slice(const float* __restrict__ src, int begin, int end, int t,
-                                           float (&v)[kItems], float fill) {
-  if constexpr (kVec) {
-#pragma unroll
-    for (int j = 0; j < kItems / 4; ++j) {
-      const int c = begin + 4 * (j * kGroup + t);
-      float4 q = make_float4(fill, fill, fill, fill);
-      if (c < end) q = *reinterpret_cast<const float4*>(src + c);
-      v[4 * j] = q.x, v[4 * j + 1] = q.y, v[4 * j + 2] = q.z, v[4 * j + 3] = q.w;
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const int c = begin + j * kGroup + t;
-      v[j] = c < end ? src[c] : fill;
-    }
-  }
 }
 
 /// dst[c] = v[j] * scale for the columns this thread holds (layout as load_slice).
@@ -212,17 +149,8 @@ __global__ void __launch_bounds__(kGroup == 32 ? 32 * kWarpRowsPerBlock : kGroup
                          int slice, int cluster_blocks) {
   __shared__ float max_scratch[kGroup / 32];
   __shared__ float sum_scratch[kGroup / 32];
-  int row = 0, t = 0, begin = 0, end = cols;
-  if constexpr (kGroup == 32) {
-    row = static_cast<int>(blockIdx.x) * kWarpRowsPerBlock + static_cast<int>(threadIdx.x) / 32;
-    t = static_cast<int>(threadIdx.x) % 32;
-    if (row >= rows) return;  // whole warps only; no block-wide barrier follows
-  } else {
-    row = static_cast<int>(blockIdx.x) / cluster_blocks;
-    t = static_cast<int>(threadIdx.x);
-    begin = (static_cast<int>(blockIdx.x) % cluster_blocks) * slice;
-    end = min(cols, begin + slice);
-  }
+  const auto [row, t, begin, end] = rowwise::row_slice<kGroup>(cols, slice, cluster_blocks);
+  if (kGroup == 32 && row >= rows) return;  // whole warps only; no block-wide barrier follows
   const std::size_t offset = static_cast<std::size_t>(row) * cols;
 
   float v[kItems];
@@ -337,7 +265,8 @@ __global__ void __launch_bounds__(kBlock)
 
 namespace {
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+using rowwise::aligned16;
+using rowwise::column_blocks;
 
 void check_sizes(int rows, int cols) {
   if (rows < 0 || cols < 0) {
@@ -346,44 +275,18 @@ void check_sizes(int rows, int cols) {
   }
 }
 
-/// Blocks in grid.y for an element-wise pass over `cols` columns (one float4 or element per
-/// thread).
-unsigned column_blocks(int cols, bool vec) {
-  const int work = vec ? cols / 4 + cols % 4 : cols;
-  const int blocks = (work + kBlock - 1) / kBlock;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks));
-}
-
-/// True when the current device launches clusters and this binary's fused kernel was built for
-/// sm_90+ (PTX JIT-compiled from an older virtual architecture would lack the cluster code). Cached
-/// per device.
+/// rowwise::clusters_usable for softmax_fused_kernel, cached per device.
 bool clusters_usable() {
   static std::array<std::atomic<int>, 64> cache{};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  FUSELENS_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= 0 && device < static_cast<int>(cache.size())) {
-    if (const int known = cache[static_cast<std::size_t>(device)].load(std::memory_order_relaxed)) {
-      return known == 2;
-    }
-  }
-  int cluster_launch = 0;
-  FUSELENS_CUDA_CHECK(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
-  cudaFuncAttributes attributes{};
-  FUSELENS_CUDA_CHECK(cudaFuncGetAttributes(&attributes, softmax_fused_kernel<kBlock, 16, true>));
-  const bool usable = cluster_launch != 0 && attributes.ptxVersion >= 90;
-  if (device >= 0 && device < static_cast<int>(cache.size())) {
-    cache[static_cast<std::size_t>(device)].store(usable ? 2 : 1, std::memory_order_relaxed);
-  }
-  return usable;
+  return rowwise::clusters_usable(
+      reinterpret_cast<const void*>(softmax_fused_kernel<kBlock, 16, true>), cache);
 }
 
 template <int kGroup, int kItems>
 void launch_fused_plain(bool vec, const float* x, float* y, int rows, int cols,
                         cudaStream_t stream) {
-  const unsigned blocks =
-      kGroup == 32 ? static_cast<unsigned>((rows + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock)
-                   : static_cast<unsigned>(rows);
-  const unsigned threads = kGroup == 32 ? 32 * kWarpRowsPerBlock : kGroup;
+  const unsigned blocks = rowwise::plain_blocks<kGroup>(rows);
+  const unsigned threads = rowwise::plain_threads<kGroup>();
   if (vec) {
     softmax_fused_kernel<kGroup, kItems, true>
         <<<blocks, threads, 0, stream>>>(x, y, rows, cols, cols, 1);
@@ -396,31 +299,13 @@ void launch_fused_plain(bool vec, const float* x, float* y, int rows, int cols,
 
 void launch_fused_cluster(bool vec, const float* x, float* y, int rows, int cols,
                           cudaStream_t stream) {
-  const int cluster_blocks = (cols + kSliceCols - 1) / kSliceCols;
-  int slice = (cols + cluster_blocks - 1) / cluster_blocks;
-  slice = (slice + 3) / 4 * 4;  // float4 alignment of every slice; still <= kSliceCols
-  const long long blocks = static_cast<long long>(rows) * cluster_blocks;
-  if (blocks > INT_MAX) {
-    throw std::invalid_argument("softmax: rows x cluster blocks exceeds the grid limit");
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(kBlock);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(cluster_blocks);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const rowwise::ClusterLaunch launch("softmax", rows, cols, stream);
   if (vec) {
-    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&config, softmax_fused_kernel<kBlock, 16, true>, x, y,
-                                           rows, cols, slice, cluster_blocks));
+    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, softmax_fused_kernel<kBlock, 16, true>,
+                                           x, y, rows, cols, launch.slice, launch.cluster_blocks));
   } else {
-    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&config, softmax_fused_kernel<kBlock, 16, false>, x, y,
-                                           rows, cols, slice, cluster_blocks));
+    FUSELENS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, softmax_fused_kernel<kBlock, 16, false>,
+                                           x, y, rows, cols, launch.slice, launch.cluster_blocks));
   }
   FUSELENS_CUDA_CHECK_LAST();
 }
@@ -428,11 +313,7 @@ void launch_fused_cluster(bool vec, const float* x, float* y, int rows, int cols
 }  // namespace
 
 SoftmaxFusedPath softmax_fused_path(int cols) {
-  if (cols <= 32 * 32) return SoftmaxFusedPath::WarpPerRow;
-  if (cols <= kSliceCols) return SoftmaxFusedPath::BlockPerRow;
-  if (cols <= kSliceCols * kMaxClusterBlocks && clusters_usable())
-    return SoftmaxFusedPath::ClusterPerRow;
-  return SoftmaxFusedPath::Online;
+  return rowwise::fused_path<SoftmaxFusedPath>(cols, [] { return clusters_usable(); });
 }
 
 void launch_softmax_unfused(const float* x, float* y, int rows, int cols,
@@ -466,15 +347,15 @@ void launch_softmax_fused(const float* x, float* y, int rows, int cols, cudaStre
   check_sizes(rows, cols);
   if (rows == 0 || cols == 0) return;
   const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(y);
-  switch (softmax_fused_path(cols)) {
+  const SoftmaxFusedPath path = softmax_fused_path(cols);
+  switch (path) {
     case SoftmaxFusedPath::WarpPerRow:
-      if (cols <= 32 * 4) return launch_fused_plain<32, 4>(vec, x, y, rows, cols, stream);
-      if (cols <= 32 * 8) return launch_fused_plain<32, 8>(vec, x, y, rows, cols, stream);
-      if (cols <= 32 * 16) return launch_fused_plain<32, 16>(vec, x, y, rows, cols, stream);
-      return launch_fused_plain<32, 32>(vec, x, y, rows, cols, stream);
     case SoftmaxFusedPath::BlockPerRow:
-      if (cols <= kBlock * 8) return launch_fused_plain<kBlock, 8>(vec, x, y, rows, cols, stream);
-      return launch_fused_plain<kBlock, 16>(vec, x, y, rows, cols, stream);
+      return rowwise::by_row_length(
+          path == SoftmaxFusedPath::WarpPerRow, cols, [&](auto group, auto items) {
+            launch_fused_plain<decltype(group)::value, decltype(items)::value>(vec, x, y, rows,
+                                                                               cols, stream);
+          });
     case SoftmaxFusedPath::ClusterPerRow:
       return launch_fused_cluster(vec, x, y, rows, cols, stream);
     case SoftmaxFusedPath::Online:
