@@ -1,6 +1,6 @@
 #pragma once
-// CPU references for the element-wise kernels (pure C++, part of fuselens_kernels_reference; no CUDA).
-// Each computes in double and rounds to float once; the formulas match elementwise.cuh:
+// CPU references for the element-wise kernels (pure C++, part of fuselens_kernels_reference; no
+// CUDA). Each computes in double and rounds to float once; the formulas match elementwise.cuh:
 //   sigmoid(x) = 1 / (1 + exp(-x)),  swish(x) = x / (1 + exp(-x)),  relu(x) = x < 0 ? 0 : x.
 // No errors are raised; the output has x.size() elements.
 

@@ -2,10 +2,10 @@
 // CPU reference for GEMM + bias + ReLU (pure C++, part of fuselens_kernels_reference; no CUDA).
 //
 // out[r][c] = relu( sum_k A[r][k] * B[k][c] + bias[c] ), accumulated in double and rounded to float
-// once at the end. Layouts as in gemm_bias_relu.cuh: A [M×K], B [K×N], out [M×N] row-major, bias [N].
-// relu(x) = x < 0 ? 0 : x (NaN propagates), matching the GPU kernels.
-// Cost: M·N·K multiply-adds on one CPU thread (1024³ takes about a second).
-// Throws std::invalid_argument for negative sizes or when a span's length is not M·K, K·N or N.
+// once at the end. Layouts as in gemm_bias_relu.cuh: A [M×K], B [K×N], out [M×N] row-major, bias
+// [N]. relu(x) = x < 0 ? 0 : x (NaN propagates), matching the GPU kernels. Cost: M·N·K
+// multiply-adds on one CPU thread (1024³ takes about a second). Throws std::invalid_argument for
+// negative sizes or when a span's length is not M·K, K·N or N.
 
 #include <span>
 #include <vector>

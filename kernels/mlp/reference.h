@@ -1,5 +1,6 @@
 #pragma once
-// CPU reference for the 3-layer MLP of mlp.cuh (pure C++, part of fuselens_kernels_reference; no CUDA).
+// CPU reference for the 3-layer MLP of mlp.cuh (pure C++, part of fuselens_kernels_reference; no
+// CUDA).
 //
 //   h0 = X,  h_{l+1} = relu(h_l · W_l + b_l) for l = 0, 1, 2,  Y = h3
 // computed entirely in double (the hidden activations are NOT rounded to float between layers) and

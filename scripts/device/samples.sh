@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the device scripts (h100_session.sh, plan_collector.sh, collector/bench/
+# Sourced by the device scripts (prelude.sh for every plan, collector/bench/
 # device_session.sh): one measurement per setting and round, appended to FILE as a JSON line
 # {"setting": NAME, "value": number or null}, then summarized per setting.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes a plan_budget.sh run: the CNN step's cost per setting against no profiler.
+"""Summarizes a plans/budget.sh run: the CNN step's cost per setting against no profiler.
 
 Usage: step_budget.py SOURCE [SOURCE ...] [--reference none] [--seed 1]
 

@@ -51,8 +51,10 @@ struct Command {
 
 std::vector<Command> commands() {
   const std::string analyze = fuselens::test::binary("prof-analyze", PROF_ANALYZE_PATH);
+#ifdef FUSELENS_WITH_COLLECTOR
   const std::string prof_run = fuselens::test::binary("prof-run", PROF_RUN_PATH);
   const std::string ceilings = fuselens::test::binary("prof-ceilings", PROF_CEILINGS_PATH);
+#endif
   const std::string a = "prof-analyze: error: ";
   const Option format{"--format", {"xml", ""}};
   const Option names{"--names", {"pretty"}};
@@ -94,6 +96,7 @@ std::vector<Command> commands() {
         {"--candidate", {}}}},
       {"prof-analyze roofline", analyze, a, {"roofline", "--help"}, {"roofline", kCapture},
        {{"--peaks", {"no-such-gpu"}}, {"--peaks-file", {"/nonexistent/peaks.json"}}, format, names}},
+#ifdef FUSELENS_WITH_COLLECTOR  // prof-run and prof-ceilings: built with the GPU side only
       {"prof-run", prof_run, "prof-run: error: ", {"--help"}, {"-o", "@OUT", "--", "/bin/true"},
        {{"--output", {}},
         {"--force", {}, true},
@@ -112,6 +115,7 @@ std::vector<Command> commands() {
         {"--only", {"dram,nope", "disk"}},
         {"--quick", {}, true},
         {"--format", {"xml"}}}},
+#endif
   };
 }
 

@@ -2,7 +2,7 @@
 // a GPU: prof-run runs workloads/faults/fault_workload, which prints what it launched and when, and
 // the capture must hold exactly that, or, where the process died without any flush, everything
 // but at most kLossBoundNs of its last activity. Without a CUDA device every test skips and says
-// why. Runs from the staged tree with FUSELENS_BIN_DIR (scripts/device/reliability_session.sh).
+// why. Runs from the staged tree with FUSELENS_BIN_DIR (scripts/device/run.sh gpu_tests).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>

@@ -63,8 +63,10 @@ const Ceilings& ceilings() {
     } catch (const ceilings::TensorGemmUnavailable& e) {
       std::fprintf(stderr, "fusion_microbench: no cuBLASLt GEMM ceiling: %s\n", e.what());
     }
-    std::fprintf(stderr, "fusion_microbench: ceilings: D2D copy %.1f GB/s, cuBLASLt FP16 8192^3 %.1f TFLOP/s\n",
-                 c.copy_bytes_per_s * 1e-9, c.gemm_flops_per_s * 1e-12);
+    std::fprintf(
+        stderr,
+        "fusion_microbench: ceilings: D2D copy %.1f GB/s, cuBLASLt FP16 8192^3 %.1f TFLOP/s\n",
+        c.copy_bytes_per_s * 1e-9, c.gemm_flops_per_s * 1e-12);
     return c;
   }();
   return measured;
@@ -109,7 +111,8 @@ void set_work(benchmark::State& state, double bytes, double flops, double second
   const double flops_per_s = flops / seconds_per_iteration;
   state.counters["GB/s"] = bytes_per_s * 1e-9;
   state.counters["TFLOP/s"] = flops_per_s * 1e-12;
-  if (c.copy_bytes_per_s > 0) state.counters["pct_copy_bw"] = 100.0 * bytes_per_s / c.copy_bytes_per_s;
+  if (c.copy_bytes_per_s > 0)
+    state.counters["pct_copy_bw"] = 100.0 * bytes_per_s / c.copy_bytes_per_s;
   if (c.gemm_flops_per_s > 0) state.counters["pct_gemm"] = 100.0 * flops_per_s / c.gemm_flops_per_s;
 }
 

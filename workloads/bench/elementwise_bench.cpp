@@ -1,5 +1,6 @@
-// Element-wise kernels: sigmoid, ReLU, unfused Swish (sigmoid then multiply) and fused Swish, FP32, at
-// 1024², 4096² and 16384² elements, warm and cold L2. Bytes and FLOPs per kernels/elementwise/README.md.
+// Element-wise kernels: sigmoid, ReLU, unfused Swish (sigmoid then multiply) and fused Swish, FP32,
+// at 1024², 4096² and 16384² elements, warm and cold L2. Bytes and FLOPs per
+// kernels/elementwise/README.md.
 #include <cstddef>
 
 #include "bench_support.h"
@@ -53,9 +54,19 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(elementwise, sigmoid, Op::Sigmoid)->Apply(sizes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(elementwise, relu, Op::Relu)->Apply(sizes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(elementwise, sigmoid, Op::Sigmoid)
+    ->Apply(sizes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(elementwise, relu, Op::Relu)
+    ->Apply(sizes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(elementwise, swish_unfused, Op::SwishUnfused)
-    ->Apply(sizes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(sizes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(elementwise, swish_fused, Op::SwishFused)
-    ->Apply(sizes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(sizes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);

@@ -1,10 +1,11 @@
-// EvoNorm over NCHW, FP32 (kernels/evonorm; seed 000's "EvoNorm-B0" = the EvoNorm-S0 formula): unfused
-// chain (5 kernels) and fused kernel at (N, 64, 28, 28), G = 32, for seed 000's batches 16, 32, 64 and
-// batch 256 (51 MiB per tensor, larger than the H100's 50 MB L2), warm and cold L2. Bytes and FLOPs per
-// call from evonorm_unfused_work / evonorm_fused_work (kernels/evonorm/README.md).
+// EvoNorm over NCHW, FP32 (kernels/evonorm; seed 000's "EvoNorm-B0" = the EvoNorm-S0 formula):
+// unfused chain (5 kernels) and fused kernel at (N, 64, 28, 28), G = 32, for seed 000's batches 16,
+// 32, 64 and batch 256 (51 MiB per tensor, larger than the H100's 50 MB L2), warm and cold L2.
+// Bytes and FLOPs per call from evonorm_unfused_work / evonorm_fused_work
+// (kernels/evonorm/README.md).
 //
-// evonorm/unfused and evonorm/fused: one call per timed iteration (run_timed synchronizes after each,
-// so the time includes the launch latency of an idle GPU). evonorm/unfused_graph and
+// evonorm/unfused and evonorm/fused: one call per timed iteration (run_timed synchronizes after
+// each, so the time includes the launch latency of an idle GPU). evonorm/unfused_graph and
 // evonorm/fused_graph: kGraphCalls calls captured into one CUDA graph, one graph launch per timed
 // iteration, warm only; the time column is per graph launch and the counter us_per_call = time /
 // kGraphCalls is the GPU time of one call without host launch cost between the kernels.
@@ -74,9 +75,11 @@ void evonorm(benchmark::State& state, bool fused, bool graph) {
   double seconds = 0;
   if (graph) {
     const CallGraph call_graph(call, kGraphCalls);
-    seconds = fb::run_timed(state, [&] { call_graph.launch(); }, cold);
+    seconds = fb::run_timed(
+        state, [&] { call_graph.launch(); }, cold);
   } else {
-    seconds = fb::run_timed(state, [&] { call(nullptr); }, cold);
+    seconds = fb::run_timed(
+        state, [&] { call(nullptr); }, cold);
   }
   fb::set_work(state, calls * work.bytes, calls * work.flops, seconds);
   state.counters["launches"] = calls * (fused ? 1 : 5);
@@ -96,9 +99,19 @@ void warm_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(evonorm, unfused, false, false)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(evonorm, fused, true, false)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(evonorm, unfused, false, false)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(evonorm, fused, true, false)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(evonorm, unfused_graph, false, true)
-    ->Apply(warm_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(warm_shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(evonorm, fused_graph, true, true)
-    ->Apply(warm_shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(warm_shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);

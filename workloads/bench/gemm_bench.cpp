@@ -1,15 +1,17 @@
-// GEMM + bias + ReLU, C = relu(A·B + bias), in FP32 (kernels/gemm_bias_relu, SIMT) and FP16/BF16 with FP32
-// accumulation (kernels/gemm_tc, tensor cores), four variants each:
-//   unfused                  the suite's GEMM kernel, then its bias kernel, then its ReLU kernel (3 launches)
-//   fused                    the suite's GEMM with bias + ReLU in the epilogue (1 launch)
-//   cublas_unfused_epilogue  cuBLAS GEMM (cublasGemmEx), then the suite's bias and ReLU kernels (1 + 2)
-//   cublaslt_epilogue        cuBLASLt with CUBLASLT_EPILOGUE_RELU_BIAS (the vendor's fusion, 1 launch)
-// Shapes (M×N×K) of issue #3: seed 000's six, seed 002's three ((M, K, N) = (64, 256, 128), (128, 256, 256),
-// (1024, 1024, 1024)), 4096³ and 8192³; FP32 8192³ only for the peers (the suite's SIMT SGEMM takes tens of
-// ms there). Warm (L2 holds the previous iteration's data) and cold (L2 flushed before each iteration).
-// Counters: bytes and flops per iteration (workloads/fusion_bench/work_model_gemm_tc.h: 2·M·N·K + M·N
-// FLOPs; A, B, bias once + 1 or 5 passes over C), GB/s, TFLOP/s, pct_copy_bw, pct_gemm (bench_support.h).
-// Benchmark names: gemm_bias_relu_<dtype>/<variant>/M:../N:../K:../cold:../manual_time.
+// GEMM + bias + ReLU, C = relu(A·B + bias), in FP32 (kernels/gemm_bias_relu, SIMT) and FP16/BF16
+// with FP32 accumulation (kernels/gemm_tc, tensor cores), four variants each:
+//   unfused                  the suite's GEMM kernel, then its bias kernel, then its ReLU kernel (3
+//   launches) fused                    the suite's GEMM with bias + ReLU in the epilogue (1 launch)
+//   cublas_unfused_epilogue  cuBLAS GEMM (cublasGemmEx), then the suite's bias and ReLU kernels (1
+//   + 2) cublaslt_epilogue        cuBLASLt with CUBLASLT_EPILOGUE_RELU_BIAS (the vendor's fusion, 1
+//   launch)
+// Shapes (M×N×K) of issue #3: seed 000's six, seed 002's three ((M, K, N) = (64, 256, 128), (128,
+// 256, 256), (1024, 1024, 1024)), 4096³ and 8192³; FP32 8192³ only for the peers (the suite's SIMT
+// SGEMM takes tens of ms there). Warm (L2 holds the previous iteration's data) and cold (L2 flushed
+// before each iteration). Counters: bytes and flops per iteration
+// (workloads/fusion_bench/work_model_gemm_tc.h: 2·M·N·K + M·N FLOPs; A, B, bias once + 1 or 5
+// passes over C), GB/s, TFLOP/s, pct_copy_bw, pct_gemm (bench_support.h). Benchmark names:
+// gemm_bias_relu_<dtype>/<variant>/M:../N:../K:../cold:../manual_time.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -72,12 +74,15 @@ fk::DeviceBuffer<unsigned char> random_device(std::size_t n, fp::DType dtype, st
 
 Problem& problem(fp::DType dtype, long M, long N, long K) {
   static std::unique_ptr<Problem> current;
-  if (!current || current->dtype != dtype || current->M != M || current->N != N || current->K != K) {
+  if (!current || current->dtype != dtype || current->M != M || current->N != N ||
+      current->K != K) {
     current.reset();  // free the previous shape's buffers first
-    const auto m = static_cast<std::size_t>(M), n = static_cast<std::size_t>(N), k = static_cast<std::size_t>(K);
-    current = std::make_unique<Problem>(Problem{dtype, M, N, K, random_device(m * k, dtype, 1u),
-                                                random_device(k * n, dtype, 2u), random_device(n, dtype, 3u),
-                                                fk::DeviceBuffer<unsigned char>(m * n * fp::dtype_size(dtype))});
+    const auto m = static_cast<std::size_t>(M), n = static_cast<std::size_t>(N),
+               k = static_cast<std::size_t>(K);
+    current = std::make_unique<Problem>(
+        Problem{dtype, M, N, K, random_device(m * k, dtype, 1u), random_device(k * n, dtype, 2u),
+                random_device(n, dtype, 3u),
+                fk::DeviceBuffer<unsigned char>(m * n * fp::dtype_size(dtype))});
   }
   return *current;
 }
@@ -123,12 +128,15 @@ void gemm_bias_relu(benchmark::State& state, fp::DType dtype, Variant variant) {
       case Variant::CublasUnfused:
         cublas = std::make_unique<fp::CublasGemm>(dtype);
         iteration = [&p, &cublas, M, N, K] {
-          fp::launch_cublas_gemm_bias_relu_unfused(*cublas, p.a.data(), p.b.data(), p.bias.data(), p.c.data(), M, N, K);
+          fp::launch_cublas_gemm_bias_relu_unfused(*cublas, p.a.data(), p.b.data(), p.bias.data(),
+                                                   p.c.data(), M, N, K);
         };
         break;
       case Variant::CublasLt:
         cublaslt = std::make_unique<fp::CublasLtGemm>(dtype, fp::Epilogue::ReluBias, M, N, K);
-        iteration = [&p, &cublaslt] { cublaslt->run(p.a.data(), p.b.data(), p.bias.data(), p.c.data()); };
+        iteration = [&p, &cublaslt] {
+          cublaslt->run(p.a.data(), p.b.data(), p.bias.data(), p.c.data());
+        };
         break;
     }
   } catch (const std::exception& e) {
@@ -137,21 +145,22 @@ void gemm_bias_relu(benchmark::State& state, fp::DType dtype, Variant variant) {
   }
   const double seconds = fb::run_timed(state, iteration, cold);
   const bool one_pass = variant == Variant::Fused || variant == Variant::CublasLt;
-  const fw::DeclaredWork work = fw::gemm_epilogue_work(one_pass, M, N, K, static_cast<double>(fp::dtype_size(dtype)));
+  const fw::DeclaredWork work =
+      fw::gemm_epilogue_work(one_pass, M, N, K, static_cast<double>(fp::dtype_size(dtype)));
   fb::set_work(state, work.bytes, work.flops, seconds);
 }
 
 /// (M, N, K) of issue #3.
 const std::vector<std::vector<long>>& shapes() {
   static const std::vector<std::vector<long>> s{
-      {128, 128, 128},  {256, 128, 128},  {256, 256, 256},   {512, 256, 256},   {512, 256, 512},
-      {1024, 512, 256}, {64, 128, 256},   {128, 256, 256},   {1024, 1024, 1024}, {4096, 4096, 4096},
-      {8192, 8192, 8192}};
+      {128, 128, 128},    {256, 128, 128},    {256, 256, 256},   {512, 256, 256},
+      {512, 256, 512},    {1024, 512, 256},   {64, 128, 256},    {128, 256, 256},
+      {1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}};
   return s;
 }
 
-/// Registers every (dtype, shape, cold, variant) with the variant innermost, so consecutive benchmarks share
-/// one Problem (inputs are made once per dtype and shape).
+/// Registers every (dtype, shape, cold, variant) with the variant innermost, so consecutive
+/// benchmarks share one Problem (inputs are made once per dtype and shape).
 [[maybe_unused]] const bool registered = [] {
   const struct {
     const char* name;

@@ -1,8 +1,8 @@
-// Row-wise FP32 LayerNorm (kernels/layernorm), eps 1e-5: unfused (4 kernels), fused (1 kernel, the row
-// held in registers, Welford/Chan statistics) and online (1 kernel, streaming Welford, x read twice) at
-// 256×4096, 4096×4096 and 1024×32768, warm and cold L2. Names layernorm/<variant>/rows:R/cols:C/cold:0|1.
-// Bytes and FLOPs per iteration from workloads/fusion_bench/work_model_layernorm.h
-// (kernels/layernorm/README.md).
+// Row-wise FP32 LayerNorm (kernels/layernorm), eps 1e-5: unfused (4 kernels), fused (1 kernel, the
+// row held in registers, Welford/Chan statistics) and online (1 kernel, streaming Welford, x read
+// twice) at 256×4096, 4096×4096 and 1024×32768, warm and cold L2. Names
+// layernorm/<variant>/rows:R/cols:C/cold:0|1. Bytes and FLOPs per iteration from
+// workloads/fusion_bench/work_model_layernorm.h (kernels/layernorm/README.md).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -21,7 +21,8 @@ namespace {
 
 enum class Variant { Unfused, Fused, Online };
 
-/// n floats in [-1, 1) from a fixed linear congruential sequence (fast; the values only need to vary).
+/// n floats in [-1, 1) from a fixed linear congruential sequence (fast; the values only need to
+/// vary).
 std::vector<float> pattern(std::size_t n, std::uint32_t seed) {
   std::vector<float> v(n);
   std::uint32_t state = seed;
@@ -54,11 +55,15 @@ void layernorm(benchmark::State& state, Variant variant) {
       work = fw::layernorm_unfused_work(rows, cols);
       break;
     case Variant::Fused:
-      iteration = [&] { fk::launch_layernorm_fused(x.data(), gamma.data(), beta.data(), y.data(), rows, cols); };
+      iteration = [&] {
+        fk::launch_layernorm_fused(x.data(), gamma.data(), beta.data(), y.data(), rows, cols);
+      };
       work = fw::layernorm_fused_work(rows, cols);
       break;
     case Variant::Online:
-      iteration = [&] { fk::launch_layernorm_online(x.data(), gamma.data(), beta.data(), y.data(), rows, cols); };
+      iteration = [&] {
+        fk::launch_layernorm_online(x.data(), gamma.data(), beta.data(), y.data(), rows, cols);
+      };
       work = fw::layernorm_online_work(rows, cols);
       break;
   }
@@ -79,6 +84,14 @@ void shapes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK_CAPTURE(layernorm, unfused, Variant::Unfused)
-    ->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(layernorm, fused, Variant::Fused)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(layernorm, online, Variant::Online)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(layernorm, fused, Variant::Fused)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(layernorm, online, Variant::Online)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);

@@ -1,16 +1,20 @@
-// 3-layer FP32 MLP inference (kernels/mlp), widths 256 → 256 → 256 → 256, batch 1/16/64/256: unfused
-// (9 kernels), layer_fused (3), fully_fused (1) and the vendor peer cublaslt_epilogue (3 cuBLASLt matmuls
-// with the bias+ReLU epilogue). Bytes and FLOPs per call from kernels::mlp_work (kernels/mlp/README.md).
+// 3-layer FP32 MLP inference (kernels/mlp), widths 256 → 256 → 256 → 256, batch 1/16/64/256:
+// unfused (9 kernels), layer_fused (3), fully_fused (1) and the vendor peer cublaslt_epilogue (3
+// cuBLASLt matmuls with the bias+ReLU epilogue). Bytes and FLOPs per call from kernels::mlp_work
+// (kernels/mlp/README.md).
 //
 // Three timings per variant and batch (argument `mode`):
-//   0 warm   run_timed: event, the call's launches, event, synchronize. The GPU is idle when the first
-//            event passes, so the time includes the host's launch latency of the first kernel (and of
-//            every later one the GPU waits for): the latency a caller of one inference sees.
-//   1 cold   run_timed with the L2 flushed: the flush (a memset) is queued before the first event, so
+//   0 warm   run_timed: event, the call's launches, event, synchronize. The GPU is idle when the
+//   first
+//            event passes, so the time includes the host's launch latency of the first kernel (and
+//            of every later one the GPU waits for): the latency a caller of one inference sees.
+//   1 cold   run_timed with the L2 flushed: the flush (a memset) is queued before the first event,
+//   so
 //            the host gets ahead and the time is the GPU's alone, with every byte coming from DRAM.
-//   2 graph  kGraphCalls calls captured in one CUDA graph between two captured event records; the time
-//            per call is the GPU's alone with a warm L2 (no host launch in between; the gaps between the
-//            graph's kernels remain).
+//   2 graph  kGraphCalls calls captured in one CUDA graph between two captured event records; the
+//   time
+//            per call is the GPU's alone with a warm L2 (no host launch in between; the gaps
+//            between the graph's kernels remain).
 // mlp/fully_fused_config sweeps the fully fused kernel's cluster size and rows per cluster (graph
 // timing): the measurement behind mlp_fully_fused_config's automatic choice.
 #include <array>
@@ -60,10 +64,10 @@ struct MlpBuffers {
 
 constexpr int kGraphCalls = 20;
 
-/// Mode 2 above: captures kGraphCalls calls of `call(stream)` between two event records into a graph
-/// (cudaEventRecordExternal: without it a captured record only orders streams and is no graph node),
-/// replays it once per benchmark iteration and reports the GPU time per call as the manual time.
-/// Returns the mean seconds per call (0 when skipped with an error).
+/// Mode 2 above: captures kGraphCalls calls of `call(stream)` between two event records into a
+/// graph (cudaEventRecordExternal: without it a captured record only orders streams and is no graph
+/// node), replays it once per benchmark iteration and reports the GPU time per call as the manual
+/// time. Returns the mean seconds per call (0 when skipped with an error).
 double run_graph_timed(benchmark::State& state, const std::function<void(cudaStream_t)>& call) {
   cudaStream_t stream = nullptr;
   cudaEvent_t begin = nullptr, end = nullptr;
@@ -107,10 +111,12 @@ double run_graph_timed(benchmark::State& state, const std::function<void(cudaStr
   return replays > 0 ? total / static_cast<double>(replays) : 0;
 }
 
-/// Runs `call` in the given mode and returns the seconds per call (GPU time; see the top of this file).
+/// Runs `call` in the given mode and returns the seconds per call (GPU time; see the top of this
+/// file).
 double time_call(benchmark::State& state, int mode, const std::function<void(cudaStream_t)>& call) {
   if (mode == 2) return run_graph_timed(state, call);
-  return fb::run_timed(state, [&] { call(nullptr); }, mode == 1);
+  return fb::run_timed(
+      state, [&] { call(nullptr); }, mode == 1);
 }
 
 void mlp(benchmark::State& state, Variant variant) {
@@ -124,25 +130,32 @@ void mlp(benchmark::State& state, Variant variant) {
   switch (variant) {
     case Variant::Unfused:
       call = [&](cudaStream_t s) {
-        fk::launch_mlp_unfused(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(), batch, s);
+        fk::launch_mlp_unfused(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(), batch,
+                               s);
       };
       work_variant = fk::MlpVariant::Unfused;
       launches = 9;
       break;
     case Variant::LayerFused:
       call = [&](cudaStream_t s) {
-        fk::launch_mlp_layer_fused(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(), batch, s);
+        fk::launch_mlp_layer_fused(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(),
+                                   batch, s);
       };
       break;
     case Variant::FullyFused:
-      call = [&](cudaStream_t s) { fk::launch_mlp_fully_fused(m.layers, m.x.data(), m.y.data(), batch, s); };
+      call = [&](cudaStream_t s) {
+        fk::launch_mlp_fully_fused(m.layers, m.x.data(), m.y.data(), batch, s);
+      };
       work_variant = fk::MlpVariant::FullyFused;
       launches = 1;
       break;
     case Variant::CublasLt:
       peer = std::make_unique<fk::MlpCublasLt>(kWidths, batch);
-      call = [&](cudaStream_t s) { peer->run(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(), s); };
-      if (!peer->single_kernel_algorithms()) launches = -1;  // split-K: more than one kernel per layer
+      call = [&](cudaStream_t s) {
+        peer->run(m.layers, m.x.data(), m.h1.data(), m.h2.data(), m.y.data(), s);
+      };
+      if (!peer->single_kernel_algorithms())
+        launches = -1;  // split-K: more than one kernel per layer
       break;
   }
   const double seconds = time_call(state, mode, call);
@@ -153,7 +166,8 @@ void mlp(benchmark::State& state, Variant variant) {
 
 void fully_fused_config(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
-  const fk::MlpFusedConfig config{static_cast<int>(state.range(1)), static_cast<int>(state.range(2))};
+  const fk::MlpFusedConfig config{static_cast<int>(state.range(1)),
+                                  static_cast<int>(state.range(2))};
   MlpBuffers m(batch);
   const double seconds = run_graph_timed(state, [&](cudaStream_t s) {
     fk::launch_mlp_fully_fused(m.layers, m.x.data(), m.y.data(), batch, s, config);
@@ -179,13 +193,22 @@ void config_sweep(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(mlp, unfused, Variant::Unfused)->Apply(batches)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(mlp, unfused, Variant::Unfused)
+    ->Apply(batches)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(mlp, layer_fused, Variant::LayerFused)
-    ->Apply(batches)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(batches)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(mlp, fully_fused, Variant::FullyFused)
-    ->Apply(batches)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(batches)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(mlp, cublaslt_epilogue, Variant::CublasLt)
-    ->Apply(batches)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Apply(batches)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(fully_fused_config)
     ->Name("mlp/fully_fused_config")
     ->Apply(config_sweep)

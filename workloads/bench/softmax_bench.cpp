@@ -1,7 +1,7 @@
 // Row-wise FP32 softmax (kernels/softmax): unfused (4 kernels), fused (1 kernel, the row held in
 // registers) and online (1 kernel, streaming, x read twice) at 256×4096, 4096×4096 and 1024×32768,
-// warm and cold L2. Names softmax/<variant>/rows:R/cols:C/cold:0|1. Bytes and FLOPs per iteration from
-// workloads/fusion_bench/work_model_softmax.h (kernels/softmax/README.md).
+// warm and cold L2. Names softmax/<variant>/rows:R/cols:C/cold:0|1. Bytes and FLOPs per iteration
+// from workloads/fusion_bench/work_model_softmax.h (kernels/softmax/README.md).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,7 +20,8 @@ namespace {
 
 enum class Variant { Unfused, Fused, Online };
 
-/// n floats in [-1, 1) from a fixed linear congruential sequence (fast; the values only need to vary).
+/// n floats in [-1, 1) from a fixed linear congruential sequence (fast; the values only need to
+/// vary).
 std::vector<float> pattern(std::size_t n) {
   std::vector<float> v(n);
   std::uint32_t state = 12345u;
@@ -44,7 +45,8 @@ void softmax(benchmark::State& state, Variant variant) {
   switch (variant) {
     case Variant::Unfused:
       iteration = [&] {
-        fk::launch_softmax_unfused(x.data(), y.data(), rows, cols, {row_max.data(), row_sum.data(), exps.data()});
+        fk::launch_softmax_unfused(x.data(), y.data(), rows, cols,
+                                   {row_max.data(), row_sum.data(), exps.data()});
       };
       work = fw::softmax_unfused_work(rows, cols);
       break;
@@ -73,6 +75,15 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(softmax, unfused, Variant::Unfused)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(softmax, fused, Variant::Fused)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(softmax, online, Variant::Online)->Apply(shapes)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(softmax, unfused, Variant::Unfused)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(softmax, fused, Variant::Fused)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(softmax, online, Variant::Online)
+    ->Apply(shapes)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);

@@ -26,14 +26,16 @@ class Reader {
     errno = 0;
     file_.reset(gzopen(path_.c_str(), "rb"));
     if (!file_) {
-      throw IdxError("cannot open " + path_ + ": " + (errno ? std::strerror(errno) : "gzopen failed"));
+      throw IdxError("cannot open " + path_ + ": " +
+                     (errno ? std::strerror(errno) : "gzopen failed"));
     }
   }
 
   std::uint32_t u32(const char* what) {
     std::array<unsigned char, 4> b{};
     exact(b.data(), b.size(), what);
-    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+           b[3];
   }
 
   void exact(void* data, std::size_t bytes, const char* what) {
@@ -50,22 +52,23 @@ class Reader {
       done += static_cast<std::size_t>(n);
     }
     if (done != bytes) {
-      throw IdxError(path_ + ": truncated: expected " + std::to_string(bytes) + " bytes of " + what + ", found " +
-                     std::to_string(done));
+      throw IdxError(path_ + ": truncated: expected " + std::to_string(bytes) + " bytes of " +
+                     what + ", found " + std::to_string(done));
     }
   }
 
   void expect_end() {
     unsigned char extra = 0;
-    if (gzread(file_.get(), &extra, 1) > 0) throw IdxError(path_ + ": trailing bytes after the data");
+    if (gzread(file_.get(), &extra, 1) > 0)
+      throw IdxError(path_ + ": trailing bytes after the data");
   }
 
   void expect_magic(std::uint32_t expected, const char* kind) {
     const std::uint32_t magic = u32("header");
     if (magic != expected) {
       char buffer[96];
-      std::snprintf(buffer, sizeof buffer, "not an IDX %s file (magic 0x%08x, expected 0x%08x)", kind, magic,
-                    expected);
+      std::snprintf(buffer, sizeof buffer, "not an IDX %s file (magic 0x%08x, expected 0x%08x)",
+                    kind, magic, expected);
       throw IdxError(path_ + ": " + buffer);
     }
   }
@@ -77,9 +80,11 @@ class Reader {
   std::unique_ptr<gzFile_s, GzCloser> file_;
 };
 
-void check_range(const std::string& path, const char* what, std::uint32_t value, std::uint32_t max) {
+void check_range(const std::string& path, const char* what, std::uint32_t value,
+                 std::uint32_t max) {
   if (value == 0 || value > max) {
-    throw IdxError(path + ": " + what + " " + std::to_string(value) + " out of range [1, " + std::to_string(max) + "]");
+    throw IdxError(path + ": " + what + " " + std::to_string(value) + " out of range [1, " +
+                   std::to_string(max) + "]");
   }
 }
 
@@ -116,8 +121,8 @@ std::vector<std::uint8_t> read_labels(const std::filesystem::path& path, unsigne
   in.expect_end();
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] >= classes) {
-      throw IdxError(in.path() + ": label " + std::to_string(labels[i]) + " at index " + std::to_string(i) +
-                     " is not below " + std::to_string(classes));
+      throw IdxError(in.path() + ": label " + std::to_string(labels[i]) + " at index " +
+                     std::to_string(i) + " is not below " + std::to_string(classes));
     }
   }
   return labels;
@@ -131,13 +136,15 @@ Dataset load_dataset(const std::filesystem::path& dir) {
     split.images = read_images(images_path);
     split.labels = read_labels(labels_path);
     if (split.labels.size() != split.images.count) {
-      throw IdxError(labels_path.string() + ": " + std::to_string(split.labels.size()) + " labels for " +
-                     std::to_string(split.images.count) + " images in " + images_path.string());
+      throw IdxError(labels_path.string() + ": " + std::to_string(split.labels.size()) +
+                     " labels for " + std::to_string(split.images.count) + " images in " +
+                     images_path.string());
     }
   };
   load(data.train, "train");
   load(data.test, "t10k");
-  if (data.train.images.rows != data.test.images.rows || data.train.images.cols != data.test.images.cols) {
+  if (data.train.images.rows != data.test.images.rows ||
+      data.train.images.cols != data.test.images.cols) {
     throw IdxError(dir.string() + ": train and test images differ in size");
   }
   return data;

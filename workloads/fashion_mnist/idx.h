@@ -37,7 +37,8 @@ struct Images {
 
 /// Reads an IDX labels file (magic 0x00000801, 1 dimension); every label must be < classes.
 /// Throws IdxError.
-[[nodiscard]] std::vector<std::uint8_t> read_labels(const std::filesystem::path& path, unsigned classes = 10);
+[[nodiscard]] std::vector<std::uint8_t> read_labels(const std::filesystem::path& path,
+                                                    unsigned classes = 10);
 
 struct Split {
   Images images;

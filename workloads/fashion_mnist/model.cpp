@@ -45,8 +45,8 @@ GpuModel::GpuModel(const Parameters& initial, int max_rows, Build build)
   }
   const auto rows = static_cast<std::size_t>(max_rows);
   const std::size_t hidden = rows * kHidden, logits = rows * kClasses;
-  for (Buf* buf : {&b_->h1, &b_->z2, &b_->n2, &b_->sig, &b_->a2, &b_->ln_xhat, &b_->da2, &b_->dn2, &b_->dz2, &b_->xhat,
-                   &b_->dh1, &b_->dr1})
+  for (Buf* buf : {&b_->h1, &b_->z2, &b_->n2, &b_->sig, &b_->a2, &b_->ln_xhat, &b_->da2, &b_->dn2,
+                   &b_->dz2, &b_->xhat, &b_->dh1, &b_->dr1})
     *buf = Buf(hidden);
   for (Buf* buf : {&b_->z3, &b_->probs, &b_->dz3, &b_->sm_exps}) *buf = Buf(logits);
   for (Buf* buf : {&b_->ln_mean, &b_->ln_var, &b_->sm_max, &b_->sm_sum}) *buf = Buf(rows);
@@ -54,35 +54,43 @@ GpuModel::GpuModel(const Parameters& initial, int max_rows, Build build)
 
 GpuModel::~GpuModel() = default;
 
-void GpuModel::forward(const float* x, const std::int32_t* labels, int rows, LossAccumulator acc, bool train) {
+void GpuModel::forward(const float* x, const std::int32_t* labels, int rows, LossAccumulator acc,
+                       bool train) {
   if (rows < 1 || rows > max_rows_) {
-    throw std::invalid_argument("GpuModel::forward: rows " + std::to_string(rows) + " outside [1, " +
-                                std::to_string(max_rows_) + "]");
+    throw std::invalid_argument("GpuModel::forward: rows " + std::to_string(rows) +
+                                " outside [1, " + std::to_string(max_rows_) + "]");
   }
   Buffers& b = *b_;
   const std::size_t hidden = static_cast<std::size_t>(rows) * kHidden;
   if (build_ == Build::Unfused) {
-    fk::launch_gemm_bias_relu_unfused(x, b.param[0].data(), b.param[1].data(), b.h1.data(), rows, kHidden, kInputs);
+    fk::launch_gemm_bias_relu_unfused(x, b.param[0].data(), b.param[1].data(), b.h1.data(), rows,
+                                      kHidden, kInputs);
     fk::launch_gemm(b.h1.data(), b.param[2].data(), b.z2.data(), rows, kHidden, kHidden);
     fk::launch_add_bias(b.z2.data(), b.param[3].data(), rows, kHidden);
-    fk::launch_layernorm_unfused(b.z2.data(), b.param[4].data(), b.param[5].data(), b.n2.data(), rows, kHidden,
-                                 fk::LayerNormScratch{b.ln_mean.data(), b.ln_var.data(), b.ln_xhat.data()},
-                                 kLayerNormEpsilon);
+    fk::launch_layernorm_unfused(
+        b.z2.data(), b.param[4].data(), b.param[5].data(), b.n2.data(), rows, kHidden,
+        fk::LayerNormScratch{b.ln_mean.data(), b.ln_var.data(), b.ln_xhat.data()},
+        kLayerNormEpsilon);
     fk::launch_swish_unfused(b.n2.data(), b.sig.data(), b.a2.data(), hidden);
     fk::launch_gemm(b.a2.data(), b.param[6].data(), b.z3.data(), rows, kClasses, kHidden);
     fk::launch_add_bias(b.z3.data(), b.param[7].data(), rows, kClasses);
-    fk::launch_softmax_unfused(b.z3.data(), b.probs.data(), rows, kClasses,
-                               fk::SoftmaxScratch{b.sm_max.data(), b.sm_sum.data(), b.sm_exps.data()});
+    fk::launch_softmax_unfused(
+        b.z3.data(), b.probs.data(), rows, kClasses,
+        fk::SoftmaxScratch{b.sm_max.data(), b.sm_sum.data(), b.sm_exps.data()});
     launch_nll_loss(b.probs.data(), labels, rows, kClasses, acc);
     if (train) launch_xent_grad(b.probs.data(), labels, b.dz3.data(), rows, kClasses);
   } else {
-    fk::launch_gemm_bias_relu_fused(x, b.param[0].data(), b.param[1].data(), b.h1.data(), rows, kHidden, kInputs);
-    fk::launch_gemm_bias_fused(b.h1.data(), b.param[2].data(), b.param[3].data(), b.z2.data(), rows, kHidden, kHidden);
-    fk::launch_layernorm_fused(b.z2.data(), b.param[4].data(), b.param[5].data(), b.n2.data(), rows, kHidden,
-                               kLayerNormEpsilon);
+    fk::launch_gemm_bias_relu_fused(x, b.param[0].data(), b.param[1].data(), b.h1.data(), rows,
+                                    kHidden, kInputs);
+    fk::launch_gemm_bias_fused(b.h1.data(), b.param[2].data(), b.param[3].data(), b.z2.data(), rows,
+                               kHidden, kHidden);
+    fk::launch_layernorm_fused(b.z2.data(), b.param[4].data(), b.param[5].data(), b.n2.data(), rows,
+                               kHidden, kLayerNormEpsilon);
     fk::launch_swish_fused(b.n2.data(), b.a2.data(), hidden);
-    fk::launch_gemm_bias_fused(b.a2.data(), b.param[6].data(), b.param[7].data(), b.z3.data(), rows, kClasses, kHidden);
-    launch_softmax_xent_fused(b.z3.data(), labels, train ? b.dz3.data() : nullptr, rows, kClasses, acc);
+    fk::launch_gemm_bias_fused(b.a2.data(), b.param[6].data(), b.param[7].data(), b.z3.data(), rows,
+                               kClasses, kHidden);
+    launch_softmax_xent_fused(b.z3.data(), labels, train ? b.dz3.data() : nullptr, rows, kClasses,
+                              acc);
   }
 }
 
@@ -95,12 +103,13 @@ void GpuModel::backward(const float* x, int rows) {
   launch_gemm_nt(b.dz3.data(), b.param[6].data(), b.da2.data(), rows, kHidden, kClasses);
   // Swish and LayerNorm: dn2 = da2·swish'(n2); dz2 = LayerNorm'(dn2); dγ = Σ dn2·x̂, dβ = Σ dn2.
   if (fused) {
-    launch_layernorm_backward(b.da2.data(), b.z2.data(), b.param[4].data(), b.dz2.data(), b.xhat.data(), rows, kHidden,
-                              kLayerNormEpsilon, b.n2.data(), b.dn2.data());
+    launch_layernorm_backward(b.da2.data(), b.z2.data(), b.param[4].data(), b.dz2.data(),
+                              b.xhat.data(), rows, kHidden, kLayerNormEpsilon, b.n2.data(),
+                              b.dn2.data());
   } else {
     launch_swish_backward(b.da2.data(), b.n2.data(), b.dn2.data(), rows * kHidden);
-    launch_layernorm_backward(b.dn2.data(), b.z2.data(), b.param[4].data(), b.dz2.data(), b.xhat.data(), rows,
-                              kHidden, kLayerNormEpsilon);
+    launch_layernorm_backward(b.dn2.data(), b.z2.data(), b.param[4].data(), b.dz2.data(),
+                              b.xhat.data(), rows, kHidden, kLayerNormEpsilon);
   }
   launch_column_sum(b.dn2.data(), b.xhat.data(), b.grad[4].data(), rows, kHidden);
   launch_column_sum(b.dn2.data(), nullptr, b.grad[5].data(), rows, kHidden);
@@ -108,7 +117,8 @@ void GpuModel::backward(const float* x, int rows) {
   launch_gemm_tn(b.h1.data(), b.dz2.data(), b.grad[2].data(), kHidden, kHidden, rows);
   launch_column_sum(b.dz2.data(), nullptr, b.grad[3].data(), rows, kHidden);
   if (fused) {
-    launch_gemm_nt_relu_backward(b.dz2.data(), b.param[2].data(), b.h1.data(), b.dr1.data(), rows, kHidden, kHidden);
+    launch_gemm_nt_relu_backward(b.dz2.data(), b.param[2].data(), b.h1.data(), b.dr1.data(), rows,
+                                 kHidden, kHidden);
   } else {
     launch_gemm_nt(b.dz2.data(), b.param[2].data(), b.dh1.data(), rows, kHidden, kHidden);
     launch_relu_backward(b.dh1.data(), b.h1.data(), b.dr1.data(), rows * kHidden);
@@ -129,8 +139,8 @@ void GpuModel::update(float lr, float momentum) {
     launch_sgd_multi(tensors, kTensors, lr, momentum);
   } else {
     for (int i = 0; i < kTensors; ++i) {
-      launch_sgd(b.param[i].data(), b.momentum[i].data(), b.grad[i].data(), static_cast<int>(b.param[i].size()), lr,
-                 momentum);
+      launch_sgd(b.param[i].data(), b.momentum[i].data(), b.grad[i].data(),
+                 static_cast<int>(b.param[i].size()), lr, momentum);
     }
   }
 }
@@ -138,7 +148,8 @@ void GpuModel::update(float lr, float momentum) {
 Parameters GpuModel::parameters() const {
   Parameters p;
   const auto tensors = p.tensors();
-  for (int i = 0; i < kTensors; ++i) *tensors[static_cast<std::size_t>(i)] = b_->param[i].copy_to_host();
+  for (int i = 0; i < kTensors; ++i)
+    *tensors[static_cast<std::size_t>(i)] = b_->param[i].copy_to_host();
   return p;
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-// The Fashion-MNIST network of the end-to-end validation (issue #10) and its training step on the GPU,
-// in two builds that compute the same math: the unfused kernel chain and the fused kernels.
+// The Fashion-MNIST network of the end-to-end validation (issue #10) and its training step on the
+// GPU, in two builds that compute the same math: the unfused kernel chain and the fused kernels.
 //
 // Network (FP32), x the batch of normalized images [B × 784]:
-//   h1 = relu(x·W1 + b1)             W1 [784 × 256]   Linear + bias + ReLU   (kernels/gemm_bias_relu)
+//   h1 = relu(x·W1 + b1)             W1 [784 × 256]   Linear + bias + ReLU (kernels/gemm_bias_relu)
 //   z2 = h1·W2 + b2                  W2 [256 × 256]   Linear + bias
 //   n2 = LayerNorm(z2)·γ + β         γ, β [256]       (kernels/layernorm, eps 1e-5)
 //   a2 = swish(n2)                                    (kernels/elementwise)
@@ -16,8 +16,8 @@
 // Launches per training step of B rows (fmnist_train's NVTX ranges forward / backward / update):
 //   unfused: gather 2 + forward 19 + backward 13 + update 8 = 42
 //            (GEMM, bias and ReLU kernels separate; LayerNorm 4 kernels; Swish sigmoid + multiply;
-//            softmax 4 kernels, loss, gradient; Swish backward and LayerNorm backward separate; ReLU
-//            backward separate; one SGD kernel per tensor)
+//            softmax 4 kernels, loss, gradient; Swish backward and LayerNorm backward separate;
+//            ReLU backward separate; one SGD kernel per tensor)
 //   fused:   gather 2 + forward 6 + backward 11 + update 1 = 20
 //            (GEMM epilogues with bias / bias+ReLU; one-pass LayerNorm; one-pass Swish; softmax,
 //            loss and gradient in one kernel; Swish backward inside the LayerNorm backward; ReLU
@@ -46,7 +46,8 @@ class GpuModel {
 
   /// Forward pass of `rows` normalized images x (device, [rows × 784]) with device labels; adds the
   /// rows' loss and correct predictions to `acc`. With `train`, also leaves dL/dz3 for backward().
-  void forward(const float* x, const std::int32_t* labels, int rows, LossAccumulator acc, bool train);
+  void forward(const float* x, const std::int32_t* labels, int rows, LossAccumulator acc,
+               bool train);
   /// Backward pass of the last forward(train = true): every parameter's gradient.
   void backward(const float* x, int rows);
   /// One SGD-with-momentum update of every parameter.

@@ -1,7 +1,7 @@
 #include "network.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace fuselens::workloads::fmnist {
@@ -27,13 +27,16 @@ Parameters Parameters::initial(std::uint32_t seed) {
   return p;
 }
 
-std::vector<std::vector<float>*> Parameters::tensors() { return {&w1, &b1, &w2, &b2, &gamma, &beta, &w3, &b3}; }
+std::vector<std::vector<float>*> Parameters::tensors() {
+  return {&w1, &b1, &w2, &b2, &gamma, &beta, &w3, &b3};
+}
 
 std::vector<float> normalized_images(const Split& split, std::size_t count) {
   count = std::min<std::size_t>(count, split.images.count);
   std::vector<float> x(count * kInputs);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = (static_cast<float>(split.images.pixels[i]) * (1.0f / 255.0f) - kPixelMean) * (1.0f / kPixelStd);  // as the GPU
+    x[i] = (static_cast<float>(split.images.pixels[i]) * (1.0f / 255.0f) - kPixelMean) *
+           (1.0f / kPixelStd);  // as the GPU
   }
   return x;
 }

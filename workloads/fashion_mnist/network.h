@@ -23,15 +23,15 @@ enum class Build { Unfused, Fused };
 /// The parameters on the host, in the order of the network.
 struct Parameters {
   std::vector<float> w1, b1, w2, b2, gamma, beta, w3, b3;
-  /// torch.nn.Linear's initialisation from std::mt19937(seed): U(−1/√in, 1/√in) for every weight and
-  /// bias (drawn W1, b1, W2, b2, W3, b3 in that order), γ = 1, β = 0.
+  /// torch.nn.Linear's initialisation from std::mt19937(seed): U(−1/√in, 1/√in) for every weight
+  /// and bias (drawn W1, b1, W2, b2, W3, b3 in that order), γ = 1, β = 0.
   static Parameters initial(std::uint32_t seed);
   /// The eight tensors, for loops (same order as the members).
   std::vector<std::vector<float>*> tensors();
 };
 
-/// The first `count` images of `split`, normalized as the GPU's gather does ((x / 255 − mean) / std,
-/// the division done as a multiplication by 1/std), [count × 784] on the host.
+/// The first `count` images of `split`, normalized as the GPU's gather does ((x / 255 − mean) /
+/// std, the division done as a multiplication by 1/std), [count × 784] on the host.
 [[nodiscard]] std::vector<float> normalized_images(const Split& split, std::size_t count);
 
 }  // namespace fuselens::workloads::fmnist

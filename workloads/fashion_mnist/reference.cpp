@@ -10,18 +10,24 @@ namespace {
 
 using Matrix = std::vector<double>;  // row-major
 
-/// C[M×N] = op(A)·op(B) (+ bias), the GPU kernels' layouts: A [M×K] or [K×M] (ta), B [K×N] or [N×K] (tb).
-Matrix gemm(const Matrix& A, const Matrix& B, int M, int N, int K, bool ta, bool tb, const Matrix* bias = nullptr) {
+/// C[M×N] = op(A)·op(B) (+ bias), the GPU kernels' layouts: A [M×K] or [K×M] (ta), B [K×N] or [N×K]
+/// (tb).
+Matrix gemm(const Matrix& A, const Matrix& B, int M, int N, int K, bool ta, bool tb,
+            const Matrix* bias = nullptr) {
   Matrix C(static_cast<std::size_t>(M) * N, 0.0);
   for (int m = 0; m < M; ++m) {
     for (int k = 0; k < K; ++k) {
-      const double a = ta ? A[static_cast<std::size_t>(k) * M + m] : A[static_cast<std::size_t>(m) * K + k];
+      const double a =
+          ta ? A[static_cast<std::size_t>(k) * M + m] : A[static_cast<std::size_t>(m) * K + k];
       if (a == 0.0) continue;
       double* c = &C[static_cast<std::size_t>(m) * N];
-      for (int n = 0; n < N; ++n) c[n] += a * (tb ? B[static_cast<std::size_t>(n) * K + k] : B[static_cast<std::size_t>(k) * N + n]);
+      for (int n = 0; n < N; ++n)
+        c[n] += a * (tb ? B[static_cast<std::size_t>(n) * K + k]
+                        : B[static_cast<std::size_t>(k) * N + n]);
     }
     if (bias) {
-      for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * N + n] += (*bias)[static_cast<std::size_t>(n)];
+      for (int n = 0; n < N; ++n)
+        C[static_cast<std::size_t>(m) * N + n] += (*bias)[static_cast<std::size_t>(n)];
     }
   }
   return C;
@@ -46,13 +52,16 @@ ReferenceModel::ReferenceModel(const Parameters& initial) {
   }
 }
 
-ReferenceModel::Pass ReferenceModel::forward(std::span<const float> x, std::span<const std::int32_t> labels) const {
+ReferenceModel::Pass ReferenceModel::forward(std::span<const float> x,
+                                             std::span<const std::int32_t> labels) const {
   const int rows = static_cast<int>(labels.size());
   if (rows < 1 || x.size() != static_cast<std::size_t>(rows) * kInputs) {
-    throw std::invalid_argument("ReferenceModel: x must be rows × 784 with rows = labels.size() >= 1");
+    throw std::invalid_argument(
+        "ReferenceModel: x must be rows × 784 with rows = labels.size() >= 1");
   }
   const auto& [w1, b1, w2, b2, gamma, beta, w3, b3] =
-      std::tie(params_[0], params_[1], params_[2], params_[3], params_[4], params_[5], params_[6], params_[7]);
+      std::tie(params_[0], params_[1], params_[2], params_[3], params_[4], params_[5], params_[6],
+               params_[7]);
   Pass p;
   p.rows = rows;
   p.x.assign(x.begin(), x.end());
@@ -95,13 +104,14 @@ ReferenceModel::Pass ReferenceModel::forward(std::span<const float> x, std::span
   return p;
 }
 
-ReferenceModel::Evaluation ReferenceModel::evaluate(std::span<const float> x, std::span<const std::int32_t> labels) const {
+ReferenceModel::Evaluation ReferenceModel::evaluate(std::span<const float> x,
+                                                    std::span<const std::int32_t> labels) const {
   const Pass p = forward(x, labels);
   return {p.loss, p.correct};
 }
 
-std::vector<std::vector<double>> ReferenceModel::gradients(std::span<const float> x,
-                                                           std::span<const std::int32_t> labels) const {
+std::vector<std::vector<double>> ReferenceModel::gradients(
+    std::span<const float> x, std::span<const std::int32_t> labels) const {
   const Pass p = forward(x, labels);
   const int rows = p.rows;
   const auto& w2 = params_[2];
@@ -111,7 +121,8 @@ std::vector<std::vector<double>> ReferenceModel::gradients(std::span<const float
   // dz3 = (p − onehot) / rows
   Matrix dz3 = p.probs;
   for (int r = 0; r < rows; ++r) {
-    dz3[static_cast<std::size_t>(r) * kClasses + static_cast<std::size_t>(labels[static_cast<std::size_t>(r)])] -= 1.0;
+    dz3[static_cast<std::size_t>(r) * kClasses +
+        static_cast<std::size_t>(labels[static_cast<std::size_t>(r)])] -= 1.0;
   }
   for (double& v : dz3) v /= rows;
   auto column_sum = [&](const Matrix& m, int cols) {
@@ -155,8 +166,8 @@ std::vector<std::vector<double>> ReferenceModel::gradients(std::span<const float
   return g;
 }
 
-double ReferenceModel::train_step(std::span<const float> x, std::span<const std::int32_t> labels, double lr,
-                                  double momentum) {
+double ReferenceModel::train_step(std::span<const float> x, std::span<const std::int32_t> labels,
+                                  double lr, double momentum) {
   const double loss = forward(x, labels).loss;
   const auto g = gradients(x, labels);
   for (std::size_t t = 0; t < params_.size(); ++t) {

@@ -71,7 +71,8 @@ struct Trainer::Device {
     return {loss, hits};
   }
   void load_batch(const DeviceSplit& split, const std::int32_t* index, int rows) {
-    launch_gather_normalize(split.pixels.data(), index, x.data(), rows, kInputs, kPixelMean, kPixelStd);
+    launch_gather_normalize(split.pixels.data(), index, x.data(), rows, kInputs, kPixelMean,
+                            kPixelStd);
     launch_gather_labels(split.labels.data(), index, batch_labels.data(), rows);
   }
 };
@@ -85,17 +86,20 @@ Trainer::Trainer(const Dataset& data, const TrainOptions& options) : options_(op
 
 Trainer::~Trainer() = default;
 
-std::vector<EpochResult> Trainer::train(Build build, const std::function<void(const EpochResult&)>& on_epoch) {
+std::vector<EpochResult> Trainer::train(Build build,
+                                        const std::function<void(const EpochResult&)>& on_epoch) {
   Device& d = *d_;
-  GpuModel model(Parameters::initial(options_.seed), std::max(options_.batch, options_.eval_batch), build);
+  GpuModel model(Parameters::initial(options_.seed), std::max(options_.batch, options_.eval_batch),
+                 build);
   const std::string prefix = std::string("fmnist/") + to_string(build) + "/";
   std::vector<EpochResult> results;
   std::vector<std::int32_t> order(d.train.count);
   for (int epoch = 1; epoch <= options_.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937(options_.seed + static_cast<std::uint32_t>(epoch)));
-    FUSELENS_CUDA_CHECK(cudaMemcpy(d.order.data(), order.data(), order.size() * sizeof(std::int32_t),
-                                   cudaMemcpyHostToDevice));
+    std::shuffle(order.begin(), order.end(),
+                 std::mt19937(options_.seed + static_cast<std::uint32_t>(epoch)));
+    FUSELENS_CUDA_CHECK(cudaMemcpy(d.order.data(), order.data(),
+                                   order.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
     EpochResult r;
     r.build = build;
     r.epoch = epoch;
@@ -104,8 +108,10 @@ std::vector<EpochResult> Trainer::train(Build build, const std::function<void(co
     const auto start = std::chrono::steady_clock::now();
     {
       Range range(prefix + "epoch" + std::to_string(epoch));
-      for (std::size_t first = 0; first < d.train.count; first += static_cast<std::size_t>(options_.batch)) {
-        const int rows = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options_.batch), d.train.count - first));
+      for (std::size_t first = 0; first < d.train.count;
+           first += static_cast<std::size_t>(options_.batch)) {
+        const int rows = static_cast<int>(
+            std::min<std::size_t>(static_cast<std::size_t>(options_.batch), d.train.count - first));
         d.load_batch(d.train, d.order.data() + first, rows);
         {
           Range step("forward");
@@ -123,7 +129,8 @@ std::vector<EpochResult> Trainer::train(Build build, const std::function<void(co
       }
       FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
     }
-    r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.train_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Each batch's loss kernel adds the SUM of its rows' losses: divide by the images.
     const auto [train_loss, train_hits] = d.read();
     r.train_loss = train_loss / static_cast<double>(d.train.count);
@@ -131,8 +138,10 @@ std::vector<EpochResult> Trainer::train(Build build, const std::function<void(co
     {
       Range range(prefix + "eval");
       d.reset();
-      for (std::size_t first = 0; first < d.test.count; first += static_cast<std::size_t>(options_.eval_batch)) {
-        const int rows = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options_.eval_batch), d.test.count - first));
+      for (std::size_t first = 0; first < d.test.count;
+           first += static_cast<std::size_t>(options_.eval_batch)) {
+        const int rows = static_cast<int>(std::min<std::size_t>(
+            static_cast<std::size_t>(options_.eval_batch), d.test.count - first));
         d.load_batch(d.test, d.identity.data() + first, rows);
         model.forward(d.x.data(), d.batch_labels.data(), rows, d.acc(), false);
       }
@@ -149,9 +158,11 @@ std::vector<EpochResult> Trainer::train(Build build, const std::function<void(co
 std::vector<double> Trainer::fixed_batch_losses(Build build, int rows, int steps) {
   Device& d = *d_;
   if (rows < 1 || static_cast<std::size_t>(rows) > d.train.count || rows > options_.batch) {
-    throw std::invalid_argument("fixed_batch_losses: rows must be in [1, min(batch, training images)]");
+    throw std::invalid_argument(
+        "fixed_batch_losses: rows must be in [1, min(batch, training images)]");
   }
-  GpuModel model(Parameters::initial(options_.seed), std::max(options_.batch, options_.eval_batch), build);
+  GpuModel model(Parameters::initial(options_.seed), std::max(options_.batch, options_.eval_batch),
+                 build);
   std::vector<double> losses;
   d.load_batch(d.train, d.identity.data(), rows);
   for (int s = 0; s < steps; ++s) {

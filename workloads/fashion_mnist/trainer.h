@@ -52,7 +52,8 @@ class Trainer {
 
   /// Trains a fresh model (Parameters::initial(seed)) in `build` for options.epochs epochs, calling
   /// `on_epoch` after each.
-  std::vector<EpochResult> train(Build build, const std::function<void(const EpochResult&)>& on_epoch = {});
+  std::vector<EpochResult> train(Build build,
+                                 const std::function<void(const EpochResult&)>& on_epoch = {});
 
   /// Runs `steps` training steps of the first `rows` training images (no shuffling, the same batch
   /// every step) and returns the mean loss of each step before its update: for comparisons with

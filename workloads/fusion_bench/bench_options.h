@@ -8,7 +8,8 @@
 // --quick      iters 5, warmup 2 and each op's smallest shapes; an explicit --iters / --warmup wins
 // --only OP    run one op only (main() checks OP against the registered ops: bench_case.h)
 // --help       print usage, exit 0
-// Values may also be given as --iters=N. Anything else throws UsageError (main prints one line, exits 2).
+// Values may also be given as --iters=N. Anything else throws UsageError (main prints one line,
+// exits 2).
 
 #include <optional>
 #include <stdexcept>
@@ -18,19 +19,19 @@ namespace fuselens::workloads {
 
 /// A malformed command line; what() is the one-line message for stderr.
 class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct BenchOptions {
-    int iters = 50;
-    int warmup = 5;
-    std::optional<std::string> only;  ///< one registered op; empty = all
-    bool quick = false;
-    bool help = false;
+  int iters = 50;
+  int warmup = 5;
+  std::optional<std::string> only;  ///< one registered op; empty = all
+  bool quick = false;
+  bool help = false;
 
-    /// True when `op` is selected by --only (or no --only was given).
-    [[nodiscard]] bool runs(const std::string& op) const { return !only || *only == op; }
+  /// True when `op` is selected by --only (or no --only was given).
+  [[nodiscard]] bool runs(const std::string& op) const { return !only || *only == op; }
 };
 
 /// Parses argv[1..argc). Throws UsageError.

@@ -13,22 +13,22 @@
 namespace fuselens::workloads {
 
 class NvtxRange {
-public:
-    NvtxRange(const std::string& name, std::uint64_t payload) {
-        nvtxEventAttributes_t attributes{};
-        attributes.version = NVTX_VERSION;
-        attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-        attributes.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-        attributes.payload.ullValue = payload;
-        attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
-        attributes.message.ascii = name.c_str();  // copied by the tool during the call
-        nvtxRangePushEx(&attributes);
-    }
+ public:
+  NvtxRange(const std::string& name, std::uint64_t payload) {
+    nvtxEventAttributes_t attributes{};
+    attributes.version = NVTX_VERSION;
+    attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    attributes.payload.ullValue = payload;
+    attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attributes.message.ascii = name.c_str();  // copied by the tool during the call
+    nvtxRangePushEx(&attributes);
+  }
 
-    NvtxRange(const NvtxRange&) = delete;
-    NvtxRange& operator=(const NvtxRange&) = delete;
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
 
-    ~NvtxRange() { nvtxRangePop(); }
+  ~NvtxRange() { nvtxRangePop(); }
 };
 
 }  // namespace fuselens::workloads

@@ -1,6 +1,6 @@
 #pragma once
-// run_variant: the one harness every fusion_bench variant goes through, so that the unfused and fused
-// variants of an op get the same inputs, warm-up, iteration count and timing.
+// run_variant: the one harness every fusion_bench variant goes through, so that the unfused and
+// fused variants of an op get the same inputs, warm-up, iteration count and timing.
 //
 // For one variant it does, in this order (all on the legacy default stream, every call checked):
 //   1. cudaMemset(output, 0xFF, output_bytes)        poison: unwritten floats read back as NaN
@@ -27,21 +27,23 @@
 namespace fuselens::workloads {
 
 struct VariantSettings {
-    int warmup = 5;
-    int iters = 50;
+  int warmup = 5;
+  int iters = 50;
 };
 
 struct VariantTiming {
-    std::vector<double> iteration_us;  ///< GPU time between consecutive events, µs, one per iteration
+  std::vector<double> iteration_us;  ///< GPU time between consecutive events, µs, one per iteration
 
-    /// Median of iteration_us (mean of the middle two for an even count; 0 when empty).
-    [[nodiscard]] double median_us() const;
+  /// Median of iteration_us (mean of the middle two for an even count; 0 when empty).
+  [[nodiscard]] double median_us() const;
 };
 
-/// Runs one variant as described above. `iteration` must launch one iteration's kernels and nothing else;
-/// `work` is what one iteration does (work_model.h).
-[[nodiscard]] VariantTiming run_variant(const std::string& range_name, const VariantSettings& settings,
-                                        void* output, std::size_t output_bytes,
-                                        const std::function<void()>& iteration, const DeclaredWork& work);
+/// Runs one variant as described above. `iteration` must launch one iteration's kernels and nothing
+/// else; `work` is what one iteration does (work_model.h).
+[[nodiscard]] VariantTiming run_variant(const std::string& range_name,
+                                        const VariantSettings& settings, void* output,
+                                        std::size_t output_bytes,
+                                        const std::function<void()>& iteration,
+                                        const DeclaredWork& work);
 
 }  // namespace fuselens::workloads

@@ -15,22 +15,22 @@
 namespace fuselens::workloads {
 
 struct DeclaredWork {
-    double flops = 0;  ///< FP32 FLOPs
-    double bytes = 0;  ///< compulsory device-memory bytes
+  double flops = 0;  ///< FP32 FLOPs
+  double bytes = 0;  ///< compulsory device-memory bytes
 };
 
 /// C = relu(A·B + bias), FP32, A [M×K], B [K×N], bias [N], C [M×N].
 inline DeclaredWork gemm_bias_relu_work(bool fused, double M, double N, double K) {
-    const double flops = 2 * M * N * K + M * N;
-    const double inputs = 4 * (M * K + K * N + N);  // A, B, bias once
-    // fused: C written once; unfused: gemm writes C, add_bias reads and writes it, relu too.
-    return {flops, inputs + 4 * M * N * (fused ? 1 : 5)};
+  const double flops = 2 * M * N * K + M * N;
+  const double inputs = 4 * (M * K + K * N + N);  // A, B, bias once
+  // fused: C written once; unfused: gemm writes C, add_bias reads and writes it, relu too.
+  return {flops, inputs + 4 * M * N * (fused ? 1 : 5)};
 }
 
 /// y = x · sigmoid(x) over n floats.
 inline DeclaredWork swish_work(bool fused, double n) {
-    // fused: read x, write y; unfused: sigmoid reads x, writes s; multiply reads x and s, writes y.
-    return fused ? DeclaredWork{3 * n, 8 * n} : DeclaredWork{4 * n, 20 * n};
+  // fused: read x, write y; unfused: sigmoid reads x, writes s; multiply reads x and s, writes y.
+  return fused ? DeclaredWork{3 * n, 8 * n} : DeclaredWork{4 * n, 20 * n};
 }
 
 }  // namespace fuselens::workloads

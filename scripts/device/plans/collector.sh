@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): the collector's
+# A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): the collector's
 # GPU checks. SECTIONS (default all): probe (CPython struct offsets, PythonLayout.h), reliability
 # (tests/reliability/WorkloadFaultsGpuTest.cpp), cct (cct_torch.py with Python frames; the
 # capture kept as tests/data/cct_torch.sqlite), metrics (--metrics roofline per fusion_bench op),
@@ -9,7 +9,7 @@
 # bytes in application replay next to FuseLens's counters), gpu (gpu_tests).
 set -u
 SECTIONS=${SECTIONS:-"probe reliability cct metrics gpu overhead torch"}
-. "$PWD/scripts/device/plan_prelude.sh"
+. "$PWD/scripts/device/prelude.sh"
 if has probe; then
   echo "== CPython layout probe"; python3 collector/bench/python_layout_probe.py
 fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): the PyTorch
+# A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): the PyTorch
 # overhead budget of issue 4 on the small CNN step (mlp_train.py --model cnn), with every step's
 # times kept so that the spread within a process can be told from the spread between processes.
 # SECTIONS (default "budget"): suites (gpu_tests and reliability_gpu_tests first, through
-# plan_gpu_tests.sh), stats (one profiled CNN run with FUSELENS_CONTEXT_STATS=1: the callback's
+# plans/gpu_tests.sh), stats (one profiled CNN run with FUSELENS_CONTEXT_STATS=1: the callback's
 # own time per call), auxcalls (launch_overhead --batch 100 with --aux-calls 0 and 9 per setting,
 # AUX_ROUNDS rounds, default 4), budget (the rounds below).
 #   SETTINGS   the settings per round, run in a shuffled order each round (default
@@ -18,9 +18,9 @@
 # 200 ms into $R/clocks.csv. Summarized by scripts/device/step_budget.py.
 set -u
 SECTIONS=${SECTIONS:-budget}
-. "$PWD/scripts/device/plan_prelude.sh"
+. "$PWD/scripts/device/prelude.sh"
 if has suites; then
-  (SECTIONS= EXTRA_SECTIONS= bash "$root/scripts/device/plan_gpu_tests.sh")
+  (SECTIONS= EXTRA_SECTIONS= bash "$root/scripts/device/plans/gpu_tests.sh")
 fi
 mlp="$root/workloads/python/mlp_train.py"
 floor="$S/lib/libfuselens_cupti_floor.so"

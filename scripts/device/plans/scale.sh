@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): issue #9's
+# A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): issue #9's
 # collector side of scale. Ten million empty-kernel launches (launch_overhead) with and without
 # the collector: peak memory of the workload process (ru_maxrss of prof-run's children), kernels
 # recorded, dropped records, capture size per kernel; then a deliberately small buffer pool

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the plans for scripts/device/bg.sh (plan_collector.sh, plan_replay.sh) once they have
+# Sourced by the plans for scripts/device/run.sh (plans/collector.sh, plans/replay.sh, ...) once they have
 # set SECTIONS's default, from the repository root on the GPU machine: the staged tools on PATH
 # (stage/ carried), the samplers of samples.sh, `has SECTION`, and the date and device line.
 root=$PWD R=${R:-/tmp/bg/results}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A plan for scripts/device/bg.sh (GPU machine, repository root, stage/ carried): counters under
+# A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): counters under
 # application replay against Nsight Compute's, and CUPTI attribute variants of the kernel-activity
 # floor on the small CNN step. SECTIONS (default "suites replay cnnattrs"):
-#   suites    the GPU tests that go through prof-run (plan_gpu_tests.sh: reliability_gpu_tests,
+#   suites    the GPU tests that go through prof-run (plans/gpu_tests.sh: reliability_gpu_tests,
 #             gpu_tests); gpu: gpu_tests alone
 #   replay    fusion_bench --quick under prof-run --metrics roofline with --replay application
 #             (cache control all, then none) and with kernel replay, and under ncu in application
@@ -13,9 +13,9 @@
 #             ROUNDS interleaved rounds.
 set -u
 SECTIONS=${SECTIONS:-"suites replay cnnattrs"}
-. "$PWD/scripts/device/plan_prelude.sh"
+. "$PWD/scripts/device/prelude.sh"
 if has suites; then
-  (SECTIONS= EXTRA_SECTIONS= bash "$root/scripts/device/plan_gpu_tests.sh")
+  (SECTIONS= EXTRA_SECTIONS= bash "$root/scripts/device/plans/gpu_tests.sh")
 fi
 if has gpu; then  # gpu_tests alone
   echo "== gpu_tests"; (cd /tmp && gpu_tests > "$R/gpu_tests.txt" 2>&1; echo "exit $?")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repository root, with the staged tree carried ($STAGE, default
-# stage/; scripts/device/stage.sh builds it): the roofline proof of docs/BENCHMARKS.md.
+# A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried, or $STAGE):
+# the roofline proof of docs/BENCHMARKS.md (was roofline_session.sh).
 #   ceilings  prof-ceilings: the H100's measured ceilings (compare with ANCHORS.md).
 #   run       fusion_bench --quick under prof-run --measure-ceilings --metrics roofline (counters
 #             and annotations; kept), the same with other trace sets (exit status and records), and
@@ -12,16 +12,15 @@
 #             what the tensor-path counters count per FLOP.
 #   sass      the FP instructions of each kernel in fusion_bench's SASS (cuobjdump).
 #   analyze   prof-analyze roofline against auto, measured and t4 peaks.
-# STEPS (comma separated) picks some; default all. At most 8 files come back from $OUT.
+# STEPS (comma separated) picks some; default all. Results under $R.
 set -u
-OUT=${OUT:-/tmp/fuselens-out}
+R=${R:-/tmp/bg/results}
 STAGE=${STAGE:-stage}
 STEPS=${STEPS:-ceilings,run,ncu,tensor,sass,analyze}
-mkdir -p "$OUT"
+mkdir -p "$R"
 root=$PWD
 export PATH="$root/$STAGE/bin:$PATH"
 export LD_LIBRARY_PATH="$root/$STAGE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-exec > >(tee -a "$OUT/session.log") 2>&1
 now() { date +%s.%N; }
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f} s')" "$1" "$2"; }
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
@@ -45,12 +44,12 @@ if step run; then
   echo "prof-run (default trace): $(elapsed "$t0" "$t1")"
   t0=$(now); prof-run -o /tmp/m.sqlite --force --metrics roofline -- fusion_bench --quick > /dev/null; rc=$?; t1=$(now)
   echo "prof-run --metrics roofline (default trace): exit $rc, $(elapsed "$t0" "$t1")"; counts /tmp/m.sqlite
-  prof-run -o "$OUT/fusion_bench_roofline.sqlite" --force --measure-ceilings --metrics roofline -- fusion_bench --quick
-  rc=$?; echo "exit $rc"; counts "$OUT/fusion_bench_roofline.sqlite"
+  prof-run -o "$R/fusion_bench_roofline.sqlite" --force --measure-ceilings --metrics roofline -- fusion_bench --quick
+  rc=$?; echo "exit $rc"; counts "$R/fusion_bench_roofline.sqlite"
   if [ "$rc" != 0 ]; then  # fall back to the trace groups seen to work with counters
-    prof-run -o "$OUT/fusion_bench_roofline.sqlite" --force --trace api,nvtx,memory,overhead --measure-ceilings \
+    prof-run -o "$R/fusion_bench_roofline.sqlite" --force --trace api,nvtx,memory,overhead --measure-ceilings \
       --metrics roofline -- fusion_bench --quick > /dev/null
-    echo "fallback exit $?"; counts "$OUT/fusion_bench_roofline.sqlite"
+    echo "fallback exit $?"; counts "$R/fusion_bench_roofline.sqlite"
   fi
 fi
 
@@ -58,15 +57,15 @@ if step ncu; then
   echo "== ncu"
   M=smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,gpu__time_duration.sum
   ncu --version | tail -n 1
-  ncu --clock-control none --cache-control none --metrics "$M" --csv fusion_bench --quick > "$OUT/ncu_cache_none.csv" 2> /tmp/ncu1.err
+  ncu --clock-control none --cache-control none --metrics "$M" --csv fusion_bench --quick > "$R/ncu_cache_none.csv" 2> /tmp/ncu1.err
   echo "ncu cache-control none: exit $?"; tail -n 3 /tmp/ncu1.err
-  ncu --clock-control none --cache-control all --metrics "$M" --csv fusion_bench --quick > "$OUT/ncu_cache_all.csv" 2> /tmp/ncu2.err
+  ncu --clock-control none --cache-control all --metrics "$M" --csv fusion_bench --quick > "$R/ncu_cache_all.csv" 2> /tmp/ncu2.err
   echo "ncu cache-control all: exit $?"; tail -n 3 /tmp/ncu2.err
 fi
 
 if step tensor; then
   echo "== tensor counters on cuBLASLt GEMMs"
-  prof-run -o "$OUT/tensor_gemm.sqlite" --force --trace cuda,api --metrics roofline -- prof-ceilings --only tensor --quick
+  prof-run -o "$R/tensor_gemm.sqlite" --force --trace cuda,api --metrics roofline -- prof-ceilings --only tensor --quick
   echo "exit $?"
 fi
 
@@ -80,8 +79,8 @@ if step analyze; then
   cd "$root"
   for peaks in auto measured t4; do
     echo "-- --peaks $peaks"
-    prof-analyze roofline "$OUT/fusion_bench_roofline.sqlite" --peaks "$peaks" | tee "$OUT/roofline_$peaks.txt"
+    prof-analyze roofline "$R/fusion_bench_roofline.sqlite" --peaks "$peaks" | tee "$R/roofline_$peaks.txt"
   done
-  prof-analyze roofline "$OUT/fusion_bench_roofline.sqlite" --peaks measured --format csv > "$OUT/roofline_measured.csv"
+  prof-analyze roofline "$R/fusion_bench_roofline.sqlite" --peaks measured --format csv > "$R/roofline_measured.csv"
 fi
-ls -la "$OUT"
+ls -la "$R"
