@@ -12,12 +12,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "fuselens/analyzer/CallingContext.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/Peaks.h"
-#include "fuselens/analyzer/Roofline.h"
-#include "fuselens/analyzer/Summary.h"
+#include "cct/CallingContext.h"
+#include "compare/Compare.h"
+#include "flags/Flags.h"
+#include "roofline/Peaks.h"
+#include "roofline/Roofline.h"
+#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 
 namespace fa = fuselens::analyzer;

@@ -24,7 +24,7 @@
 #include <streambuf>
 #include <string>
 
-#include "fuselens/analyzer/ExportChromeTrace.h"
+#include "export/ExportChromeTrace.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 

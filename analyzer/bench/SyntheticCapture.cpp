@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "fuselens/analyzer/SummaryStore.h"
+#include "summary/SummaryStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 

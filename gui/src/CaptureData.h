@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "fuselens/analyzer/Capture.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/Summary.h"
-#include "fuselens/analyzer/Timeline.h"
+#include "capture/Capture.h"
+#include "compare/Compare.h"
+#include "flags/Flags.h"
+#include "summary/Summary.h"
+#include "timeline/Timeline.h"
 
 namespace fuselens::gui {
 

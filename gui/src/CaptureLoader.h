@@ -32,10 +32,10 @@
 #include <memory>
 
 #include "CaptureData.h"
-#include "fuselens/analyzer/CallPath.h"
-#include "fuselens/analyzer/CallingContext.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/Roofline.h"
+#include "cct/CallPath.h"
+#include "cct/CallingContext.h"
+#include "compare/Compare.h"
+#include "roofline/Roofline.h"
 
 namespace fuselens::gui {
 

@@ -2,7 +2,7 @@
 
 #include <QLocale>
 
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 
 namespace fuselens::gui {
 

@@ -15,12 +15,12 @@
 #include <sstream>
 
 #include "Format.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 #include "models/TableModel.h"
-#include "fuselens/analyzer/Export.h"
-#include "fuselens/analyzer/ExportFile.h"
-#include "fuselens/analyzer/ExportHtml.h"
-#include "fuselens/analyzer/Capture.h"
+#include "export/Export.h"
+#include "export/ExportFile.h"
+#include "export/ExportHtml.h"
+#include "capture/Capture.h"
 
 namespace fuselens::gui {
 namespace {

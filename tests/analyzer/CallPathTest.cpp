@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "fuselens/analyzer/CallPath.h"
-#include "fuselens/analyzer/CallingContext.h"
+#include "cct/CallPath.h"
+#include "cct/CallingContext.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 

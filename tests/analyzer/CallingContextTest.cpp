@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/CallingContextFormat.h"
+#include "cct/CallingContextFormat.h"
 #include "fuselens/db/Writer.h"
 
 using namespace fuselens;

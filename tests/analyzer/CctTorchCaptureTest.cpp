@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "fuselens/analyzer/CallingContext.h"
+#include "cct/CallingContext.h"
 #include "fuselens/db/Reader.h"
 
 using namespace fuselens;

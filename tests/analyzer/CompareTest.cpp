@@ -16,8 +16,8 @@
 
 #include "Subprocess.h"
 #include "TestSupport.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/CompareFormat.h"
+#include "compare/Compare.h"
+#include "compare/CompareFormat.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 

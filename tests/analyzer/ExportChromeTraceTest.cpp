@@ -1,4 +1,4 @@
-#include "fuselens/analyzer/ExportChromeTrace.h"
+#include "export/ExportChromeTrace.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/ExportJsonWriter.h"
+#include "export/ExportJsonWriter.h"
 #include "fuselens/db/Writer.h"
 
 namespace fuselens::analyzer {

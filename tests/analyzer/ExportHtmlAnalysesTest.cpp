@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/ExportHtml.h"
-#include "fuselens/analyzer/ExportHtmlWidgets.h"
+#include "compare/Compare.h"
+#include "export/ExportHtml.h"
+#include "export/ExportHtmlWidgets.h"
 #include "fuselens/db/Writer.h"
 
 #ifndef FUSELENS_TEST_DATA_DIR

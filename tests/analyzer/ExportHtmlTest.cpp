@@ -1,11 +1,11 @@
-#include "fuselens/analyzer/ExportHtml.h"
+#include "export/ExportHtml.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/ExportHtmlWidgets.h"
+#include "export/ExportHtmlWidgets.h"
 #include "fuselens/db/Writer.h"
 
 namespace fuselens::analyzer {

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/ExportChromeTrace.h"
-#include "fuselens/analyzer/ExportHtml.h"
-#include "fuselens/analyzer/ExportTables.h"
+#include "export/ExportChromeTrace.h"
+#include "export/ExportHtml.h"
+#include "export/ExportTables.h"
 
 #ifndef FUSELENS_TEST_DATA_DIR
 #error "FUSELENS_TEST_DATA_DIR must name tests/data"

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/ExportFile.h"
-#include "fuselens/analyzer/ExportHtml.h"
+#include "export/ExportFile.h"
+#include "export/ExportHtml.h"
 
 #ifndef FUSELENS_TEST_DATA_DIR
 #error "FUSELENS_TEST_DATA_DIR must name tests/data"

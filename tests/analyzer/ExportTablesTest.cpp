@@ -1,11 +1,11 @@
-#include "fuselens/analyzer/ExportTables.h"
+#include "export/ExportTables.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 
 namespace fuselens::analyzer {
 namespace {

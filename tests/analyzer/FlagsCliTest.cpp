@@ -15,8 +15,8 @@
 
 #include "Subprocess.h"
 #include "TestSupport.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/FlagsTrace.h"
+#include "flags/Flags.h"
+#include "flags/FlagsTrace.h"
 
 #ifndef PROF_ANALYZE_PATH
 #error "PROF_ANALYZE_PATH must name the prof-analyze binary"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "fuselens/analyzer/Flags.h"
+#include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
 
 #ifndef FUSELENS_TEST_DATA_DIR

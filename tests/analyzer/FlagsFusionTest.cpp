@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/FlagsFormat.h"
-#include "fuselens/analyzer/FlagsTrace.h"
+#include "flags/Flags.h"
+#include "flags/FlagsFormat.h"
+#include "flags/FlagsTrace.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 

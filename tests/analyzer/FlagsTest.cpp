@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/Flags.h"
+#include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 

@@ -1,4 +1,4 @@
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 
 #include <gtest/gtest.h>
 

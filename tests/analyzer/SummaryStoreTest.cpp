@@ -3,7 +3,7 @@
 // rows changed after they were stored or when a stored value is implausible; and a reader that
 // deferred the large tables' timestamp check still catches a damaged kernel row when it reads it.
 
-#include "fuselens/analyzer/SummaryStore.h"
+#include "summary/SummaryStore.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "TestSupport.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 #include "fuselens/db/Writer.h"
 
 namespace fuselens::analyzer {

@@ -1,4 +1,4 @@
-#include "fuselens/analyzer/Summary.h"
+#include "summary/Summary.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "fuselens/analyzer/Flags.h"
+#include "flags/Flags.h"
 #include "fuselens/db/Records.h"
 #include "fuselens/db/RooflineStore.h"
 

@@ -13,9 +13,9 @@
 #include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/Roofline.h"
-#include "fuselens/analyzer/Summary.h"
+#include "flags/Flags.h"
+#include "roofline/Roofline.h"
+#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 

@@ -8,8 +8,8 @@
 #include <map>
 
 #include "GuiTestSupport.h"
-#include "fuselens/analyzer/Summary.h"
-#include "fuselens/analyzer/Timeline.h"
+#include "summary/Summary.h"
+#include "timeline/Timeline.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {

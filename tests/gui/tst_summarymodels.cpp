@@ -11,7 +11,7 @@
 #include "CaptureData.h"
 #include "GuiExport.h"
 #include "Format.h"
-#include "fuselens/analyzer/Summary.h"
+#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 #include "models/SummaryModels.h"
 #include "views/SummaryPage.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "CctPathsCheck.h"
-#include "fuselens/analyzer/Summary.h"
+#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 
 using fuselens::analyzer::summarize;

@@ -6,9 +6,9 @@
 #include <map>
 #include <string>
 
-#include "fuselens/analyzer/CallingContext.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/Summary.h"
+#include "cct/CallingContext.h"
+#include "compare/Compare.h"
+#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 
 namespace fa = fuselens::analyzer;

@@ -14,7 +14,7 @@
 #include "Spawned.h"
 #include "Subprocess.h"
 #include "TempDir.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 
 using fuselens::test::run;

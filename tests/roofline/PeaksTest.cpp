@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "fuselens/analyzer/Peaks.h"
+#include "roofline/Peaks.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {

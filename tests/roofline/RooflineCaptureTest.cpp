@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "Subprocess.h"
-#include "fuselens/analyzer/Roofline.h"
+#include "roofline/Roofline.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 

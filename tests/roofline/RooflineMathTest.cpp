@@ -1,8 +1,8 @@
 // The roofline arithmetic against hand-computed cases (RooflineMath.h).
 #include <gtest/gtest.h>
 
-#include "fuselens/analyzer/Peaks.h"
-#include "fuselens/analyzer/RooflineMath.h"
+#include "roofline/Peaks.h"
+#include "roofline/RooflineMath.h"
 
 namespace fuselens::analyzer {
 namespace {

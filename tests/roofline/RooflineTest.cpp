@@ -8,8 +8,8 @@
 
 #include "Subprocess.h"
 #include "TempDir.h"
-#include "fuselens/analyzer/Roofline.h"
-#include "fuselens/analyzer/RooflineFormat.h"
+#include "roofline/Roofline.h"
+#include "roofline/RooflineFormat.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Writer.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fuselens/analyzer/CallingContext.h"
+#include "cct/CallingContext.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::test {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "Cli.h"
-#include "fuselens/analyzer/CallingContextFormat.h"
+#include "cct/CallingContextFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {

@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "fuselens/analyzer/Summary.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/Summary.h"
+#include "summary/SummaryFormat.h"
 
 #include <functional>
 #include <string>

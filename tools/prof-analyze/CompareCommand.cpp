@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "Cli.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/CompareFormat.h"
+#include "compare/Compare.h"
+#include "compare/CompareFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "Cli.h"
-#include "fuselens/analyzer/Compare.h"
-#include "fuselens/analyzer/Export.h"
-#include "fuselens/analyzer/ExportChromeTrace.h"
-#include "fuselens/analyzer/ExportFile.h"
-#include "fuselens/analyzer/ExportHtml.h"
-#include "fuselens/analyzer/ExportTables.h"
+#include "compare/Compare.h"
+#include "export/Export.h"
+#include "export/ExportChromeTrace.h"
+#include "export/ExportFile.h"
+#include "export/ExportHtml.h"
+#include "export/ExportTables.h"
 #include "fuselens/db/Reader.h"
 
 #ifndef FUSELENS_VERSION

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "Cli.h"
-#include "fuselens/analyzer/Flags.h"
-#include "fuselens/analyzer/FlagsFormat.h"
+#include "flags/Flags.h"
+#include "flags/FlagsFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {

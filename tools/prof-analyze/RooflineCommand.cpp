@@ -13,9 +13,9 @@
 #include <string>
 
 #include "Cli.h"
-#include "fuselens/analyzer/Peaks.h"
-#include "fuselens/analyzer/Roofline.h"
-#include "fuselens/analyzer/RooflineFormat.h"
+#include "roofline/Peaks.h"
+#include "roofline/Roofline.h"
+#include "roofline/RooflineFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {

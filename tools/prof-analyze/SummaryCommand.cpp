@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "Cli.h"
-#include "fuselens/analyzer/Summary.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/Summary.h"
+#include "summary/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {

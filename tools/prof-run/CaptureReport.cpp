@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "fuselens/analyzer/Summary.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/Summary.h"
+#include "summary/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::collector {

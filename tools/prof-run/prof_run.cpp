@@ -47,7 +47,7 @@
 
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
-#include "fuselens/analyzer/SummaryStore.h"
+#include "summary/SummaryStore.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"

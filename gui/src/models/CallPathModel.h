@@ -7,7 +7,7 @@
 
 #include <QString>
 
-#include "fuselens/analyzer/CallPath.h"
+#include "cct/CallPath.h"
 #include "models/TableModel.h"
 
 namespace fuselens::gui {

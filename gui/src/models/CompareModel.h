@@ -11,7 +11,7 @@
 #include <QStringList>
 
 #include "models/TableModel.h"
-#include "fuselens/analyzer/Compare.h"
+#include "compare/Compare.h"
 
 namespace fuselens::gui {
 

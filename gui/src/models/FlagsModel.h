@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#include "fuselens/analyzer/Flags.h"
+#include "flags/Flags.h"
 
 namespace fuselens::gui {
 

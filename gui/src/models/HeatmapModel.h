@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#include "fuselens/analyzer/Compare.h"
+#include "compare/Compare.h"
 
 namespace fuselens::gui {
 

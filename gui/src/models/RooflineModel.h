@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "models/TableModel.h"
-#include "fuselens/analyzer/Roofline.h"
+#include "roofline/Roofline.h"
 
 namespace fuselens::gui {
 

@@ -4,7 +4,7 @@
 // Med, Min, Max, StdDev, then the table's own columns, then Name. Rows keep the analyzer's order
 // (total time descending); sorting is the views' proxy's job.
 
-#include "fuselens/analyzer/Summary.h"
+#include "summary/Summary.h"
 #include "models/TableModel.h"
 
 namespace fuselens::gui {

@@ -10,7 +10,7 @@
 
 #include <QAbstractItemModel>
 
-#include "fuselens/analyzer/CallingContext.h"
+#include "cct/CallingContext.h"
 #include "views/Page.h"
 
 class QComboBox;

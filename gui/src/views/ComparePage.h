@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "fuselens/analyzer/Compare.h"
+#include "compare/Compare.h"
 #include "views/Page.h"
 
 class QComboBox;

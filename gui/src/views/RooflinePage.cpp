@@ -15,7 +15,7 @@
 
 #include "CaptureLoader.h"
 #include "Format.h"
-#include "fuselens/analyzer/Peaks.h"
+#include "roofline/Peaks.h"
 #include "models/RooflineModel.h"
 #include "views/RooflineChart.h"
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "fuselens/analyzer/Roofline.h"
+#include "roofline/Roofline.h"
 #include "views/Page.h"
 
 class QComboBox;

@@ -9,7 +9,7 @@
 #include <QVBoxLayout>
 
 #include "Format.h"
-#include "fuselens/analyzer/SummaryFormat.h"
+#include "summary/SummaryFormat.h"
 #include "models/SummaryModels.h"
 
 namespace fuselens::gui {

@@ -17,7 +17,7 @@
 
 #include "CaptureLoader.h"
 #include "Format.h"
-#include "fuselens/analyzer/CallPath.h"
+#include "cct/CallPath.h"
 #include "models/CallPathModel.h"
 #include "views/TimelineWidget.h"
 

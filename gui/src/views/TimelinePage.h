@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "fuselens/analyzer/CallPath.h"
+#include "cct/CallPath.h"
 #include "views/Page.h"
 
 class QLabel;

@@ -1,0 +1,18 @@
+#include "capture/Capture.h"
+
+#include <utility>
+
+namespace fuselens::analyzer {
+
+Capture::Capture(std::string path) : path_(std::move(path)) {
+  const db::Reader reader(path_);  // throws db::Error with the reason
+  schema_version_ = reader.schema_version();
+}
+
+std::unique_ptr<const db::Reader> Capture::open_reader() const {
+  return std::make_unique<const db::Reader>(path_);
+}
+
+CapturePtr open_capture(const std::string& path) { return std::make_shared<const Capture>(path); }
+
+}  // namespace fuselens::analyzer

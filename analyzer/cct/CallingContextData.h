@@ -1,0 +1,68 @@
+#pragma once
+// What the calling-context views read from a capture (frames, tree nodes, GPU operations), and
+// the PyTorch phase of each operation (CallingContextPhase.cpp). Private to the analyzer.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cct/CallingContext.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::analyzer::cct {
+
+struct Frame {
+  std::string label, function, module, file;
+  std::uint32_t line = 0;
+  bool internal = false;  // CUDA stack or the collector
+  bool python = false;    // frame kind python
+};
+using FrameMap = std::unordered_map<std::int64_t, Frame>;
+
+struct Operation {
+  std::string label;  // "<gpu kernel> name"
+  CctCost cost;
+  std::int64_t pid = 0, correlation = 0;
+  std::int64_t node = -1;  // cct_node id, -1 when the call had no recorded context
+  std::int64_t tid = -1;   // of the call, from api_context
+};
+
+struct NodeTable {
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>
+      parent_frame;  // id -> parent, frame
+  std::unordered_map<std::int64_t, std::int64_t> pid;
+
+  /// Frames from the root to `node`, internal frames dropped unless wanted.
+  std::vector<const Frame*> path(std::int64_t node, const FrameMap& frames,
+                                 bool show_internal) const;
+};
+
+/// True for a module of the CUDA stack (libcuda, libcudart, libcupti) or of FuseLens's collector,
+/// whose frames the views hide unless asked (by the module's file name).
+bool is_internal_module(const std::string& module);
+
+FrameMap load_frames(const db::Reader& reader);
+NodeTable load_nodes(const db::Reader& reader);
+std::vector<Operation> load_operations(const db::Reader& reader);
+
+/// The phase of one GPU operation and, for backward ones, where it is shown.
+struct OperationPhase {
+  CctPhase phase = CctPhase::Unknown;
+  std::string backward_op;         // autograd node name ("AddmmBackward0"), backward only
+  std::int64_t forward_node = -1;  // cct node of the forward launch of the same sequence number
+  std::string thread;              // "pt_autograd_0" or "tid 1234", backward only
+};
+
+/// One OperationPhase per operation (same order). Reads NVTX ranges, API call times and thread
+/// names when the capture has them.
+std::vector<OperationPhase> operation_phases(const db::Reader& reader,
+                                             const std::vector<Operation>& ops,
+                                             const NodeTable& nodes, const FrameMap& frames);
+
+/// The frames of a forward context that a backward operation is attached under: up to and with
+/// the last Python frame, or, without Python frames, the frames before the first libtorch/libc10
+/// frame (the whole path when that leaves nothing).
+std::vector<const Frame*> forward_context(const std::vector<const Frame*>& path);
+
+}  // namespace fuselens::analyzer::cct

@@ -1,0 +1,32 @@
+#pragma once
+// Text, CSV and JSON output of a calling-context view (CallingContext.h).
+//
+// Text: an indented tree, one row per node, with inclusive share of the chosen metric,
+// inclusive and exclusive GPU time, launches and bytes; for a PyTorch capture (some operation
+// forward or backward) a "Phases:" line and a Phase column. CSV columns (stable): id, parent,
+// depth, kind, label, module, file, line, incl_percent, incl_gpu_time_ns, excl_gpu_time_ns,
+// incl_launches, excl_launches, incl_bytes, excl_bytes, phase (forward, backward, unknown, mixed).
+// JSON: {"view", "metric", "total", "unattributed_operations", "phases": {forward_gpu_time_ns,
+// backward_gpu_time_ns, unknown_gpu_time_ns, backward_linked, backward_unlinked},
+// "rows": [...same keys..., "children": [ids]]}.
+
+#include <optional>
+#include <ostream>
+#include <regex>
+
+#include "cct/CallingContext.h"
+#include "summary/SummaryFormat.h"
+
+namespace fuselens::analyzer {
+
+struct CctDisplay {
+  std::optional<int> max_depth;            ///< hide rows deeper than this (root = 0)
+  double min_percent = 0;                  ///< hide rows under this share of the total metric
+  std::optional<std::regex> filter;        ///< keep rows whose label matches, their ancestors
+                                           ///< and their descendants
+};
+
+void write_cct(std::ostream& out, const CctReport& report, OutputFormat format,
+               const CctDisplay& display);
+
+}  // namespace fuselens::analyzer

@@ -1,0 +1,45 @@
+// launch_paths (CallingContext.h): the call path of every traced API call, for the flags rules.
+// Reads the capture with the calling-context views' own loaders (CallingContextData.h).
+#include <utility>
+
+#include "cct/CallingContextData.h"
+#include "cct/CallingContext.h"
+#include "fuselens/db/TraceCursors.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+std::string location_of(const cct::Frame& f) {
+  if (f.file.empty() || f.line == 0) return {};
+  const auto slash = f.file.rfind('/');
+  return (slash == std::string::npos ? f.file : f.file.substr(slash + 1)) + ":" +
+         std::to_string(f.line);
+}
+
+}  // namespace
+
+LaunchPaths launch_paths(const db::Reader& reader) {
+  LaunchPaths out;
+  if (!reader.has_table("api_context")) return out;
+  const cct::FrameMap frames = cct::load_frames(reader);
+  const cct::NodeTable nodes = cct::load_nodes(reader);
+  std::unordered_map<std::int64_t, std::uint32_t> by_node;
+  auto contexts = db::launch_contexts(reader);
+  while (auto s = contexts.next()) {
+    const std::int64_t node = s->node_id;
+    const auto [it, fresh] = by_node.emplace(node, static_cast<std::uint32_t>(out.paths.size()));
+    if (fresh) {
+      std::vector<CallPathFrame> path;
+      for (const cct::Frame* f : nodes.path(node, frames, /*show_internal=*/false)) {
+        path.push_back({f->function.empty() ? f->label : f->function, location_of(*f)});
+      }
+      out.paths.push_back(std::move(path));
+    }
+    const auto key = static_cast<std::uint64_t>(s->pid) << 32 |
+                     (static_cast<std::uint64_t>(s->correlation_id) & 0xFFFFFFFFu);
+    out.by_call.emplace(key, it->second);
+  }
+  return out;
+}
+
+}  // namespace fuselens::analyzer

@@ -1,0 +1,163 @@
+#pragma once
+// Compare: baseline vs candidate, per op and shape, from NVTX ranges.
+//
+// Two modes:
+//  - one capture, two sets of NVTX ranges chosen by glob patterns (`*` any text, `?` one
+//    character): a baseline range and a candidate range are paired when their wildcards matched
+//    the same text (the key; the texts of several wildcards are joined with '/'), e.g.
+//    'gemm_bias_relu/unfused/*' and 'gemm_bias_relu/fused/*' pair on "M64_N128_K256";
+//  - two captures (A = baseline, B = candidate): ranges paired by their full name, plus a
+//    kernel diff (HTA's trace diff: kernels added, removed, faster, slower, unchanged).
+//
+// Per range name (all its instances, RangeStats):
+//  - GPU time of an instance = sum of the durations of the kernels launched inside it (the
+//    projection of RangeProjection, CompareProjection.h, as Summary's NVTX rows); divided by
+//    its iterations: the range's integer NVTX payload when present and > 0, else 1; the
+//    median over instances is the op's time per iteration;
+//  - GPU span of an instance = from the earliest start to the latest end of the GPU work
+//    (kernels, copies and memsets) launched inside it (same projection rule; SpanProjection,
+//    CompareProjection.h), 0 when nothing was launched; divided by its iterations, the median
+//    over instances is the span per iteration. It is the extent of Nsight Systems' projected
+//    NVTX range (nvtx_gpu_proj_trace) and what CUDA events recorded around the loop of
+//    iterations measure (fusion_bench's and a benchmark's figure): launch gaps, idle time and
+//    copies count, overlapping work counts once. GPU time (the sum of kernel durations) says
+//    what the kernels cost; span says what a caller waits for. Both are reported. (A
+//    benchmark's events usually give the median of per-iteration differences; the span is the
+//    whole instance over its iterations, a mean: the two differ by iteration-to-iteration noise);
+//  - kernels, launches, and bytes moved by memcpy and memset launched inside, per iteration
+//    (totals over instances / total iterations);
+//  - peak device memory per device: the maximum of the running sum of device-memory
+//    allocations minus releases (memory_event, kind Device, of the range's process, in
+//    (timestamp, id) order; the sum starts at the capture's start, so memory allocated before
+//    the range counts) at the range's start and at every event up to its end; the maximum
+//    over instances;
+//  - throughput: iterations per second = 1e9 / median GPU ns per iteration; items per second when
+//    the range name's last '/'-segment is "batch<N>" (N items per iteration) = N x that.
+// op = the first '/'-segment of the range name; shape = the key (two captures: the rest of the
+// name) without a leading "op/"; variant = the range name's segments that are neither the op
+// nor wildcard-matched (e.g. "unfused"), else "baseline" / "candidate".
+// speedup = baseline median / candidate median GPU time per iteration (> 1: the candidate is
+// faster); span speedup = the same ratio of the median spans per iteration. TimeBasis picks
+// which of the two slowdown_percent / slower_than (--fail-if-slower) use; GPU time by default.
+// The matrix for heatmaps (CompareFormat.h) carries both: speedup_vs_baseline on GPU time,
+// span_speedup_vs_baseline on the span.
+//
+// Units: ns, bytes, items and iterations per second.
+// Errors: CompareError for a pattern that matches no range, or ranges of the two patterns that
+// share no key; db::Error from reading a capture.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "summary/Summary.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::analyzer {
+
+class CompareError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The texts the wildcards of `pattern` matched in `text` (leftmost, shortest first), or
+/// nullopt when it does not match. A pattern without wildcards yields an empty vector on an
+/// exact match.
+std::optional<std::vector<std::string>> glob_match(std::string_view pattern, std::string_view text);
+
+/// Statistics of all instances of one NVTX range name (ended ranges only).
+struct RangeStats {
+  std::string name;
+  std::int64_t instances = 0;
+  std::int64_t iterations = 0;        ///< summed over instances
+  double median_gpu_ns_per_iter = 0;  ///< median over instances of gpu_ns / iterations
+  std::int64_t gpu_ns = 0;            ///< summed over instances
+  double median_span_ns_per_iter = 0;  ///< median over instances of GPU span / iterations
+  std::int64_t span_ns = 0;            ///< GPU spans summed over instances
+  double kernels_per_iter = 0;
+  double launches_per_iter = 0;
+  double memcpy_bytes_per_iter = 0;
+  double memset_bytes_per_iter = 0;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> peak_device_bytes;  ///< (device, bytes)
+  std::int64_t items_per_iter = 0;    ///< N of a trailing "batch<N>" segment, else 0
+  double iterations_per_s = 0;        ///< 0 when the median is 0
+  std::optional<double> items_per_s;  ///< only with items_per_iter > 0
+
+  /// Largest peak over devices (0 without device-memory events).
+  std::int64_t max_peak_bytes() const;
+};
+
+/// Stats of every NVTX range name of the capture, sorted by name.
+std::vector<RangeStats> range_stats(const db::Reader& reader);
+
+/// Which time a slowdown is judged on: the GPU time (sum of kernel durations) or the GPU span.
+enum class TimeBasis { Gpu, Span };
+
+/// RangeStats' median per iteration on `basis`.
+double median_ns_per_iter(const RangeStats& stats, TimeBasis basis);
+
+/// One paired row.
+struct CompareEntry {
+  std::string key;  ///< pairing key (wildcard texts, or the full name for two captures)
+  std::string op, shape;
+  std::string baseline_variant, candidate_variant;
+  std::optional<RangeStats> baseline, candidate;  ///< one is missing for unpaired ranges
+  std::optional<double> speedup;       ///< baseline / candidate median GPU time per iteration
+  std::optional<double> span_speedup;  ///< baseline / candidate median span per iteration
+
+  /// (candidate / baseline - 1) x 100 of the median per iteration on `basis`; nullopt when
+  /// unpaired or the baseline's median is 0.
+  std::optional<double> slowdown_percent(TimeBasis basis = TimeBasis::Gpu) const;
+};
+
+enum class KernelChange { Added, Removed, Faster, Slower, Unchanged };
+const char* to_string(KernelChange change);
+
+/// One kernel name in the two-capture diff. Faster / slower when the median duration changed by
+/// more than the threshold (default 5 %), relative to the baseline.
+struct KernelDiffRow {
+  std::string name;
+  KernelChange change = KernelChange::Unchanged;
+  std::int64_t baseline_count = 0, candidate_count = 0;
+  double baseline_median_ns = 0, candidate_median_ns = 0;
+  std::int64_t baseline_total_ns = 0, candidate_total_ns = 0;
+  std::optional<double> change_percent;  ///< of the median; nullopt for added / removed
+};
+
+struct CompareOptions {
+  NameKind kernel_names = NameKind::Short;  ///< names in the kernel diff
+  double diff_threshold_percent = 5;        ///< faster / slower beyond +-this (HTA-style diff)
+};
+
+struct CompareReport {
+  std::string baseline_path, candidate_path;
+  std::string baseline_pattern, candidate_pattern;  ///< empty for two captures
+  bool two_captures = false;
+  double diff_threshold_percent = 5;
+  /// Paired rows first, then unpaired ones; each sorted by op, then shape, in natural order
+  /// (digit runs compare as numbers: "M64" before "M128").
+  std::vector<CompareEntry> entries;
+  /// Two captures only; sorted by |candidate_total_ns - baseline_total_ns| descending.
+  std::vector<KernelDiffRow> kernel_diff;
+
+  /// Paired entries whose candidate is slower than the baseline by more than `percent` on
+  /// `basis`.
+  std::vector<const CompareEntry*> slower_than(double percent,
+                                               TimeBasis basis = TimeBasis::Gpu) const;
+};
+
+/// Pairs the ranges of one capture matched by two patterns. Throws CompareError when a pattern
+/// matches no range or no key is shared.
+CompareReport compare_ranges(const db::Reader& reader, std::string_view baseline_pattern,
+                             std::string_view candidate_pattern);
+
+/// Pairs the ranges of two captures by name and diffs their kernels. Ranges only in one capture
+/// are listed unpaired. Does not throw for captures without ranges (the diff still applies).
+CompareReport compare_captures(const db::Reader& baseline, const db::Reader& candidate,
+                               const CompareOptions& options = {});
+
+}  // namespace fuselens::analyzer

@@ -1,0 +1,287 @@
+#include "flags/FlagsTrace.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
+#include "fuselens/db/Writer.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+using Strings = db::StringCache;
+
+std::uint64_t correlation_key(std::uint32_t pid, std::uint32_t correlation_id) {
+  return static_cast<std::uint64_t>(pid) << 32 | correlation_id;
+}
+
+std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
+
+void load_ranges(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
+  auto ranges = db::nvtx_ranges(reader, /*with_style=*/false);
+  while (auto s = ranges.next()) {
+    TraceRange r;
+    r.pid = u32(s->pid);
+    r.tid = u32(s->tid);
+    const std::string& domain = strings.get(s->domain_id);
+    const std::string& text = strings.get(s->text_id);
+    r.name = domain.empty() ? text : domain + ":" + text;
+    r.start_ns = s->start_ns;
+    if (s->end_ns) r.end_ns = *s->end_ns;
+    r.depth = u32(s->depth);
+    const auto kind = static_cast<db::PayloadKind>(s->payload_kind);
+    const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
+                         kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
+    if (integer && s->payload_int) r.payload_int = *s->payload_int;
+    t.ranges.push_back(std::move(r));
+  }
+  std::sort(t.ranges.begin(), t.ranges.end(), [](const TraceRange& a, const TraceRange& b) {
+    return std::tie(a.pid, a.tid, a.start_ns, a.depth) <
+           std::tie(b.pid, b.tid, b.start_ns, b.depth);
+  });
+}
+
+void load_calls(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
+  auto calls = db::api_calls_by_start(reader);
+  while (auto s = calls.next()) {
+    TraceCall c;
+    c.pid = u32(s->pid);
+    c.tid = u32(s->tid);
+    c.name = strings.get(s->name_id);
+    c.base_name = api_base_name(c.name);
+    c.start_ns = s->start_ns;
+    c.end_ns = s->end_ns;
+    c.correlation_id = u32(s->correlation_id);
+    t.calls.push_back(std::move(c));
+  }
+}
+
+/// Sets TraceCall::range: one sweep per thread over its ranges (sorted by start) and its calls
+/// (sorted by start) with a stack of open ranges. The stack top, after popping the ranges that
+/// ended before the call, is the latest-starting range that contains the call.
+void assign_ranges(FlagsTrace& t) {
+  std::vector<std::size_t> order(t.calls.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TraceCall& x = t.calls[a];
+    const TraceCall& y = t.calls[b];
+    return std::tie(x.pid, x.tid, x.start_ns) < std::tie(y.pid, y.tid, y.start_ns);
+  });
+  std::size_t next_range = 0;
+  std::vector<std::size_t> open;
+  std::pair<std::uint32_t, std::uint32_t> thread{0, 0};
+  for (const std::size_t i : order) {
+    TraceCall& call = t.calls[i];
+    if (std::pair{call.pid, call.tid} != thread) {
+      thread = {call.pid, call.tid};
+      open.clear();
+      while (next_range < t.ranges.size() &&
+             std::pair{t.ranges[next_range].pid, t.ranges[next_range].tid} < thread) {
+        ++next_range;
+      }
+    }
+    while (next_range < t.ranges.size() && t.ranges[next_range].pid == call.pid &&
+           t.ranges[next_range].tid == call.tid && t.ranges[next_range].start_ns <= call.start_ns) {
+      open.push_back(next_range++);
+    }
+    while (!open.empty() && t.ranges[open.back()].end_ns < call.start_ns) open.pop_back();
+    call.range = open.empty() ? -1 : static_cast<int>(open.back());
+  }
+}
+
+std::unordered_map<std::uint64_t, int> launch_calls(const FlagsTrace& t) {
+  std::unordered_map<std::uint64_t, int> by_key;
+  // calls are sorted by start: the first one seen per key is the earliest.
+  for (std::size_t i = 0; i < t.calls.size(); ++i) {
+    by_key.emplace(correlation_key(t.calls[i].pid, t.calls[i].correlation_id), static_cast<int>(i));
+  }
+  return by_key;
+}
+
+// The fields every GPU operation cursor fills: pid, device_id, context_id, stream_id,
+// correlation_id, start_ns, end_ns.
+template <typename Row>
+TraceOp gpu_op(OpKind kind, const Row& s) {
+  TraceOp op;
+  op.kind = kind;
+  op.pid = u32(s.pid);
+  op.device_id = u32(s.device_id);
+  op.context_id = u32(s.context_id);
+  op.stream_id = u32(s.stream_id);
+  op.correlation_id = u32(s.correlation_id);
+  op.start_ns = s.start_ns;
+  op.end_ns = s.end_ns;
+  return op;
+}
+
+void load_ops(const db::Reader& reader, Strings& strings, NameKind names, FlagsTrace& t) {
+  auto kernels = db::kernel_launches(reader, names);
+  while (auto k = kernels.next()) {
+    TraceOp op = gpu_op(OpKind::Kernel, *k);
+    op.name = strings.get(k->name_id);
+    t.ops.push_back(std::move(op));
+  }
+  auto copies = db::copy_launches(reader);
+  while (auto c = copies.next()) {
+    TraceOp op = gpu_op(OpKind::Memcpy, *c);
+    op.copy_kind = static_cast<db::MemcpyKind>(c->copy_kind);
+    op.src_kind = static_cast<db::MemoryKind>(c->src_kind);
+    op.dst_kind = static_cast<db::MemoryKind>(c->dst_kind);
+    op.bytes = c->bytes;
+    op.is_async = c->is_async != 0;
+    op.name = std::string("[CUDA memcpy ") + db::to_string(op.copy_kind) + "]";
+    t.ops.push_back(std::move(op));
+  }
+  auto sets = db::memset_launches(reader);
+  while (auto m = sets.next()) {
+    TraceOp op = gpu_op(OpKind::Memset, *m);
+    op.memory_kind = static_cast<db::MemoryKind>(m->memory_kind);
+    op.bytes = m->bytes;
+    op.is_async = m->is_async != 0;
+    op.name = "[CUDA memset]";
+    t.ops.push_back(std::move(op));
+  }
+  std::stable_sort(t.ops.begin(), t.ops.end(), [](const TraceOp& a, const TraceOp& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  });
+}
+
+void load_syncs(const db::Reader& reader, FlagsTrace& t) {
+  auto rows = db::syncs(reader);
+  while (auto s = rows.next()) {
+    TraceSync e;
+    e.pid = u32(s->pid);
+    e.start_ns = s->start_ns;
+    e.end_ns = s->end_ns;
+    e.type = static_cast<db::SyncType>(s->sync_type);
+    e.context_id = u32(s->context_id);
+    e.stream_id = u32(s->stream_id);
+    e.correlation_id = u32(s->correlation_id);
+    t.syncs.push_back(e);
+  }
+}
+
+}  // namespace
+
+std::string api_base_name(const std::string& name) {
+  const auto v = name.rfind("_v");
+  if (v == std::string::npos || v == 0 || v + 2 == name.size()) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, v);
+}
+
+const std::vector<CallPathFrame>* FlagsTrace::launch_context(const TraceOp& op) const {
+  const TraceCall* call = launch_call(op);
+  if (call == nullptr || call->context < 0) return nullptr;
+  return &contexts[static_cast<std::size_t>(call->context)];
+}
+
+namespace {
+
+// Frames that say nothing about the user's code on one line: the C library's process and thread
+// start, the C++ library's plumbing (std::function, std::thread) and the compiler's kernel launch
+// stubs (the frame above a stub is the launch site).
+bool plumbing(const std::string& function) {
+  for (const char* prefix : {"std::", "void std::", "__device_stub__", "__libc_start", "_start",
+                             "start_thread", "clone"}) {
+    if (function.rfind(prefix, 0) == 0) return true;
+  }
+  return function.rfind("libc.so", 0) == 0;  // unsymbolized frames of the C library
+}
+
+}  // namespace
+
+std::string format_context(const std::vector<CallPathFrame>& path) {
+  // "module+0xoffset": a frame no symbol covers.
+  const auto module_of = [](const std::string& f) {
+    const auto plus = f.find("+0x");
+    return plus != std::string::npos && f.find_first_of("( ") == std::string::npos
+               ? f.substr(0, plus)
+               : std::string();
+  };
+  std::size_t first = path.size();
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i].function == "main") {
+      first = i;
+      break;
+    }
+    if (first == path.size() && module_of(path[i].function).empty()) first = i;
+  }
+  std::vector<std::string> names;
+  std::string run_module;
+  int run = 0;
+  const CallPathFrame* last = nullptr;
+  for (std::size_t i = first; i < path.size(); ++i) {
+    const std::string& function = path[i].function;
+    if (plumbing(function)) continue;
+    last = &path[i];
+    const std::string module = module_of(function);
+    if (!module.empty() && module == run_module) {  // a run of unsymbolized frames: one item
+      names.back() = module + " (" + std::to_string(++run) + " frames)";
+      continue;
+    }
+    run_module = module;
+    run = 1;
+    std::string name = module.empty() ? db::short_kernel_name(function) : function;
+    names.push_back(name.empty() ? function : name);
+  }
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : " > ") + name;
+  if (last != nullptr && !last->location.empty()) out += " [" + last->location + "]";
+  return out;
+}
+
+const TraceRange* FlagsTrace::launch_range(const TraceOp& op) const {
+  const int i = launch_range_index(op);
+  return i >= 0 ? &ranges[static_cast<std::size_t>(i)] : nullptr;
+}
+
+int FlagsTrace::launch_range_index(const TraceOp& op) const {
+  const TraceCall* call = launch_call(op);
+  return call != nullptr ? call->range : -1;
+}
+
+FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
+  FlagsTrace t;
+  t.cuda_used = !reader.processes().empty();
+  t.devices = reader.devices();
+  Strings strings(reader);
+  strings.load_all();
+  load_ranges(reader, strings, t);
+  load_calls(reader, strings, t);
+  assign_ranges(t);
+  load_ops(reader, strings, names, t);
+  load_syncs(reader, t);
+
+  const auto by_key = launch_calls(t);
+  const auto find_call = [&](std::uint32_t pid, std::uint32_t correlation) {
+    const auto it = by_key.find(correlation_key(pid, correlation));
+    return it == by_key.end() ? -1 : it->second;
+  };
+  for (TraceOp& op : t.ops) op.call = find_call(op.pid, op.correlation_id);
+  for (TraceSync& s : t.syncs) s.call = find_call(s.pid, s.correlation_id);
+
+  LaunchPaths paths = launch_paths(reader);
+  t.contexts = std::move(paths.paths);
+  for (const auto& path : t.contexts) t.context_texts.push_back(format_context(path));
+  for (TraceCall& c : t.calls) {
+    const auto it = paths.by_call.find(correlation_key(c.pid, c.correlation_id));
+    if (it != paths.by_call.end()) c.context = static_cast<int>(it->second);
+  }
+  load_fusion_evidence(reader, names, t);
+
+  std::int64_t origin = kOpenEnd;
+  if (!t.ops.empty()) origin = std::min(origin, t.ops.front().start_ns);
+  if (!t.calls.empty()) origin = std::min(origin, t.calls.front().start_ns);
+  for (const TraceRange& r : t.ranges) origin = std::min(origin, r.start_ns);
+  t.origin_ns = origin == kOpenEnd ? 0 : origin;
+  return t;
+}
+
+}  // namespace fuselens::analyzer

@@ -1,0 +1,175 @@
+#include "summary/SummaryStore.h"
+
+#include <cmath>
+#include <string_view>
+
+#include "compare/CompareProjection.h"
+#include "fuselens/db/SummaryStore.h"
+#include "fuselens/db/TraceCursors.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+constexpr const auto& kSourceTables = db::kSummarySourceTables;
+
+struct SourceState {
+  std::int64_t rows = 0;
+  std::int64_t max_id = 0;
+};
+
+bool plausible(const DurationStats& s) {
+  return s.count >= 1 && s.min_ns >= 0 && s.min_ns <= s.max_ns && s.max_ns < db::kMaxTimestampNs &&
+         s.total_ns >= s.max_ns && std::isfinite(s.median_ns) &&
+         s.median_ns >= static_cast<double>(s.min_ns) &&
+         s.median_ns <= static_cast<double>(s.max_ns) && std::isfinite(s.stddev_ns) &&
+         s.stddev_ns >= 0;
+}
+
+/// Reads the stored durations of `source`; nullopt when one is implausible or the counts do not
+/// add up to `rows`.
+std::optional<StatsById> load_durations(const db::Reader& reader, std::string_view source,
+                                        std::int64_t rows) {
+  auto stored = db::summary_durations(reader, source);
+  StatsById out;
+  std::int64_t counted = 0;
+  while (auto row = stored.next()) {
+    DurationStats d;
+    d.count = row->count;
+    d.total_ns = row->total_ns;
+    d.min_ns = row->min_ns;
+    d.max_ns = row->max_ns;
+    d.median_ns = row->median_ns;
+    d.stddev_ns = row->stddev_ns;
+    if (!plausible(d) || __builtin_add_overflow(counted, d.count, &counted)) return std::nullopt;
+    d.avg_ns = static_cast<double>(static_cast<long double>(d.total_ns) / static_cast<long double>(d.count));
+    out.emplace_back(row->name_id, d);
+  }
+  if (counted != rows) return std::nullopt;
+  return out;
+}
+
+std::vector<db::StoredDuration> stored_rows(const StatsById& stats) {
+  std::vector<db::StoredDuration> out;
+  out.reserve(stats.size());
+  for (const auto& [id, d] : stats) {
+    out.push_back({id, d.count, d.total_ns, d.min_ns, d.max_ns, d.median_ns, d.stddev_ns});
+  }
+  return out;
+}
+
+}  // namespace
+
+StatsById stats_by_id(db::Cursor<db::IdDuration>& rows) {
+  StatsById out;
+  auto row = rows.next();
+  while (row) {
+    const std::int64_t id = row->id;
+    std::vector<std::int64_t> durations;
+    for (; row && row->id == id; row = rows.next()) durations.push_back(row->duration_ns);
+    out.emplace_back(id, compute_stats(std::move(durations)));
+  }
+  return out;
+}
+
+std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader) {
+  auto ranges = db::ended_nvtx_ranges(reader);
+  std::vector<std::int64_t> ids;
+  std::vector<ProjectionWindow> windows;
+  while (auto r = ranges.next()) {
+    ids.push_back(r->id);
+    windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
+  }
+  std::unordered_map<std::int64_t, RangeWork> out;
+  if (windows.empty()) return out;
+  reader.check_table_timestamps("kernel");
+  reader.check_table_timestamps("api_call");
+  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows);
+  for (std::size_t i = 0; i < ids.size(); ++i) out[ids[i]] = {work[i].records, work[i].gpu_ns};
+  return out;
+}
+
+StoredAggregates compute_aggregates(const db::Reader& reader) {
+  reader.check_table_timestamps("kernel");  // once each: the Reader remembers
+  reader.check_table_timestamps("api_call");
+  StoredAggregates a;
+  auto kernels = db::kernel_durations_by_name(reader, db::NameKind::Demangled, db::RowOrder::ById);
+  a.kernels_by_demangled_name = stats_by_id(kernels);
+  auto calls = db::api_durations_by_name(reader);
+  a.api_by_name = stats_by_id(calls);
+  a.nvtx_work = project_nvtx_ranges(reader);
+  return a;
+}
+
+namespace {
+
+// The aggregates of the capture open in `reader` as the rows db stores, and whether the capture
+// needs the summary tables added first (db::summary_tables_to_add).
+db::SummaryAggregateRows aggregate_rows(const db::Reader& reader, bool& add_tables) {
+  add_tables = db::summary_tables_to_add(reader, reader.path());
+  const StoredAggregates a = compute_aggregates(reader);
+  db::SummaryAggregateRows rows;
+  rows.kernels = stored_rows(a.kernels_by_demangled_name);
+  rows.calls = stored_rows(a.api_by_name);
+  for (const auto& [id, w] : a.nvtx_work) rows.nvtx_work.push_back({id, w.kernels, w.gpu_ns});
+  return rows;
+}
+
+}  // namespace
+
+void store_summary_aggregates(const std::string& path) {
+  db::SummaryAggregateRows rows;
+  bool add_tables = false;
+  {
+    const db::Reader reader(path);
+    rows = aggregate_rows(reader, add_tables);
+  }
+  db::Connection c(path, db::Connection::Mode::ReadWrite);
+  db::write_summary_aggregates(c, add_tables, rows);
+}
+
+void store_summary_aggregates(db::Reader& reader) {
+  bool add_tables = false;
+  const db::SummaryAggregateRows rows = aggregate_rows(reader, add_tables);
+  db::write_summary_aggregates(reader.connection(), add_tables, rows);
+}
+
+std::optional<StoredAggregates> load_summary_aggregates(const db::Reader& reader) {
+  if (!db::has_summary_tables(reader)) return std::nullopt;
+  SourceState stored[std::size(kSourceTables)];
+  int found = 0;
+  for (const db::SummarySource& source : db::read_summary_sources(reader)) {
+    for (std::size_t i = 0; i < std::size(kSourceTables); ++i) {
+      if (source.table == kSourceTables[i]) {
+        stored[i] = {source.row_count, source.max_id};
+        ++found;
+      }
+    }
+  }
+  if (found != static_cast<int>(std::size(kSourceTables))) return std::nullopt;
+  // The rows still those the aggregates came from: same largest id (rows are only appended) and,
+  // for the NVTX ranges, the same count of ended ranges as stored projections.
+  for (std::size_t i = 0; i < std::size(kSourceTables); ++i) {
+    if (db::max_row_id(reader, kSourceTables[i]) != stored[i].max_id) return std::nullopt;
+  }
+  StoredAggregates a;
+  auto kernels = load_durations(reader, "kernel", stored[0].rows);
+  auto calls = load_durations(reader, "api_call", stored[1].rows);
+  if (!kernels || !calls) return std::nullopt;
+  a.kernels_by_demangled_name = std::move(*kernels);
+  a.api_by_name = std::move(*calls);
+  auto w = db::summary_nvtx_work(reader);
+  while (auto row = w.next()) {
+    const RangeWork work{row->kernels, row->gpu_ns};
+    if (work.kernels < 0 || work.gpu_ns < 0) return std::nullopt;
+    a.nvtx_work[row->range_id] = work;
+  }
+  std::size_t ended = 0;
+  auto ranges = db::ended_nvtx_ranges(reader, /*ids_only=*/true);
+  for (auto r = ranges.next(); r; r = ranges.next(), ++ended) {
+    if (a.nvtx_work.count(r->id) == 0) return std::nullopt;
+  }
+  if (a.nvtx_work.size() != ended) return std::nullopt;
+  return a;
+}
+
+}  // namespace fuselens::analyzer

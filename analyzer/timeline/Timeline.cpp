@@ -1,0 +1,399 @@
+#include "timeline/Timeline.h"
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Strings.h"
+#include "fuselens/db/TraceCursors.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+/// Interns display names: string-table ids and literal names map to indexes of Timeline::names.
+class Names {
+ public:
+  Names(const db::Reader& reader, std::vector<std::string>& out)
+      : lookup_(reader), out_(out) {}
+
+  std::uint32_t by_id(std::int64_t id) {
+    if (auto it = ids_.find(id); it != ids_.end()) return it->second;
+    std::string value("<unknown>");
+    lookup_.with(id, [&](std::string text) { value = std::move(text); });
+    const auto index = literal(value);
+    ids_.emplace(id, index);
+    return index;
+  }
+
+  std::uint32_t literal(const std::string& value) {
+    if (auto it = literals_.find(value); it != literals_.end()) return it->second;
+    const auto index = static_cast<std::uint32_t>(out_.size());
+    out_.push_back(value);
+    literals_.emplace(value, index);
+    return index;
+  }
+
+ private:
+  db::StringLookup lookup_;
+  std::vector<std::string>& out_;
+  std::unordered_map<std::int64_t, std::uint32_t> ids_;
+  std::unordered_map<std::string, std::uint32_t> literals_;
+};
+
+std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
+std::int32_t i32(std::int64_t v) { return static_cast<std::int32_t>(v); }
+
+void sort_row(TimelineRow& row) {
+  const auto before = [](const TimelineItem& a, const TimelineItem& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  };
+  // Records usually arrive in time order already.
+  if (!std::is_sorted(row.items.begin(), row.items.end(), before)) {
+    std::sort(row.items.begin(), row.items.end(), before);
+  }
+  row.max_duration_ns = 0;
+  for (const auto& item : row.items) {
+    row.max_duration_ns = std::max(row.max_duration_ns, item.end_ns - item.start_ns);
+  }
+}
+
+TimelineRow& row_at(TimelineLane& lane, std::size_t depth) {
+  if (lane.rows.size() <= depth) lane.rows.resize(depth + 1);
+  return lane.rows[depth];
+}
+
+/// Lanes keyed by a pair (device, stream) or (pid, tid), created on first use.
+class LaneSet {
+ public:
+  TimelineLane& get(std::uint32_t a, std::uint32_t b) {
+    auto [it, inserted] = index_.try_emplace({a, b}, lanes_.size());
+    if (inserted) lanes_.emplace_back();
+    return lanes_[it->second];
+  }
+  /// Lanes in key order, with their keys.
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, TimelineLane>> take() {
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, TimelineLane>> out;
+    out.reserve(lanes_.size());
+    for (const auto& [key, i] : index_) out.emplace_back(key, std::move(lanes_[i]));
+    return out;
+  }
+
+ private:
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index_;
+  std::vector<TimelineLane> lanes_;
+};
+
+void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu) {
+  auto kernels = db::kernel_details(reader, kind);
+  while (auto k = kernels.next()) {
+    TimelineLane& lane = gpu.get(u32(k->device_id), u32(k->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(k->pid);
+    KernelDetail d;
+    d.pid = u32(k->pid);
+    d.correlation_id = u32(k->correlation_id);
+    const std::int64_t grid[3] = {k->grid_x, k->grid_y, k->grid_z};
+    const std::int64_t block[3] = {k->block_x, k->block_y, k->block_z};
+    for (int i = 0; i < 3; ++i) {
+      d.grid[i] = i32(grid[i]);
+      d.block[i] = i32(block[i]);
+    }
+    d.registers_per_thread = u32(k->registers_per_thread);
+    d.static_shared_bytes = i32(k->static_shared_bytes);
+    d.dynamic_shared_bytes = i32(k->dynamic_shared_bytes);
+    d.demangled_name = names.by_id(k->demangled_name_id);
+    row_at(lane, 0).items.push_back({k->start_ns, k->end_ns, names.by_id(k->name_id),
+                                     u32(static_cast<std::int64_t>(t.kernels.size())),
+                                     TimelineItemKind::Kernel});
+    t.kernels.push_back(d);
+  }
+  auto copies = db::copy_details(reader);
+  while (auto c = copies.next()) {
+    TimelineLane& lane = gpu.get(u32(c->device_id), u32(c->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(c->pid);
+    const auto copy_kind = static_cast<int>(c->copy_kind);
+    const auto name = names.literal(std::string("Memcpy ") +
+                                    db::to_string(static_cast<db::MemcpyKind>(copy_kind)));
+    row_at(lane, 0).items.push_back({c->start_ns, c->end_ns, name,
+                                     u32(static_cast<std::int64_t>(t.copies.size())),
+                                     TimelineItemKind::Memcpy});
+    t.copies.push_back({u32(c->pid), u32(c->correlation_id), c->bytes, copy_kind, c->is_async != 0});
+  }
+  auto sets = db::memset_details(reader);
+  const auto memset_name = names.literal("Memset");
+  while (auto s = sets.next()) {
+    TimelineLane& lane = gpu.get(u32(s->device_id), u32(s->stream_id));
+    if (lane.rows.empty()) lane.pid = u32(s->pid);
+    row_at(lane, 0).items.push_back({s->start_ns, s->end_ns, memset_name,
+                                     u32(static_cast<std::int64_t>(t.copies.size())),
+                                     TimelineItemKind::Memset});
+    t.copies.push_back({u32(s->pid), u32(s->correlation_id), s->bytes, -1, s->is_async != 0});
+  }
+}
+
+void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
+  auto ranges = db::nvtx_ranges(reader, /*with_style=*/false);
+  std::unordered_map<std::int64_t, std::string> domains;
+  while (auto r = ranges.next()) {
+    TimelineLane& lane = lanes.get(u32(r->pid), u32(r->tid));
+    lane.pid = u32(r->pid);
+    lane.tid = u32(r->tid);
+    NvtxDetail d;
+    d.pid = lane.pid;
+    d.tid = lane.tid;
+    d.depth = u32(r->depth);
+    d.unterminated = !r->end_ns;
+    if (r->payload_kind != 0 && r->payload_real) d.payload = *r->payload_real;
+    // Names as Summary's NVTX rows: "domain:text" when the domain is not empty.
+    const auto domain_id = r->domain_id;
+    auto dom = domains.find(domain_id);
+    if (dom == domains.end()) {
+      dom = domains.emplace(domain_id, t.names[names.by_id(domain_id)]).first;
+    }
+    const auto text = names.by_id(r->text_id);
+    const auto name = dom->second.empty() ? text : names.literal(dom->second + ":" + t.names[text]);
+    const auto end = d.unterminated ? std::numeric_limits<std::int64_t>::max() : *r->end_ns;
+    row_at(lane, d.depth).items.push_back({r->start_ns, end, name,
+                                           u32(static_cast<std::int64_t>(t.nvtx_ranges.size())),
+                                           TimelineItemKind::Nvtx});
+    t.nvtx_ranges.push_back(d);
+  }
+}
+
+void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
+  // Ordered per thread by start, longest first, so that a call's enclosing call comes first.
+  auto calls = db::api_calls_by_thread(reader);
+  std::vector<std::int64_t> open_ends;  // ends of the calls enclosing the current one
+  std::pair<std::int64_t, std::int64_t> thread{-1, -1};
+  while (auto a = calls.next()) {
+    const std::pair<std::int64_t, std::int64_t> key{a->pid, a->tid};
+    if (key != thread) {
+      open_ends.clear();
+      thread = key;
+    }
+    const auto start = a->start_ns, end = a->end_ns;
+    while (!open_ends.empty() && open_ends.back() <= start) open_ends.pop_back();
+    const std::size_t depth = open_ends.size();
+    open_ends.push_back(end);
+    TimelineLane& lane = lanes.get(u32(key.first), u32(key.second));
+    lane.pid = u32(key.first);
+    lane.tid = u32(key.second);
+    row_at(lane, depth).items.push_back({start, end, names.by_id(a->name_id),
+                                         u32(static_cast<std::int64_t>(t.api_calls.size())),
+                                         TimelineItemKind::Api});
+    t.api_calls.push_back({lane.pid, lane.tid, u32(a->correlation_id), u32(a->return_code),
+                           a->domain == static_cast<int>(db::ApiDomain::Driver)});
+  }
+}
+
+void load_memory(const db::Reader& reader, Timeline& t) {
+  auto events = db::device_memory_events(reader, db::MemoryOrder::ByTime);
+  std::map<std::uint32_t, CounterTrack> tracks;
+  while (auto m = events.next()) {
+    const auto device = u32(m->device_id);
+    CounterTrack& track = tracks[device];
+    track.device_id = device;
+    const std::int64_t last = track.points.empty() ? 0 : track.points.back().value;
+    const bool alloc = m->operation == static_cast<int>(db::MemoryOperation::Allocation);
+    const std::int64_t value = last + (alloc ? m->bytes : -m->bytes);
+    const std::int64_t time = m->timestamp_ns;
+    if (!track.points.empty() && track.points.back().time_ns == time) {
+      track.points.back().value = value;
+    } else {
+      track.points.push_back({time, value});
+    }
+    track.max_value = std::max(track.max_value, value);
+  }
+  for (auto& [device, track] : tracks) {
+    track.title = "GPU " + std::to_string(device) + " memory";
+    t.counters.push_back(std::move(track));
+  }
+}
+
+}  // namespace
+
+const char* to_string(TimelineItemKind kind) {
+  switch (kind) {
+    case TimelineItemKind::Kernel:
+      return "kernel";
+    case TimelineItemKind::Memcpy:
+      return "memcpy";
+    case TimelineItemKind::Memset:
+      return "memset";
+    case TimelineItemKind::Api:
+      return "API call";
+    case TimelineItemKind::Nvtx:
+      return "NVTX range";
+  }
+  return "item";
+}
+
+std::size_t TimelineLane::item_count() const {
+  std::size_t n = 0;
+  for (const auto& row : rows) n += row.items.size();
+  return n;
+}
+
+std::size_t Timeline::item_count() const {
+  std::size_t n = 0;
+  for (const auto& lane : lanes) n += lane.item_count();
+  return n;
+}
+
+Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
+  Timeline t;
+  t.path = reader.path();
+  // API calls are read on a second connection in parallel with the GPU records (the two biggest
+  // tables), each into its own names; the API names are appended after the others at the end.
+  Timeline api_part;
+  LaneSet gpu, nvtx, api;
+  auto api_done = std::async(std::launch::async, [&] {
+    const db::Reader api_reader(reader.path());
+    Names api_names(api_reader, api_part.names);
+    load_api(api_reader, api_names, api_part, api);
+  });
+  try {
+    Names names(reader, t.names);
+    load_gpu(reader, name_kind, names, t, gpu);
+    load_nvtx(reader, names, t, nvtx);
+    load_memory(reader, t);
+  } catch (...) {
+    api_done.wait();
+    throw;
+  }
+  api_done.get();  // rethrows the API thread's db::Error
+  const auto api_name_offset = static_cast<std::uint32_t>(t.names.size());
+  for (auto& n : api_part.names) t.names.push_back(std::move(n));
+  t.api_calls = std::move(api_part.api_calls);
+
+  for (auto& [key, lane] : gpu.take()) {
+    lane.kind = LaneKind::Gpu;
+    lane.device_id = key.first;
+    lane.stream_id = key.second;
+    lane.title = "GPU " + std::to_string(key.first) + " · stream " + std::to_string(key.second);
+    t.lanes.push_back(std::move(lane));
+  }
+  for (auto& [key, lane] : nvtx.take()) {
+    lane.kind = LaneKind::Nvtx;
+    lane.title = "NVTX · thread " + std::to_string(key.second);
+    t.lanes.push_back(std::move(lane));
+  }
+  for (auto& [key, lane] : api.take()) {
+    for (auto& row : lane.rows)
+      for (auto& item : row.items) item.name += api_name_offset;
+    lane.kind = LaneKind::Api;
+    lane.title = "CUDA API · thread " + std::to_string(key.second);
+    t.lanes.push_back(std::move(lane));
+  }
+
+  // Span, then close unterminated ranges at its end.
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  for (const auto& lane : t.lanes) {
+    for (const auto& row : lane.rows) {
+      for (const auto& item : row.items) {
+        begin = std::min(begin, item.start_ns);
+        if (item.end_ns != std::numeric_limits<std::int64_t>::max()) {
+          end = std::max(end, item.end_ns);
+        }
+        end = std::max(end, item.start_ns);
+      }
+    }
+  }
+  for (const auto& track : t.counters) {
+    if (track.points.empty()) continue;
+    begin = std::min(begin, track.points.front().time_ns);
+    end = std::max(end, track.points.back().time_ns);
+  }
+  if (begin > end) begin = end = 0;
+  t.begin_ns = begin;
+  t.end_ns = end;
+  for (auto& lane : t.lanes) {
+    for (auto& row : lane.rows) {
+      for (auto& item : row.items) item.end_ns = std::min(item.end_ns, end);
+      sort_row(row);
+    }
+  }
+
+  for (std::uint32_t l = 0; l < t.lanes.size(); ++l) {
+    const auto& lane = t.lanes[l];
+    if (lane.kind != LaneKind::Api) continue;
+    for (std::uint32_t r = 0; r < lane.rows.size(); ++r) {
+      const auto& items = lane.rows[r].items;
+      for (std::uint32_t i = 0; i < items.size(); ++i) {
+        const auto& d = t.api_calls[items[i].detail];
+        t.calls_by_correlation.push_back({d.pid, d.correlation_id, l, r, i});
+      }
+    }
+  }
+  std::sort(t.calls_by_correlation.begin(), t.calls_by_correlation.end(),
+            [](const CallRef& a, const CallRef& b) {
+              return std::tie(a.pid, a.correlation_id, a.row) <
+                     std::tie(b.pid, b.correlation_id, b.row);
+            });
+  return t;
+}
+
+std::size_t first_visible(const TimelineRow& row, std::int64_t t0) {
+  const auto& items = row.items;
+  const std::int64_t back = t0 - row.max_duration_ns;
+  auto it = std::lower_bound(items.begin(), items.end(), back,
+                             [](const TimelineItem& a, std::int64_t t) { return a.start_ns < t; });
+  while (it != items.end() && it->end_ns < t0 && it->start_ns < t0) ++it;
+  return static_cast<std::size_t>(it - items.begin());
+}
+
+std::size_t first_starting_at(const TimelineRow& row, std::size_t from, std::int64_t t) {
+  const auto& items = row.items;
+  const auto begin = items.begin() + static_cast<std::ptrdiff_t>(std::min(from, items.size()));
+  auto it = std::lower_bound(begin, items.end(), t,
+                             [](const TimelineItem& a, std::int64_t v) { return a.start_ns < v; });
+  return static_cast<std::size_t>(it - items.begin());
+}
+
+LaunchContext launch_context(const Timeline& t, const TimelineItem& item) {
+  LaunchContext context;
+  std::uint32_t pid = 0, correlation = 0;
+  switch (item.kind) {
+    case TimelineItemKind::Kernel:
+      pid = t.kernels[item.detail].pid;
+      correlation = t.kernels[item.detail].correlation_id;
+      break;
+    case TimelineItemKind::Memcpy:
+    case TimelineItemKind::Memset:
+      pid = t.copies[item.detail].pid;
+      correlation = t.copies[item.detail].correlation_id;
+      break;
+    default:
+      return context;
+  }
+  const auto& calls = t.calls_by_correlation;
+  auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(pid, correlation),
+                             [](const CallRef& c, const std::pair<std::uint32_t, std::uint32_t>& k) {
+                               return std::tie(c.pid, c.correlation_id) < std::tie(k.first, k.second);
+                             });
+  if (it == calls.end() || it->pid != pid || it->correlation_id != correlation) return context;
+  const TimelineItem& call = t.lanes[it->lane].rows[it->row].items[it->index];
+  context.call = &call;
+  context.tid = t.lanes[it->lane].tid;
+  for (const auto& lane : t.lanes) {
+    if (lane.kind != LaneKind::Nvtx || lane.pid != pid || lane.tid != context.tid) continue;
+    for (const auto& row : lane.rows) {
+      // Ranges of one depth do not overlap: the last one starting at or before the call.
+      const auto n = first_starting_at(row, 0, call.start_ns + 1);
+      if (n == 0) continue;
+      const TimelineItem& range = row.items[n - 1];
+      if (range.start_ns <= call.start_ns && call.start_ns <= range.end_ns) {
+        context.ranges.push_back(&range);
+      }
+    }
+  }
+  return context;
+}
+
+}  // namespace fuselens::analyzer

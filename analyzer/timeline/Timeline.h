@@ -1,0 +1,149 @@
+#pragma once
+// Timeline: every timed record of one capture laid out in lanes, as plain sorted vectors, for
+// timeline views (prof-gui's Timeline page) and anything else that draws or scans time.
+//
+// Lanes, in this order:
+//   Gpu   one per (device, stream): kernels, memcpys and memsets of that stream;
+//   Nvtx  one per (pid, tid) with NVTX ranges: ranges at their nesting depth (schema depth);
+//   Api   one per (pid, tid) with API calls: runtime and driver calls at their nesting depth
+//         (a driver call inside a runtime call of the same thread is one level deeper).
+// Within a lane, items are split into rows by depth (Gpu lanes have one row: overlapping items
+// of one stream, rare, share it). Each row is sorted by (start_ns, end_ns) and holds no
+// overlapping items except in Gpu rows, so a view finds the items of [t0, t1] with a binary
+// search and can merge runs of items narrower than a pixel (level of detail) with more binary
+// searches, without scanning the row: see first_visible().
+// Counters: one device-memory track per device with Device-kind memory events: the running sum
+// in (timestamp, row id) order of +bytes per allocation, -bytes per release, the same sum as
+// Summary's DeviceMemoryRow (whose peak_bytes equals the track's max_value).
+//
+// Units: every *_ns is nanoseconds on CUPTI's timestamp clock (db/schema.sql); bytes are bytes.
+// Unterminated NVTX ranges (NULL end_ns) end at the end of the capture's time span.
+// Errors: db::Error when a query fails (a corrupt capture).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "summary/Summary.h"
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::analyzer {
+
+enum class TimelineItemKind : std::uint8_t { Kernel, Memcpy, Memset, Api, Nvtx };
+
+/// "kernel", "memcpy", "memset", "API call", "NVTX range".
+const char* to_string(TimelineItemKind kind);
+
+/// One bar. 32 bytes, so a million kernels take 32 MB.
+struct TimelineItem {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t name = 0;    ///< index into Timeline::names
+  std::uint32_t detail = 0;  ///< index into the Timeline vector of its kind (kernels, ...)
+  TimelineItemKind kind = TimelineItemKind::Kernel;
+};
+
+/// Items of one depth of a lane, sorted by (start_ns, end_ns).
+struct TimelineRow {
+  std::vector<TimelineItem> items;
+  std::int64_t max_duration_ns = 0;  ///< longest item: how far back an item can reach t0
+};
+
+enum class LaneKind : std::uint8_t { Gpu, Nvtx, Api };
+
+struct TimelineLane {
+  LaneKind kind = LaneKind::Gpu;
+  std::string title;  ///< "GPU 0 · stream 7", "NVTX · thread 1234", "CUDA API · thread 1234"
+  std::uint32_t device_id = 0, stream_id = 0;  ///< Gpu lanes
+  std::uint32_t pid = 0, tid = 0;              ///< Nvtx and Api lanes; Gpu: pid of first item
+  std::vector<TimelineRow> rows;               ///< by depth, 0 = outermost
+  std::size_t item_count() const;
+};
+
+/// Details of the records behind items, by TimelineItem::detail.
+struct KernelDetail {
+  std::uint32_t pid = 0, correlation_id = 0;
+  std::int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  std::uint32_t registers_per_thread = 0;
+  std::int32_t static_shared_bytes = 0, dynamic_shared_bytes = 0;
+  std::uint32_t demangled_name = 0;  ///< index into Timeline::names
+};
+struct CopyDetail {  ///< memcpy or memset
+  std::uint32_t pid = 0, correlation_id = 0;
+  std::int64_t bytes = 0;
+  int copy_kind = 0;  ///< db::MemcpyKind for memcpy; -1 for memset
+  bool is_async = false;
+};
+struct ApiDetail {
+  std::uint32_t pid = 0, tid = 0, correlation_id = 0, return_code = 0;
+  bool driver = false;
+};
+struct NvtxDetail {
+  std::uint32_t pid = 0, tid = 0, depth = 0;
+  bool unterminated = false;
+  std::optional<double> payload;
+};
+
+struct CounterPoint {
+  std::int64_t time_ns = 0;
+  std::int64_t value = 0;  ///< value from this time until the next point
+};
+
+/// A step function; points sorted by time.
+struct CounterTrack {
+  std::string title;  ///< "GPU 0 memory"
+  std::uint32_t device_id = 0;
+  std::vector<CounterPoint> points;
+  std::int64_t max_value = 0;
+};
+
+/// Where an API call sits, for lookups by (pid, correlation id).
+struct CallRef {
+  std::uint32_t pid = 0, correlation_id = 0;
+  std::uint32_t lane = 0, row = 0, index = 0;  ///< lanes[lane].rows[row].items[index]
+};
+
+struct Timeline {
+  std::string path;
+  std::int64_t begin_ns = 0, end_ns = 0;  ///< span of every item and counter point
+  std::vector<std::string> names;         ///< interned display names
+  std::vector<TimelineLane> lanes;        ///< Gpu lanes by (device, stream), then Nvtx, then Api
+  std::vector<CounterTrack> counters;     ///< by device id
+  std::vector<KernelDetail> kernels;
+  std::vector<CopyDetail> copies;
+  std::vector<ApiDetail> api_calls;
+  std::vector<NvtxDetail> nvtx_ranges;
+  /// Every API call, sorted by (pid, correlation_id, depth): the outermost call of a
+  /// correlation id comes first.
+  std::vector<CallRef> calls_by_correlation;
+
+  std::size_t item_count() const;
+};
+
+/// Reads kernels, memcpys, memsets, API calls, NVTX ranges and device-memory events. Kernel
+/// names are in `names` form (Short by default, as Nsight Systems' timeline).
+/// O(n log n) time, about 40 bytes per record.
+Timeline load_timeline(const db::Reader& reader, NameKind names = NameKind::Short);
+
+/// Index of the first item of `row` that may overlap [t0, +inf): items before it end before
+/// t0 (approximately: it backs off by the row's longest item, then skips those ending before).
+std::size_t first_visible(const TimelineRow& row, std::int64_t t0);
+
+/// Index of the first item of `row` at or after `from` whose start_ns >= t.
+std::size_t first_starting_at(const TimelineRow& row, std::size_t from, std::int64_t t);
+
+/// Where a GPU item came from: its launching API call (same pid and correlation id, the
+/// outermost one when a runtime call and its driver call share it) and the NVTX ranges open on
+/// that thread when the call started, outermost first.
+struct LaunchContext {
+  const TimelineItem* call = nullptr;
+  std::uint32_t tid = 0;
+  std::vector<const TimelineItem*> ranges;
+};
+
+/// The launch context of a Gpu item (kernel, memcpy, memset); empty for other kinds or when no
+/// call matches. O(lanes + log n).
+LaunchContext launch_context(const Timeline& timeline, const TimelineItem& item);
+
+}  // namespace fuselens::analyzer
