@@ -1,5 +1,6 @@
 #include "fuselens/db/ActivityCursors.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,15 +29,10 @@ Cursor<Row> open(const Reader& reader, const std::string& select_from, const Act
 }
 
 const char* table_name(GpuTable table) {
-  switch (table) {
-    case GpuTable::Memcpy:
-      return "memcpy";
-    case GpuTable::Memset:
-      return "memset";
-    case GpuTable::Kernel:
-      break;
-  }
-  return "kernel";
+  // In GpuTable's order; a value outside it reads as Kernel.
+  constexpr const char* kTables[] = {"kernel", "memcpy", "memset"};
+  const auto i = static_cast<std::size_t>(table);
+  return i < std::size(kTables) ? kTables[i] : kTables[0];
 }
 
 void read_id_duration(const Statement& s, IdDuration& r) {
@@ -69,23 +65,13 @@ Cursor<KernelRow> kernel_details(const Reader& reader, NameKind names,
           "dynamic_shared_bytes, demangled_name_id, ") +
           kernel_name_column(names) + " FROM kernel",
       filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-        r.device_id = s.int64(0);
-        r.stream_id = s.int64(1);
-        r.pid = s.int64(2);
-        r.start_ns = s.int64(3);
-        r.end_ns = s.int64(4);
-        r.correlation_id = s.int64(5);
-        r.grid_x = s.int64(6);
-        r.grid_y = s.int64(7);
-        r.grid_z = s.int64(8);
-        r.block_x = s.int64(9);
-        r.block_y = s.int64(10);
-        r.block_z = s.int64(11);
-        r.registers_per_thread = s.int64(12);
-        r.static_shared_bytes = s.int64(13);
-        r.dynamic_shared_bytes = s.int64(14);
-        r.demangled_name_id = s.int64(15);
-        r.name_id = s.int64(16);
+        detail::read_int_columns(s, r, 0, &KernelRow::device_id, &KernelRow::stream_id,
+                                 &KernelRow::pid, &KernelRow::start_ns, &KernelRow::end_ns,
+                                 &KernelRow::correlation_id, &KernelRow::grid_x, &KernelRow::grid_y,
+                                 &KernelRow::grid_z, &KernelRow::block_x, &KernelRow::block_y,
+                                 &KernelRow::block_z, &KernelRow::registers_per_thread,
+                                 &KernelRow::static_shared_bytes, &KernelRow::dynamic_shared_bytes,
+                                 &KernelRow::demangled_name_id, &KernelRow::name_id);
       });
 }
 
@@ -97,14 +83,10 @@ Cursor<KernelRow> kernel_launches(const Reader& reader, NameKind names,
                   "start_ns, end_ns, ") +
           kernel_name_column(names) + " FROM kernel",
       filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-        r.pid = s.int64(0);
-        r.device_id = s.int64(1);
-        r.context_id = s.int64(2);
-        r.stream_id = s.int64(3);
-        r.correlation_id = s.int64(4);
-        r.start_ns = s.int64(5);
-        r.end_ns = s.int64(6);
-        r.name_id = s.int64(7);
+        detail::read_int_columns(s, r, 0, &KernelRow::pid, &KernelRow::device_id,
+                                 &KernelRow::context_id, &KernelRow::stream_id,
+                                 &KernelRow::correlation_id, &KernelRow::start_ns,
+                                 &KernelRow::end_ns, &KernelRow::name_id);
       });
 }
 
@@ -114,10 +96,9 @@ Cursor<KernelRow> kernel_durations(const Reader& reader, NameKind names,
                          std::string("SELECT pid, correlation_id, end_ns - start_ns, ") +
                              kernel_name_column(names) + " FROM kernel",
                          filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-                           r.pid = s.int64(0);
-                           r.correlation_id = s.int64(1);
-                           r.duration_ns = s.int64(2);
-                           r.name_id = s.int64(3);
+                           detail::read_int_columns(s, r, 0, &KernelRow::pid,
+                                                    &KernelRow::correlation_id,
+                                                    &KernelRow::duration_ns, &KernelRow::name_id);
                          });
 }
 
@@ -129,10 +110,8 @@ Cursor<LaunchWork> launch_work(const Reader& reader, GpuTable table, bool by_cor
       "SELECT pid, correlation_id, end_ns - start_ns, " + bytes + " FROM " + table_name(table),
       filter, kGpu, by_correlation ? "ORDER BY pid, correlation_id" : "",
       [](const Statement& s, LaunchWork& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.duration_ns = s.int64(2);
-        r.bytes = s.int64(3);
+        detail::read_int_columns(s, r, 0, &LaunchWork::pid, &LaunchWork::correlation_id,
+                                 &LaunchWork::duration_ns, &LaunchWork::bytes);
       });
 }
 
@@ -141,10 +120,8 @@ Cursor<GpuInterval> gpu_intervals(const Reader& reader, GpuTable table,
   return open<GpuInterval>(
       reader, std::string("SELECT pid, correlation_id, start_ns, end_ns FROM ") + table_name(table),
       filter, kGpu, "", [](const Statement& s, GpuInterval& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.start_ns = s.int64(2);
-        r.end_ns = s.int64(3);
+        detail::read_int_columns(s, r, 0, &GpuInterval::pid, &GpuInterval::correlation_id,
+                                 &GpuInterval::start_ns, &GpuInterval::end_ns);
       });
 }
 
@@ -213,9 +190,9 @@ Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind n
 Cursor<CopyDuration> copy_durations(const Reader& reader, const ActivityFilter& filter) {
   return open<CopyDuration>(reader, "SELECT copy_kind, end_ns - start_ns, bytes FROM memcpy",
                             filter, kGpu, "", [](const Statement& s, CopyDuration& r) {
-                              r.copy_kind = s.int64(0);
-                              r.duration_ns = s.int64(1);
-                              r.bytes = s.int64(2);
+                              detail::read_int_columns(s, r, 0, &CopyDuration::copy_kind,
+                                                       &CopyDuration::duration_ns,
+                                                       &CopyDuration::bytes);
                             });
 }
 
@@ -233,15 +210,9 @@ Cursor<CopyRow> copy_details(const Reader& reader, const ActivityFilter& filter)
       "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, copy_kind, bytes, "
       "is_async FROM memcpy",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
-        r.device_id = s.int64(0);
-        r.stream_id = s.int64(1);
-        r.pid = s.int64(2);
-        r.start_ns = s.int64(3);
-        r.end_ns = s.int64(4);
-        r.correlation_id = s.int64(5);
-        r.copy_kind = s.int64(6);
-        r.bytes = s.int64(7);
-        r.is_async = s.int64(8);
+        detail::read_int_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
+                                 &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
+                                 &CopyRow::copy_kind, &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
@@ -251,26 +222,17 @@ Cursor<CopyRow> memset_details(const Reader& reader, const ActivityFilter& filte
       "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, bytes, is_async "
       "FROM memset",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
-        r.device_id = s.int64(0);
-        r.stream_id = s.int64(1);
-        r.pid = s.int64(2);
-        r.start_ns = s.int64(3);
-        r.end_ns = s.int64(4);
-        r.correlation_id = s.int64(5);
-        r.bytes = s.int64(6);
-        r.is_async = s.int64(7);
+        detail::read_int_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
+                                 &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
+                                 &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
 namespace {
 void read_gpu_launch(const Statement& s, CopyRow& r) {
-  r.pid = s.int64(0);
-  r.device_id = s.int64(1);
-  r.context_id = s.int64(2);
-  r.stream_id = s.int64(3);
-  r.correlation_id = s.int64(4);
-  r.start_ns = s.int64(5);
-  r.end_ns = s.int64(6);
+  detail::read_int_columns(s, r, 0, &CopyRow::pid, &CopyRow::device_id, &CopyRow::context_id,
+                           &CopyRow::stream_id, &CopyRow::correlation_id, &CopyRow::start_ns,
+                           &CopyRow::end_ns);
 }
 }  // namespace
 
@@ -281,11 +243,8 @@ Cursor<CopyRow> copy_launches(const Reader& reader, const ActivityFilter& filter
       " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
         read_gpu_launch(s, r);
-        r.copy_kind = s.int64(7);
-        r.src_kind = s.int64(8);
-        r.dst_kind = s.int64(9);
-        r.bytes = s.int64(10);
-        r.is_async = s.int64(11);
+        detail::read_int_columns(s, r, 7, &CopyRow::copy_kind, &CopyRow::src_kind,
+                                 &CopyRow::dst_kind, &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
@@ -296,45 +255,37 @@ Cursor<CopyRow> memset_launches(const Reader& reader, const ActivityFilter& filt
       " memory_kind, bytes, is_async FROM memset",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
         read_gpu_launch(s, r);
-        r.memory_kind = s.int64(7);
-        r.bytes = s.int64(8);
-        r.is_async = s.int64(9);
+        detail::read_int_columns(s, r, 7, &CopyRow::memory_kind, &CopyRow::bytes,
+                                 &CopyRow::is_async);
       });
 }
 
 Cursor<ApiCallRow> api_call_starts(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(reader, "SELECT pid, correlation_id, tid, start_ns FROM api_call", filter,
                           kApi, "", [](const Statement& s, ApiCallRow& r) {
-                            r.pid = s.int64(0);
-                            r.correlation_id = s.int64(1);
-                            r.tid = s.int64(2);
-                            r.start_ns = s.int64(3);
+                            detail::read_int_columns(s, r, 0, &ApiCallRow::pid,
+                                                     &ApiCallRow::correlation_id, &ApiCallRow::tid,
+                                                     &ApiCallRow::start_ns);
                           });
 }
 
 Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
                                                   const ActivityFilter& filter) {
-  return open<ApiCallRow>(reader, "SELECT pid, correlation_id, tid, start_ns, id FROM api_call",
-                          filter, kApi, "ORDER BY pid, correlation_id",
-                          [](const Statement& s, ApiCallRow& r) {
-                            r.pid = s.int64(0);
-                            r.correlation_id = s.int64(1);
-                            r.tid = s.int64(2);
-                            r.start_ns = s.int64(3);
-                            r.id = s.int64(4);
-                          });
+  return open<ApiCallRow>(
+      reader, "SELECT pid, correlation_id, tid, start_ns, id FROM api_call", filter, kApi,
+      "ORDER BY pid, correlation_id", [](const Statement& s, ApiCallRow& r) {
+        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                                 &ApiCallRow::tid, &ApiCallRow::start_ns, &ApiCallRow::id);
+      });
 }
 
 Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(
       reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call", filter,
       kApi, "ORDER BY start_ns, id", [](const Statement& s, ApiCallRow& r) {
-        r.pid = s.int64(0);
-        r.tid = s.int64(1);
-        r.name_id = s.int64(2);
-        r.start_ns = s.int64(3);
-        r.end_ns = s.int64(4);
-        r.correlation_id = s.int64(5);
+        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::name_id,
+                                 &ApiCallRow::start_ns, &ApiCallRow::end_ns,
+                                 &ApiCallRow::correlation_id);
       });
 }
 
@@ -345,14 +296,9 @@ Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilte
       "FROM api_call",
       filter, kApi, "ORDER BY pid, tid, start_ns, end_ns DESC",
       [](const Statement& s, ApiCallRow& r) {
-        r.pid = s.int64(0);
-        r.tid = s.int64(1);
-        r.domain = s.int64(2);
-        r.name_id = s.int64(3);
-        r.start_ns = s.int64(4);
-        r.end_ns = s.int64(5);
-        r.correlation_id = s.int64(6);
-        r.return_code = s.int64(7);
+        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::domain,
+                                 &ApiCallRow::name_id, &ApiCallRow::start_ns, &ApiCallRow::end_ns,
+                                 &ApiCallRow::correlation_id, &ApiCallRow::return_code);
       });
 }
 
@@ -363,15 +309,10 @@ Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const Activity
       "return_code FROM api_call",
       filter, kApi, "ORDER BY pid, correlation_id, start_ns",
       [](const Statement& s, ApiCallRow& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.start_ns = s.int64(2);
-        r.end_ns = s.int64(3);
-        r.tid = s.int64(4);
-        r.domain = s.int64(5);
-        r.callback_id = s.int64(6);
-        r.name_id = s.int64(7);
-        r.return_code = s.int64(8);
+        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                                 &ApiCallRow::start_ns, &ApiCallRow::end_ns, &ApiCallRow::tid,
+                                 &ApiCallRow::domain, &ApiCallRow::callback_id,
+                                 &ApiCallRow::name_id, &ApiCallRow::return_code);
       });
 }
 
@@ -380,9 +321,8 @@ Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {
       reader.prepare(
           "SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, correlation_id"),
       [](const Statement& s, ApiCallRow& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.start_ns = s.int64(2);
+        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                                 &ApiCallRow::start_ns);
       });
 }
 

@@ -1,19 +1,15 @@
 #include "fuselens/db/Strings.h"
 
+#include <iterator>
 #include <utility>
 
 namespace fuselens::db {
 
 const char* kernel_name_column(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short_name_id";
-    case NameKind::Mangled:
-      return "mangled_name_id";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled_name_id";
+  // In NameKind's order; a value outside it reads as Demangled.
+  constexpr const char* kColumns[] = {"demangled_name_id", "short_name_id", "mangled_name_id"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kColumns) ? kColumns[i] : kColumns[0];
 }
 
 StringLookup::StringLookup(const Reader& reader)

@@ -39,11 +39,8 @@ void read_payload(const Statement& s, int column, NvtxRow& r) {
 
 /// pid, tid, domain_id, text_id, start_ns, end_ns: the first six columns of most range queries.
 void read_range_head(const Statement& s, NvtxRow& r) {
-  r.pid = s.int64(0);
-  r.tid = s.int64(1);
-  r.domain_id = s.int64(2);
-  r.text_id = s.int64(3);
-  r.start_ns = s.int64(4);
+  detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
+                           &NvtxRow::text_id, &NvtxRow::start_ns);
   r.end_ns = optional_int(s, 5);
 }
 
@@ -68,11 +65,9 @@ Cursor<NvtxRow> ended_nvtx_ranges(const Reader& reader, bool ids_only) {
   return Cursor<NvtxRow>(reader.prepare("SELECT id, pid, tid, start_ns, end_ns FROM nvtx_range "
                                         "WHERE end_ns IS NOT NULL ORDER BY id"),
                          [](const Statement& s, NvtxRow& r) {
-                           r.id = s.int64(0);
-                           r.pid = s.int64(1);
-                           r.tid = s.int64(2);
-                           r.start_ns = s.int64(3);
-                           r.end_ns = s.int64(4);
+                           detail::read_int_columns(s, r, 0, &NvtxRow::id, &NvtxRow::pid,
+                                                    &NvtxRow::tid, &NvtxRow::start_ns,
+                                                    &NvtxRow::end_ns);
                          });
 }
 
@@ -96,10 +91,8 @@ Cursor<NvtxRow> nvtx_ranges(const Reader& reader, bool with_style, const Activit
         "payload_kind, payload FROM nvtx_range",
         "", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
           read_range_head(s, r);
-          r.depth = s.int64(6);
-          r.category = s.int64(7);
-          r.color = s.int64(8);
-          r.payload_kind = s.int64(9);
+          detail::read_int_columns(s, r, 6, &NvtxRow::depth, &NvtxRow::category, &NvtxRow::color,
+                                   &NvtxRow::payload_kind);
           read_payload(s, 10, r);
         });
   }
@@ -152,14 +145,9 @@ Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter) {
       "SELECT pid, tid, domain_id, text_id, timestamp_ns, category, color, payload_kind, "
       "payload FROM nvtx_mark",
       "", filter, kMarks, "", [](const Statement& s, NvtxRow& r) {
-        r.pid = s.int64(0);
-        r.tid = s.int64(1);
-        r.domain_id = s.int64(2);
-        r.text_id = s.int64(3);
-        r.start_ns = s.int64(4);
-        r.category = s.int64(5);
-        r.color = s.int64(6);
-        r.payload_kind = s.int64(7);
+        detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
+                                 &NvtxRow::text_id, &NvtxRow::start_ns, &NvtxRow::category,
+                                 &NvtxRow::color, &NvtxRow::payload_kind);
         read_payload(s, 8, r);
       });
 }
@@ -171,9 +159,7 @@ Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& do
       " WHERE d.value = ?");
   stmt.bind(1, std::string_view(domain));
   return Cursor<NvtxRow>(std::move(stmt), [](const Statement& s, NvtxRow& r) {
-    r.pid = s.int64(0);
-    r.tid = s.int64(1);
-    r.start_ns = s.int64(2);
+    detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::start_ns);
     r.text = s.text(3);
   });
 }
@@ -194,11 +180,9 @@ Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder or
           reader, "SELECT pid, device_id, timestamp_ns, operation, bytes FROM memory_event", where,
           filter, kMemory, "ORDER BY pid, device_id, timestamp_ns, id",
           [](const Statement& s, MemoryEventRow& r) {
-            r.pid = s.int64(0);
-            r.device_id = s.int64(1);
-            r.timestamp_ns = s.int64(2);
-            r.operation = s.int64(3);
-            r.bytes = s.int64(4);
+            detail::read_int_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
+                                     &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
+                                     &MemoryEventRow::bytes);
           });
     case MemoryOrder::ByDevice:
     case MemoryOrder::ByTime:
@@ -210,10 +194,8 @@ Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder or
       order == MemoryOrder::ByDevice ? "ORDER BY device_id, timestamp_ns, id"
                                      : "ORDER BY timestamp_ns, id",
       [](const Statement& s, MemoryEventRow& r) {
-        r.device_id = s.int64(0);
-        r.timestamp_ns = s.int64(1);
-        r.operation = s.int64(2);
-        r.bytes = s.int64(3);
+        detail::read_int_columns(s, r, 0, &MemoryEventRow::device_id, &MemoryEventRow::timestamp_ns,
+                                 &MemoryEventRow::operation, &MemoryEventRow::bytes);
       });
 }
 
@@ -223,13 +205,10 @@ Cursor<MemoryEventRow> memory_events(const Reader& reader, const ActivityFilter&
       "SELECT pid, device_id, timestamp_ns, operation, memory_kind, address, bytes"
       " FROM memory_event",
       "", filter, kMemory, "ORDER BY timestamp_ns, id", [](const Statement& s, MemoryEventRow& r) {
-        r.pid = s.int64(0);
-        r.device_id = s.int64(1);
-        r.timestamp_ns = s.int64(2);
-        r.operation = s.int64(3);
-        r.memory_kind = s.int64(4);
-        r.address = s.int64(5);
-        r.bytes = s.int64(6);
+        detail::read_int_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
+                                 &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
+                                 &MemoryEventRow::memory_kind, &MemoryEventRow::address,
+                                 &MemoryEventRow::bytes);
       });
 }
 
@@ -240,10 +219,9 @@ Cursor<DeviceMemoryExtent> device_memory_extents(const Reader& reader) {
           " WHERE memory_kind = " +
           device_kind() + " GROUP BY device_id"),
       [](const Statement& s, DeviceMemoryExtent& r) {
-        r.device_id = s.int64(0);
-        r.events = s.int64(1);
-        r.first_ns = s.int64(2);
-        r.last_ns = s.int64(3);
+        detail::read_int_columns(s, r, 0, &DeviceMemoryExtent::device_id,
+                                 &DeviceMemoryExtent::events, &DeviceMemoryExtent::first_ns,
+                                 &DeviceMemoryExtent::last_ns);
       });
 }
 
@@ -253,13 +231,9 @@ Cursor<SyncRow> syncs(const Reader& reader, const ActivityFilter& filter) {
       "SELECT pid, start_ns, end_ns, sync_type, context_id, stream_id, correlation_id"
       " FROM sync_event",
       "", filter, kSync, "ORDER BY start_ns, id", [](const Statement& s, SyncRow& r) {
-        r.pid = s.int64(0);
-        r.start_ns = s.int64(1);
-        r.end_ns = s.int64(2);
-        r.sync_type = s.int64(3);
-        r.context_id = s.int64(4);
-        r.stream_id = s.int64(5);
-        r.correlation_id = s.int64(6);
+        detail::read_int_columns(s, r, 0, &SyncRow::pid, &SyncRow::start_ns, &SyncRow::end_ns,
+                                 &SyncRow::sync_type, &SyncRow::context_id, &SyncRow::stream_id,
+                                 &SyncRow::correlation_id);
       });
 }
 
@@ -310,10 +284,8 @@ Cursor<CctNodeRow> cct_nodes(const Reader& reader) {
   return Cursor<CctNodeRow>(
       reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node"),
       [](const Statement& s, CctNodeRow& r) {
-        r.id = s.int64(0);
-        r.parent_id = s.int64(1);
-        r.frame_id = s.int64(2);
-        r.pid = s.int64(3);
+        detail::read_int_columns(s, r, 0, &CctNodeRow::id, &CctNodeRow::parent_id,
+                                 &CctNodeRow::frame_id, &CctNodeRow::pid);
       });
 }
 
@@ -374,10 +346,8 @@ Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
   return Cursor<LaunchContextRow>(
       reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context"),
       [](const Statement& s, LaunchContextRow& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.node_id = s.int64(2);
-        r.tid = s.int64(3);
+        detail::read_int_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
+                                 &LaunchContextRow::node_id, &LaunchContextRow::tid);
       });
 }
 
@@ -432,9 +402,9 @@ Cursor<KernelArgRow> kernel_args(const Reader& reader) {
   return Cursor<KernelArgRow>(reader.prepare("SELECT pid, correlation_id, value FROM kernel_arg "
                                              "ORDER BY pid, correlation_id, param_index"),
                               [](const Statement& s, KernelArgRow& r) {
-                                r.pid = s.int64(0);
-                                r.correlation_id = s.int64(1);
-                                r.value = s.int64(2);
+                                detail::read_int_columns(s, r, 0, &KernelArgRow::pid,
+                                                         &KernelArgRow::correlation_id,
+                                                         &KernelArgRow::value);
                               });
 }
 

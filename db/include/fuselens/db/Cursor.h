@@ -89,6 +89,14 @@ std::string filtered_sql(const std::string& select_from, const std::string& extr
                          const std::string& order_by, std::vector<std::int64_t>& binds);
 
 /// Prepares `sql` on `reader`'s connection and binds `binds` to parameters 1..n.
+/// Reads columns `first`, `first` + 1, ... of the current row of `s` as integers into the given
+/// members of `row`, in order (each converted to its member's type).
+template <typename Row, typename... T>
+void read_int_columns(const Statement& s, Row& row, int first, T Row::*... members) {
+  int column = first;
+  ((row.*members = static_cast<T>(s.int64(column++))), ...);
+}
+
 template <typename Reader>
 Statement prepare_bound(const Reader& reader, const std::string& sql,
                         const std::vector<std::int64_t>& binds) {
