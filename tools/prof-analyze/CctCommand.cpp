@@ -39,7 +39,8 @@ int run_cct(const CctOptions& o) {
     try {
       display.filter = std::regex(o.filter);
     } catch (const std::regex_error& e) {
-      return fail("--filter: '" + o.filter + "' is not a regular expression: " + e.what(), kExitUsage);
+      return fail("--filter: '" + o.filter + "' is not a regular expression: " + e.what(),
+                  kExitUsage);
     }
   }
   const db::Reader reader(o.file);
@@ -56,7 +57,8 @@ int run_cct(const CctOptions& o) {
   if (o.phase == "unknown") options.phase = analyzer::CctPhase::Unknown;
   options.split_phase = o.split_phase;
   const auto report = analyzer::calling_context_report(reader, options);
-  if (!report.available) return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
+  if (!report.available)
+    return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
   analyzer::write_cct(std::cout, report, output_format(o.format), display);
   std::cout.flush();
   return std::cout ? kExitOk : fail("writing to standard output failed", kExitCapture);
@@ -66,10 +68,10 @@ int run_cct(const CctOptions& o) {
 
 Runner add_cct_command(CLI::App& app) {
   auto o = std::make_shared<CctOptions>();
-  auto* cmd = app.add_subcommand(
-      "cct", "Calling-context attribution: GPU time, launches and bytes charged to the code that "
-             "launched them (top-down, bottom-up, flat)");
-  cmd->footer(kFooter);
+  auto* cmd = add_command(
+      app, "cct",
+      "Calling-context attribution: GPU time, launches and bytes charged to the code that "
+      "launched them (top-down, bottom-up, flat)");
   cmd->add_option("FILE", o->file, "Capture written by prof-run")->required();
   cmd->add_option("--view", o->view, "top-down, bottom-up or flat")
       ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}))

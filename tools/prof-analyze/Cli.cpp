@@ -14,6 +14,12 @@ int fail(std::string message, int code) {
   return code;
 }
 
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description) {
+  CLI::App* command = app.add_subcommand(name, description);
+  command->footer(kFooter);
+  return command;
+}
+
 analyzer::NameKind name_kind(const std::string& names) {
   static const std::map<std::string, analyzer::NameKind> kinds{
       {"demangled", analyzer::NameKind::Demangled},

@@ -28,6 +28,9 @@ inline constexpr const char* kFooter =
 /// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded) and returns `code`.
 int fail(std::string message, int code);
 
+/// Adds subcommand `name` to `app` with its one-line `description` and the exit-status footer.
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description);
+
 /// The value of --names ("demangled", "short" or "mangled", checked by add_names_option).
 analyzer::NameKind name_kind(const std::string& names);
 /// The value of --format ("table", "csv" or "json", checked by add_format_option).

@@ -85,11 +85,10 @@ int run_compare(const CompareOptions& o) {
 
 Runner add_compare_command(CLI::App& app) {
   auto options = std::make_shared<CompareOptions>();
-  auto* compare = app.add_subcommand(
-      "compare",
+  auto* compare = add_command(
+      app, "compare",
       "Baseline vs candidate per op and shape: two captures (A B), or two sets of NVTX ranges "
       "of one capture (--baseline/--candidate globs)");
-  compare->footer(kFooter);
   compare->add_option("FILES", options->files, "One capture with --baseline/--candidate, or two")
       ->required()
       ->expected(1, 2);

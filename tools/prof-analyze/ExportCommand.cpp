@@ -127,11 +127,10 @@ int run_export(const ExportOptions& options) {
 
 Runner add_export_command(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
-  auto* command = app.add_subcommand(
-      "export",
+  auto* command = add_command(
+      app, "export",
       "Write a capture as a self-contained HTML report, JSON or CSV of every analysis, or a "
       "Chrome trace for Perfetto / chrome://tracing; two captures make a side-by-side report");
-  command->footer(kFooter);
   command
       ->add_option("FILE", options->files,
                    "Capture written by prof-run, and optionally a "

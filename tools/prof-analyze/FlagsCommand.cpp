@@ -70,7 +70,8 @@ int run_flags_command(const FlagsOptions& options) {
     return fail(std::string("flags: ") + e.what(), kExitUsage);
   }
   const fuselens::db::Reader reader(options.file);
-  const analyzer::FlagsReport report = analyzer::run_flags(reader, config, name_kind(options.names));
+  const analyzer::FlagsReport report =
+      analyzer::run_flags(reader, config, name_kind(options.names));
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);
@@ -94,11 +95,10 @@ int run_flags_command(const FlagsOptions& options) {
 
 Runner add_flags_command(CLI::App& app) {
   auto options = std::make_shared<FlagsOptions>();
-  auto* flags = app.add_subcommand(
-      "flags",
-      "Expert rules: launch overhead, GPU idle, synchronous copies and syncs, fusion "
-      "opportunities (docs/rules.md)");
-  flags->footer(kFooter);
+  auto* flags =
+      add_command(app, "flags",
+                  "Expert rules: launch overhead, GPU idle, synchronous copies and syncs, fusion "
+                  "opportunities (docs/rules.md)");
   flags->add_option("FILE", options->file, "Capture written by prof-run");
   add_format_option(flags, options->format);
   add_names_option(flags, options->names, "Kernel names: short, demangled or mangled");

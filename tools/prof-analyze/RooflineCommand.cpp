@@ -13,10 +13,10 @@
 #include <string>
 
 #include "Cli.h"
+#include "fuselens/db/Reader.h"
 #include "roofline/Peaks.h"
 #include "roofline/Roofline.h"
 #include "roofline/RooflineFormat.h"
-#include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {
 namespace {
@@ -69,18 +69,18 @@ int run_roofline(const RooflineOptions& options) {
 
 Runner add_roofline_command(CLI::App& app) {
   auto options = std::make_shared<RooflineOptions>();
-  auto* cmd = app.add_subcommand(
-      "roofline",
+  auto* cmd = add_command(
+      app, "roofline",
       "Roofline efficiency of kernels (hardware counters, prof-run --metrics roofline) and NVTX "
       "ranges (counters and fuselens/annotate.h declarations) against datasheet or measured peaks");
-  cmd->footer(kFooter);
   cmd->add_option("FILE", options->file, "Capture written by prof-run")->required();
   cmd->add_option("--peaks", options->peaks,
                   "Ceilings: auto (datasheet of the capture's GPU), measured (prof-ceilings), or a "
                   "profile id: t4, a100-sxm, h100-sxm, h100-pcie, h200, l4")
       ->capture_default_str();
-  cmd->add_option("--peaks-file", options->peaks_file,
-                  "Peak profiles to use instead of the built-in ones (format of share/fuselens/peaks.json)");
+  cmd->add_option(
+      "--peaks-file", options->peaks_file,
+      "Peak profiles to use instead of the built-in ones (format of share/fuselens/peaks.json)");
   add_format_option(cmd, options->format);
   add_names_option(cmd, options->names, "Kernel names: demangled, short or mangled");
   return [options] { return run_roofline(*options); };

@@ -1,16 +1,16 @@
 // prof-analyze summary FILE [--format table|csv|json] [--names demangled|short|mangled]
 //                          [--section kernels,memops,api,nvtx,memory,all]
 
+#include <iostream>
 #include <map>
 #include <memory>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "Cli.h"
+#include "fuselens/db/Reader.h"
 #include "summary/Summary.h"
 #include "summary/SummaryFormat.h"
-#include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {
 namespace {
@@ -58,11 +58,9 @@ int run_summary(const SummaryOptions& options) {
 
 Runner add_summary_command(CLI::App& app) {
   auto options = std::make_shared<SummaryOptions>();
-  auto* summary =
-      app.add_subcommand("summary",
-                         "Kernel, memory-operation, CUDA API, NVTX (with GPU projection) and "
-                         "device-memory summary tables");
-  summary->footer(kFooter);
+  auto* summary = add_command(app, "summary",
+                              "Kernel, memory-operation, CUDA API, NVTX (with GPU projection) and "
+                              "device-memory summary tables");
   summary->add_option("FILE", options->file, "Capture written by prof-run")->required();
   add_format_option(summary, options->format);
   add_names_option(summary, options->names, "Kernel names: demangled, short or mangled");

@@ -18,11 +18,6 @@
 #define FUSELENS_VERSION "unknown"
 #endif
 
-namespace fuselens::cli {
-
-
-}  // namespace fuselens::cli
-
 int main(int argc, char** argv) {
   namespace cli = fuselens::cli;
   CLI::App app{"Analyze FuseLens captures: summaries in the style of Nsight Systems' nsys stats.",

@@ -54,3 +54,10 @@ void set_work(benchmark::State& state, double bytes, double flops, double second
 
 /// Registers `fn(state)` with manual time and microsecond units; use for every suite benchmark.
 #define FUSELENS_BENCHMARK(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMicrosecond)
+/// Registers `fn(state, ARGS...)` as `fn/name` over the arguments `apply` sets, with manual time
+/// and microsecond units, like FUSELENS_BENCHMARK.
+#define FUSELENS_GPU_BENCHMARK(fn, name, apply, ...) \
+  BENCHMARK_CAPTURE(fn, name, __VA_ARGS__)           \
+      ->Apply(apply)                                 \
+      ->UseManualTime()                              \
+      ->Unit(benchmark::kMicrosecond)

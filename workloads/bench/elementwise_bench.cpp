@@ -54,19 +54,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(elementwise, sigmoid, Op::Sigmoid)
-    ->Apply(sizes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(elementwise, relu, Op::Relu)
-    ->Apply(sizes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(elementwise, swish_unfused, Op::SwishUnfused)
-    ->Apply(sizes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(elementwise, swish_fused, Op::SwishFused)
-    ->Apply(sizes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+FUSELENS_GPU_BENCHMARK(elementwise, sigmoid, sizes, Op::Sigmoid);
+FUSELENS_GPU_BENCHMARK(elementwise, relu, sizes, Op::Relu);
+FUSELENS_GPU_BENCHMARK(elementwise, swish_unfused, sizes, Op::SwishUnfused);
+FUSELENS_GPU_BENCHMARK(elementwise, swish_fused, sizes, Op::SwishFused);

@@ -99,19 +99,7 @@ void warm_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(evonorm, unfused, false, false)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(evonorm, fused, true, false)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(evonorm, unfused_graph, false, true)
-    ->Apply(warm_shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(evonorm, fused_graph, true, true)
-    ->Apply(warm_shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+FUSELENS_GPU_BENCHMARK(evonorm, unfused, shapes, false, false);
+FUSELENS_GPU_BENCHMARK(evonorm, fused, shapes, true, false);
+FUSELENS_GPU_BENCHMARK(evonorm, unfused_graph, warm_shapes, false, true);
+FUSELENS_GPU_BENCHMARK(evonorm, fused_graph, warm_shapes, true, true);

@@ -83,15 +83,6 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(layernorm, unfused, Variant::Unfused)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(layernorm, fused, Variant::Fused)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(layernorm, online, Variant::Online)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+FUSELENS_GPU_BENCHMARK(layernorm, unfused, shapes, Variant::Unfused);
+FUSELENS_GPU_BENCHMARK(layernorm, fused, shapes, Variant::Fused);
+FUSELENS_GPU_BENCHMARK(layernorm, online, shapes, Variant::Online);

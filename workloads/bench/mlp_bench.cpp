@@ -193,22 +193,10 @@ void config_sweep(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(mlp, unfused, Variant::Unfused)
-    ->Apply(batches)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(mlp, layer_fused, Variant::LayerFused)
-    ->Apply(batches)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(mlp, fully_fused, Variant::FullyFused)
-    ->Apply(batches)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(mlp, cublaslt_epilogue, Variant::CublasLt)
-    ->Apply(batches)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+FUSELENS_GPU_BENCHMARK(mlp, unfused, batches, Variant::Unfused);
+FUSELENS_GPU_BENCHMARK(mlp, layer_fused, batches, Variant::LayerFused);
+FUSELENS_GPU_BENCHMARK(mlp, fully_fused, batches, Variant::FullyFused);
+FUSELENS_GPU_BENCHMARK(mlp, cublaslt_epilogue, batches, Variant::CublasLt);
 BENCHMARK(fully_fused_config)
     ->Name("mlp/fully_fused_config")
     ->Apply(config_sweep)

@@ -75,15 +75,6 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(softmax, unfused, Variant::Unfused)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(softmax, fused, Variant::Fused)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(softmax, online, Variant::Online)
-    ->Apply(shapes)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+FUSELENS_GPU_BENCHMARK(softmax, unfused, shapes, Variant::Unfused);
+FUSELENS_GPU_BENCHMARK(softmax, fused, shapes, Variant::Fused);
+FUSELENS_GPU_BENCHMARK(softmax, online, shapes, Variant::Online);
