@@ -65,13 +65,13 @@ Cursor<KernelRow> kernel_details(const Reader& reader, NameKind names,
           "dynamic_shared_bytes, demangled_name_id, ") +
           kernel_name_column(names) + " FROM kernel",
       filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-        detail::read_int_columns(s, r, 0, &KernelRow::device_id, &KernelRow::stream_id,
-                                 &KernelRow::pid, &KernelRow::start_ns, &KernelRow::end_ns,
-                                 &KernelRow::correlation_id, &KernelRow::grid_x, &KernelRow::grid_y,
-                                 &KernelRow::grid_z, &KernelRow::block_x, &KernelRow::block_y,
-                                 &KernelRow::block_z, &KernelRow::registers_per_thread,
-                                 &KernelRow::static_shared_bytes, &KernelRow::dynamic_shared_bytes,
-                                 &KernelRow::demangled_name_id, &KernelRow::name_id);
+        detail::read_columns(s, r, 0, &KernelRow::device_id, &KernelRow::stream_id, &KernelRow::pid,
+                             &KernelRow::start_ns, &KernelRow::end_ns, &KernelRow::correlation_id,
+                             &KernelRow::grid_x, &KernelRow::grid_y, &KernelRow::grid_z,
+                             &KernelRow::block_x, &KernelRow::block_y, &KernelRow::block_z,
+                             &KernelRow::registers_per_thread, &KernelRow::static_shared_bytes,
+                             &KernelRow::dynamic_shared_bytes, &KernelRow::demangled_name_id,
+                             &KernelRow::name_id);
       });
 }
 
@@ -83,10 +83,10 @@ Cursor<KernelRow> kernel_launches(const Reader& reader, NameKind names,
                   "start_ns, end_ns, ") +
           kernel_name_column(names) + " FROM kernel",
       filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-        detail::read_int_columns(s, r, 0, &KernelRow::pid, &KernelRow::device_id,
-                                 &KernelRow::context_id, &KernelRow::stream_id,
-                                 &KernelRow::correlation_id, &KernelRow::start_ns,
-                                 &KernelRow::end_ns, &KernelRow::name_id);
+        detail::read_columns(s, r, 0, &KernelRow::pid, &KernelRow::device_id,
+                             &KernelRow::context_id, &KernelRow::stream_id,
+                             &KernelRow::correlation_id, &KernelRow::start_ns, &KernelRow::end_ns,
+                             &KernelRow::name_id);
       });
 }
 
@@ -96,9 +96,9 @@ Cursor<KernelRow> kernel_durations(const Reader& reader, NameKind names,
                          std::string("SELECT pid, correlation_id, end_ns - start_ns, ") +
                              kernel_name_column(names) + " FROM kernel",
                          filter, kernel_columns(names), "", [](const Statement& s, KernelRow& r) {
-                           detail::read_int_columns(s, r, 0, &KernelRow::pid,
-                                                    &KernelRow::correlation_id,
-                                                    &KernelRow::duration_ns, &KernelRow::name_id);
+                           detail::read_columns(s, r, 0, &KernelRow::pid,
+                                                &KernelRow::correlation_id, &KernelRow::duration_ns,
+                                                &KernelRow::name_id);
                          });
 }
 
@@ -110,8 +110,8 @@ Cursor<LaunchWork> launch_work(const Reader& reader, GpuTable table, bool by_cor
       "SELECT pid, correlation_id, end_ns - start_ns, " + bytes + " FROM " + table_name(table),
       filter, kGpu, by_correlation ? "ORDER BY pid, correlation_id" : "",
       [](const Statement& s, LaunchWork& r) {
-        detail::read_int_columns(s, r, 0, &LaunchWork::pid, &LaunchWork::correlation_id,
-                                 &LaunchWork::duration_ns, &LaunchWork::bytes);
+        detail::read_columns(s, r, 0, &LaunchWork::pid, &LaunchWork::correlation_id,
+                             &LaunchWork::duration_ns, &LaunchWork::bytes);
       });
 }
 
@@ -120,8 +120,8 @@ Cursor<GpuInterval> gpu_intervals(const Reader& reader, GpuTable table,
   return open<GpuInterval>(
       reader, std::string("SELECT pid, correlation_id, start_ns, end_ns FROM ") + table_name(table),
       filter, kGpu, "", [](const Statement& s, GpuInterval& r) {
-        detail::read_int_columns(s, r, 0, &GpuInterval::pid, &GpuInterval::correlation_id,
-                                 &GpuInterval::start_ns, &GpuInterval::end_ns);
+        detail::read_columns(s, r, 0, &GpuInterval::pid, &GpuInterval::correlation_id,
+                             &GpuInterval::start_ns, &GpuInterval::end_ns);
       });
 }
 
@@ -190,9 +190,9 @@ Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind n
 Cursor<CopyDuration> copy_durations(const Reader& reader, const ActivityFilter& filter) {
   return open<CopyDuration>(reader, "SELECT copy_kind, end_ns - start_ns, bytes FROM memcpy",
                             filter, kGpu, "", [](const Statement& s, CopyDuration& r) {
-                              detail::read_int_columns(s, r, 0, &CopyDuration::copy_kind,
-                                                       &CopyDuration::duration_ns,
-                                                       &CopyDuration::bytes);
+                              detail::read_columns(s, r, 0, &CopyDuration::copy_kind,
+                                                   &CopyDuration::duration_ns,
+                                                   &CopyDuration::bytes);
                             });
 }
 
@@ -210,9 +210,9 @@ Cursor<CopyRow> copy_details(const Reader& reader, const ActivityFilter& filter)
       "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, copy_kind, bytes, "
       "is_async FROM memcpy",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
-        detail::read_int_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
-                                 &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
-                                 &CopyRow::copy_kind, &CopyRow::bytes, &CopyRow::is_async);
+        detail::read_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
+                             &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
+                             &CopyRow::copy_kind, &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
@@ -222,17 +222,17 @@ Cursor<CopyRow> memset_details(const Reader& reader, const ActivityFilter& filte
       "SELECT device_id, stream_id, pid, start_ns, end_ns, correlation_id, bytes, is_async "
       "FROM memset",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
-        detail::read_int_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
-                                 &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
-                                 &CopyRow::bytes, &CopyRow::is_async);
+        detail::read_columns(s, r, 0, &CopyRow::device_id, &CopyRow::stream_id, &CopyRow::pid,
+                             &CopyRow::start_ns, &CopyRow::end_ns, &CopyRow::correlation_id,
+                             &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
 namespace {
 void read_gpu_launch(const Statement& s, CopyRow& r) {
-  detail::read_int_columns(s, r, 0, &CopyRow::pid, &CopyRow::device_id, &CopyRow::context_id,
-                           &CopyRow::stream_id, &CopyRow::correlation_id, &CopyRow::start_ns,
-                           &CopyRow::end_ns);
+  detail::read_columns(s, r, 0, &CopyRow::pid, &CopyRow::device_id, &CopyRow::context_id,
+                       &CopyRow::stream_id, &CopyRow::correlation_id, &CopyRow::start_ns,
+                       &CopyRow::end_ns);
 }
 }  // namespace
 
@@ -243,8 +243,8 @@ Cursor<CopyRow> copy_launches(const Reader& reader, const ActivityFilter& filter
       " copy_kind, src_kind, dst_kind, bytes, is_async FROM memcpy",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
         read_gpu_launch(s, r);
-        detail::read_int_columns(s, r, 7, &CopyRow::copy_kind, &CopyRow::src_kind,
-                                 &CopyRow::dst_kind, &CopyRow::bytes, &CopyRow::is_async);
+        detail::read_columns(s, r, 7, &CopyRow::copy_kind, &CopyRow::src_kind, &CopyRow::dst_kind,
+                             &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
@@ -255,17 +255,16 @@ Cursor<CopyRow> memset_launches(const Reader& reader, const ActivityFilter& filt
       " memory_kind, bytes, is_async FROM memset",
       filter, kGpu, "", [](const Statement& s, CopyRow& r) {
         read_gpu_launch(s, r);
-        detail::read_int_columns(s, r, 7, &CopyRow::memory_kind, &CopyRow::bytes,
-                                 &CopyRow::is_async);
+        detail::read_columns(s, r, 7, &CopyRow::memory_kind, &CopyRow::bytes, &CopyRow::is_async);
       });
 }
 
 Cursor<ApiCallRow> api_call_starts(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(reader, "SELECT pid, correlation_id, tid, start_ns FROM api_call", filter,
                           kApi, "", [](const Statement& s, ApiCallRow& r) {
-                            detail::read_int_columns(s, r, 0, &ApiCallRow::pid,
-                                                     &ApiCallRow::correlation_id, &ApiCallRow::tid,
-                                                     &ApiCallRow::start_ns);
+                            detail::read_columns(s, r, 0, &ApiCallRow::pid,
+                                                 &ApiCallRow::correlation_id, &ApiCallRow::tid,
+                                                 &ApiCallRow::start_ns);
                           });
 }
 
@@ -274,8 +273,8 @@ Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
   return open<ApiCallRow>(
       reader, "SELECT pid, correlation_id, tid, start_ns, id FROM api_call", filter, kApi,
       "ORDER BY pid, correlation_id", [](const Statement& s, ApiCallRow& r) {
-        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
-                                 &ApiCallRow::tid, &ApiCallRow::start_ns, &ApiCallRow::id);
+        detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                             &ApiCallRow::tid, &ApiCallRow::start_ns, &ApiCallRow::id);
       });
 }
 
@@ -283,9 +282,9 @@ Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter
   return open<ApiCallRow>(
       reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call", filter,
       kApi, "ORDER BY start_ns, id", [](const Statement& s, ApiCallRow& r) {
-        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::name_id,
-                                 &ApiCallRow::start_ns, &ApiCallRow::end_ns,
-                                 &ApiCallRow::correlation_id);
+        detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::name_id,
+                             &ApiCallRow::start_ns, &ApiCallRow::end_ns,
+                             &ApiCallRow::correlation_id);
       });
 }
 
@@ -296,9 +295,9 @@ Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilte
       "FROM api_call",
       filter, kApi, "ORDER BY pid, tid, start_ns, end_ns DESC",
       [](const Statement& s, ApiCallRow& r) {
-        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::domain,
-                                 &ApiCallRow::name_id, &ApiCallRow::start_ns, &ApiCallRow::end_ns,
-                                 &ApiCallRow::correlation_id, &ApiCallRow::return_code);
+        detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::domain,
+                             &ApiCallRow::name_id, &ApiCallRow::start_ns, &ApiCallRow::end_ns,
+                             &ApiCallRow::correlation_id, &ApiCallRow::return_code);
       });
 }
 
@@ -309,10 +308,10 @@ Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const Activity
       "return_code FROM api_call",
       filter, kApi, "ORDER BY pid, correlation_id, start_ns",
       [](const Statement& s, ApiCallRow& r) {
-        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
-                                 &ApiCallRow::start_ns, &ApiCallRow::end_ns, &ApiCallRow::tid,
-                                 &ApiCallRow::domain, &ApiCallRow::callback_id,
-                                 &ApiCallRow::name_id, &ApiCallRow::return_code);
+        detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                             &ApiCallRow::start_ns, &ApiCallRow::end_ns, &ApiCallRow::tid,
+                             &ApiCallRow::domain, &ApiCallRow::callback_id, &ApiCallRow::name_id,
+                             &ApiCallRow::return_code);
       });
 }
 
@@ -321,8 +320,8 @@ Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {
       reader.prepare(
           "SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, correlation_id"),
       [](const Statement& s, ApiCallRow& r) {
-        detail::read_int_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
-                                 &ApiCallRow::start_ns);
+        detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
+                             &ApiCallRow::start_ns);
       });
 }
 

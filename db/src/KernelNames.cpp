@@ -63,10 +63,14 @@ std::string short_kernel_name(const std::string& demangled) {
   std::size_t cut = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    if (c == '<') ++angle;
-    else if (c == '>' && angle > 0) --angle;
-    else if (angle == 0 && c == ' ' && name.compare(i + 1, 9, "namespace") != 0) cut = i + 1;
-    else if (angle == 0 && c == ':' && i + 1 < name.size() && name[i + 1] == ':') cut = i + 2;
+    if (c == '<')
+      ++angle;
+    else if (c == '>' && angle > 0)
+      --angle;
+    else if (angle == 0 && c == ' ' && name.compare(i + 1, 9, "namespace") != 0)
+      cut = i + 1;
+    else if (angle == 0 && c == ':' && i + 1 < name.size() && name[i + 1] == ':')
+      cut = i + 2;
   }
   std::string result = name.substr(cut);
   return result.empty() ? demangled : result;

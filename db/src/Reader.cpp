@@ -77,14 +77,16 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
       columns = start + ", " + end;
     }
     bad += ")";
-    auto exists = connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    auto exists =
+        connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
     exists.bind(1, std::string_view(t.table));
     if (!exists.step()) continue;  // absent in older schema versions: nothing to check
     auto s = connection.prepare("SELECT rowid, " + columns + " FROM " + t.table + " WHERE " + bad +
                                 " LIMIT 1");
     if (!s.step()) continue;
     auto value = [&](int i) { return s.is_null(i) ? std::string("NULL") : s.text(i); };
-    std::string what = std::string(t.table) + " row " + s.text(0) + " has " + t.start + " " + value(1);
+    std::string what =
+        std::string(t.table) + " row " + s.text(0) + " has " + t.start + " " + value(1);
     if (t.end != nullptr) what += " and " + std::string(t.end) + " " + value(2);
     throw Error("'" + path + "' holds an implausible timestamp: " + what +
                 " (times must satisfy 0 <= start <= end < 2^62 ns): the capture is damaged or was"

@@ -144,7 +144,8 @@ std::vector<CeilingRecord> read_ceilings(const Reader& reader) {
   std::vector<CeilingRecord> out;
   if (!reader.has_table("ceiling")) return out;
   auto s = reader.prepare(
-      "SELECT device_id, device_name, name, value, method, measured_utc_ns FROM ceiling ORDER BY id");
+      "SELECT device_id, device_name, name, value, method, measured_utc_ns FROM ceiling ORDER BY "
+      "id");
   while (s.step()) {
     CeilingRecord c;
     c.device_id = static_cast<std::uint32_t>(s.int64(0));
@@ -171,12 +172,13 @@ std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader) {
   if (!reader.has_table("metric_session")) return out;
   const bool replay = reader.has_table("metric_replay");
   auto s = reader.prepare(
-      replay ? "SELECT s.pid, s.device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
-               " status, coalesce(r.replay, 'kernel'), coalesce(r.cache_control, 'none')"
-               " FROM metric_session s LEFT JOIN metric_replay r"
-               " ON r.pid = s.pid AND r.device_id = s.device_id ORDER BY s.pid, s.device_id"
-             : "SELECT pid, device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
-               " status, 'kernel', 'none' FROM metric_session ORDER BY pid, device_id");
+      replay
+          ? "SELECT s.pid, s.device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
+            " status, coalesce(r.replay, 'kernel'), coalesce(r.cache_control, 'none')"
+            " FROM metric_session s LEFT JOIN metric_replay r"
+            " ON r.pid = s.pid AND r.device_id = s.device_id ORDER BY s.pid, s.device_id"
+          : "SELECT pid, device_id, metric_set, metrics, passes, ranges, unattributed_ranges,"
+            " status, 'kernel', 'none' FROM metric_session ORDER BY pid, device_id");
   while (s.step()) {
     MetricSessionRecord m;
     m.pid = static_cast<std::uint32_t>(s.int64(0));

@@ -39,8 +39,8 @@ void read_payload(const Statement& s, int column, NvtxRow& r) {
 
 /// pid, tid, domain_id, text_id, start_ns, end_ns: the first six columns of most range queries.
 void read_range_head(const Statement& s, NvtxRow& r) {
-  detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
-                           &NvtxRow::text_id, &NvtxRow::start_ns);
+  detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
+                       &NvtxRow::text_id, &NvtxRow::start_ns);
   r.end_ns = optional_int(s, 5);
 }
 
@@ -65,9 +65,8 @@ Cursor<NvtxRow> ended_nvtx_ranges(const Reader& reader, bool ids_only) {
   return Cursor<NvtxRow>(reader.prepare("SELECT id, pid, tid, start_ns, end_ns FROM nvtx_range "
                                         "WHERE end_ns IS NOT NULL ORDER BY id"),
                          [](const Statement& s, NvtxRow& r) {
-                           detail::read_int_columns(s, r, 0, &NvtxRow::id, &NvtxRow::pid,
-                                                    &NvtxRow::tid, &NvtxRow::start_ns,
-                                                    &NvtxRow::end_ns);
+                           detail::read_columns(s, r, 0, &NvtxRow::id, &NvtxRow::pid, &NvtxRow::tid,
+                                                &NvtxRow::start_ns, &NvtxRow::end_ns);
                          });
 }
 
@@ -91,8 +90,8 @@ Cursor<NvtxRow> nvtx_ranges(const Reader& reader, bool with_style, const Activit
         "payload_kind, payload FROM nvtx_range",
         "", filter, kNvtx, "", [](const Statement& s, NvtxRow& r) {
           read_range_head(s, r);
-          detail::read_int_columns(s, r, 6, &NvtxRow::depth, &NvtxRow::category, &NvtxRow::color,
-                                   &NvtxRow::payload_kind);
+          detail::read_columns(s, r, 6, &NvtxRow::depth, &NvtxRow::category, &NvtxRow::color,
+                               &NvtxRow::payload_kind);
           read_payload(s, 10, r);
         });
   }
@@ -114,12 +113,8 @@ Cursor<NvtxRow> ended_nvtx_ranges_named(const Reader& reader) {
                      " JOIN strings d ON d.id = r.domain_id JOIN strings t ON t.id = r.text_id"
                      " WHERE r.end_ns IS NOT NULL"),
       [](const Statement& s, NvtxRow& r) {
-        r.pid = s.int64(0);
-        r.tid = s.int64(1);
-        r.domain = s.text(2);
-        r.text = s.text(3);
-        r.start_ns = s.int64(4);
-        r.end_ns = s.int64(5);
+        detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain,
+                             &NvtxRow::text, &NvtxRow::start_ns, &NvtxRow::end_ns);
       });
 }
 
@@ -131,11 +126,8 @@ Cursor<NvtxRow> autograd_nvtx_ranges(const Reader& reader) {
           " WHERE t.value LIKE '%, seq = %' OR t.value LIKE 'autograd::engine::evaluate_function: "
           "%'"),
       [](const Statement& s, NvtxRow& r) {
-        r.pid = s.int64(0);
-        r.tid = s.int64(1);
-        r.text = s.text(2);
-        r.start_ns = s.int64(3);
-        r.end_ns = s.int64(4);
+        detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::text,
+                             &NvtxRow::start_ns, &NvtxRow::end_ns);
       });
 }
 
@@ -145,9 +137,9 @@ Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter) {
       "SELECT pid, tid, domain_id, text_id, timestamp_ns, category, color, payload_kind, "
       "payload FROM nvtx_mark",
       "", filter, kMarks, "", [](const Statement& s, NvtxRow& r) {
-        detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
-                                 &NvtxRow::text_id, &NvtxRow::start_ns, &NvtxRow::category,
-                                 &NvtxRow::color, &NvtxRow::payload_kind);
+        detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::domain_id,
+                             &NvtxRow::text_id, &NvtxRow::start_ns, &NvtxRow::category,
+                             &NvtxRow::color, &NvtxRow::payload_kind);
         read_payload(s, 8, r);
       });
 }
@@ -159,7 +151,7 @@ Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& do
       " WHERE d.value = ?");
   stmt.bind(1, std::string_view(domain));
   return Cursor<NvtxRow>(std::move(stmt), [](const Statement& s, NvtxRow& r) {
-    detail::read_int_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::start_ns);
+    detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::start_ns);
     r.text = s.text(3);
   });
 }
@@ -180,9 +172,9 @@ Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder or
           reader, "SELECT pid, device_id, timestamp_ns, operation, bytes FROM memory_event", where,
           filter, kMemory, "ORDER BY pid, device_id, timestamp_ns, id",
           [](const Statement& s, MemoryEventRow& r) {
-            detail::read_int_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
-                                     &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
-                                     &MemoryEventRow::bytes);
+            detail::read_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
+                                 &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
+                                 &MemoryEventRow::bytes);
           });
     case MemoryOrder::ByDevice:
     case MemoryOrder::ByTime:
@@ -194,8 +186,8 @@ Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder or
       order == MemoryOrder::ByDevice ? "ORDER BY device_id, timestamp_ns, id"
                                      : "ORDER BY timestamp_ns, id",
       [](const Statement& s, MemoryEventRow& r) {
-        detail::read_int_columns(s, r, 0, &MemoryEventRow::device_id, &MemoryEventRow::timestamp_ns,
-                                 &MemoryEventRow::operation, &MemoryEventRow::bytes);
+        detail::read_columns(s, r, 0, &MemoryEventRow::device_id, &MemoryEventRow::timestamp_ns,
+                             &MemoryEventRow::operation, &MemoryEventRow::bytes);
       });
 }
 
@@ -205,10 +197,10 @@ Cursor<MemoryEventRow> memory_events(const Reader& reader, const ActivityFilter&
       "SELECT pid, device_id, timestamp_ns, operation, memory_kind, address, bytes"
       " FROM memory_event",
       "", filter, kMemory, "ORDER BY timestamp_ns, id", [](const Statement& s, MemoryEventRow& r) {
-        detail::read_int_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
-                                 &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
-                                 &MemoryEventRow::memory_kind, &MemoryEventRow::address,
-                                 &MemoryEventRow::bytes);
+        detail::read_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::device_id,
+                             &MemoryEventRow::timestamp_ns, &MemoryEventRow::operation,
+                             &MemoryEventRow::memory_kind, &MemoryEventRow::address,
+                             &MemoryEventRow::bytes);
       });
 }
 
@@ -219,9 +211,8 @@ Cursor<DeviceMemoryExtent> device_memory_extents(const Reader& reader) {
           " WHERE memory_kind = " +
           device_kind() + " GROUP BY device_id"),
       [](const Statement& s, DeviceMemoryExtent& r) {
-        detail::read_int_columns(s, r, 0, &DeviceMemoryExtent::device_id,
-                                 &DeviceMemoryExtent::events, &DeviceMemoryExtent::first_ns,
-                                 &DeviceMemoryExtent::last_ns);
+        detail::read_columns(s, r, 0, &DeviceMemoryExtent::device_id, &DeviceMemoryExtent::events,
+                             &DeviceMemoryExtent::first_ns, &DeviceMemoryExtent::last_ns);
       });
 }
 
@@ -231,9 +222,9 @@ Cursor<SyncRow> syncs(const Reader& reader, const ActivityFilter& filter) {
       "SELECT pid, start_ns, end_ns, sync_type, context_id, stream_id, correlation_id"
       " FROM sync_event",
       "", filter, kSync, "ORDER BY start_ns, id", [](const Statement& s, SyncRow& r) {
-        detail::read_int_columns(s, r, 0, &SyncRow::pid, &SyncRow::start_ns, &SyncRow::end_ns,
-                                 &SyncRow::sync_type, &SyncRow::context_id, &SyncRow::stream_id,
-                                 &SyncRow::correlation_id);
+        detail::read_columns(s, r, 0, &SyncRow::pid, &SyncRow::start_ns, &SyncRow::end_ns,
+                             &SyncRow::sync_type, &SyncRow::context_id, &SyncRow::stream_id,
+                             &SyncRow::correlation_id);
       });
 }
 
@@ -284,8 +275,8 @@ Cursor<CctNodeRow> cct_nodes(const Reader& reader) {
   return Cursor<CctNodeRow>(
       reader.prepare("SELECT id, COALESCE(parent_id, 0), COALESCE(frame_id, 0), pid FROM cct_node"),
       [](const Statement& s, CctNodeRow& r) {
-        detail::read_int_columns(s, r, 0, &CctNodeRow::id, &CctNodeRow::parent_id,
-                                 &CctNodeRow::frame_id, &CctNodeRow::pid);
+        detail::read_columns(s, r, 0, &CctNodeRow::id, &CctNodeRow::parent_id,
+                             &CctNodeRow::frame_id, &CctNodeRow::pid);
       });
 }
 
@@ -302,13 +293,9 @@ Cursor<FrameRow> frames(const Reader& reader) {
           " LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings m ON m.id = f.module_id"
           " LEFT JOIN strings fl ON fl.id = f.file_id"),
       [](const Statement& s, FrameRow& r) {
-        r.id = s.int64(0);
-        r.function = s.text(1);
-        r.module = s.text(2);
-        r.module_offset = s.int64(3);
-        r.file = s.text(4);
-        r.line = s.int64(5);
-        r.kind = s.int64(6);
+        detail::read_columns(s, r, 0, &FrameRow::id, &FrameRow::function, &FrameRow::module,
+                             &FrameRow::module_offset, &FrameRow::file, &FrameRow::line,
+                             &FrameRow::kind);
       });
 }
 
@@ -333,12 +320,8 @@ Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
   return Cursor<FrameRow>(std::move(stmt), [](const Statement& s, FrameRow& r) {
     r.tid = s.int64(0);
     r.missing = s.int64(1) != 0;
-    r.kind = s.int64(2);
-    r.function = s.text(3);
-    r.module = s.text(4);
-    r.module_offset = s.int64(5);
-    r.file = s.text(6);
-    r.line = s.int64(7);
+    detail::read_columns(s, r, 2, &FrameRow::kind, &FrameRow::function, &FrameRow::module,
+                         &FrameRow::module_offset, &FrameRow::file, &FrameRow::line);
   });
 }
 
@@ -346,8 +329,8 @@ Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
   return Cursor<LaunchContextRow>(
       reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context"),
       [](const Statement& s, LaunchContextRow& r) {
-        detail::read_int_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
-                                 &LaunchContextRow::node_id, &LaunchContextRow::tid);
+        detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
+                             &LaunchContextRow::node_id, &LaunchContextRow::tid);
       });
 }
 
@@ -378,11 +361,9 @@ Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
       break;
   }
   return Cursor<GpuOperationRow>(reader.prepare(sql), [](const Statement& s, GpuOperationRow& r) {
-    r.pid = s.int64(0);
-    r.correlation_id = s.int64(1);
-    r.label = s.text(2);
-    r.duration_ns = s.int64(3);
-    r.bytes = s.int64(4);
+    detail::read_columns(s, r, 0, &GpuOperationRow::pid, &GpuOperationRow::correlation_id,
+                         &GpuOperationRow::label, &GpuOperationRow::duration_ns,
+                         &GpuOperationRow::bytes);
   });
 }
 
@@ -391,9 +372,8 @@ Cursor<CounterRow> kernel_counters(const Reader& reader) {
       reader.prepare("SELECT m.pid, m.correlation_id, s.value, m.value FROM kernel_metric m"
                      " JOIN strings s ON s.id = m.metric_id"),
       [](const Statement& s, CounterRow& r) {
-        r.pid = s.int64(0);
-        r.correlation_id = s.int64(1);
-        r.metric = s.text(2);
+        detail::read_columns(s, r, 0, &CounterRow::pid, &CounterRow::correlation_id,
+                             &CounterRow::metric);
         r.value = s.real(3);
       });
 }
@@ -402,9 +382,9 @@ Cursor<KernelArgRow> kernel_args(const Reader& reader) {
   return Cursor<KernelArgRow>(reader.prepare("SELECT pid, correlation_id, value FROM kernel_arg "
                                              "ORDER BY pid, correlation_id, param_index"),
                               [](const Statement& s, KernelArgRow& r) {
-                                detail::read_int_columns(s, r, 0, &KernelArgRow::pid,
-                                                         &KernelArgRow::correlation_id,
-                                                         &KernelArgRow::value);
+                                detail::read_columns(s, r, 0, &KernelArgRow::pid,
+                                                     &KernelArgRow::correlation_id,
+                                                     &KernelArgRow::value);
                               });
 }
 

@@ -54,34 +54,40 @@ struct Writer::Impl {
 
   explicit Impl(Connection connection)
       : db(std::move(connection)),
-        intern_insert(db.prepare("INSERT INTO strings(value) VALUES(?) ON CONFLICT(value) DO NOTHING")),
+        intern_insert(
+            db.prepare("INSERT INTO strings(value) VALUES(?) ON CONFLICT(value) DO NOTHING")),
         intern_select(db.prepare("SELECT id FROM strings WHERE value = ?")),
         kernel(db.prepare(
             "INSERT INTO kernel(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
             "grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,static_shared_bytes,"
             "dynamic_shared_bytes,local_memory_per_thread,short_name_id,demangled_name_id,"
-            "mangled_name_id,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "mangled_name_id,graph_id,graph_node_id) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         memcpy(db.prepare(
             "INSERT INTO memcpy(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
             "copy_kind,src_kind,dst_kind,bytes,is_async,graph_id,graph_node_id) "
             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         memset(db.prepare(
             "INSERT INTO memset(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
-            "bytes,value,memory_kind,is_async,graph_id,graph_node_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+            "bytes,value,memory_kind,is_async,graph_id,graph_node_id) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
         memory(db.prepare(
-            "INSERT INTO memory_event(pid,timestamp_ns,operation,memory_kind,address,bytes,device_id,"
+            "INSERT INTO "
+            "memory_event(pid,timestamp_ns,operation,memory_kind,address,bytes,device_id,"
             "context_id,stream_id,correlation_id,is_async) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
-        api(db.prepare(
-            "INSERT INTO api_call(pid,tid,domain,callback_id,name_id,start_ns,end_ns,correlation_id,"
-            "return_code) VALUES(?,?,?,?,?,?,?,?,?)")),
+        api(db.prepare("INSERT INTO "
+                       "api_call(pid,tid,domain,callback_id,name_id,start_ns,end_ns,correlation_id,"
+                       "return_code) VALUES(?,?,?,?,?,?,?,?,?)")),
         range(db.prepare(
             "INSERT INTO nvtx_range(pid,tid,domain_id,text_id,start_ns,end_ns,depth,category,color,"
             "payload_kind,payload) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
         mark(db.prepare(
-            "INSERT INTO nvtx_mark(pid,tid,domain_id,text_id,timestamp_ns,category,color,payload_kind,"
+            "INSERT INTO "
+            "nvtx_mark(pid,tid,domain_id,text_id,timestamp_ns,category,color,payload_kind,"
             "payload) VALUES(?,?,?,?,?,?,?,?,?)")),
         sync(db.prepare(
-            "INSERT INTO sync_event(pid,start_ns,end_ns,sync_type,context_id,stream_id,cuda_event_id,"
+            "INSERT INTO "
+            "sync_event(pid,start_ns,end_ns,sync_type,context_id,stream_id,cuda_event_id,"
             "correlation_id) VALUES(?,?,?,?,?,?,?,?)")),
         overhead(db.prepare(
             "INSERT INTO overhead(pid,overhead_kind,object_kind,object_id,start_ns,end_ns) "
@@ -108,9 +114,12 @@ struct Writer::Impl {
 
   void bind_payload(Binder& b, PayloadKind kind, double real, std::int64_t integer) {
     b(kind);
-    if (kind == PayloadKind::None) b(std::optional<std::int64_t>());
-    else if (kind == PayloadKind::Double || kind == PayloadKind::Float) b(real);
-    else b(integer);
+    if (kind == PayloadKind::None)
+      b(std::optional<std::int64_t>());
+    else if (kind == PayloadKind::Double || kind == PayloadKind::Float)
+      b(real);
+    else
+      b(integer);
   }
 
   void write(const RecordBatch& batch) {
@@ -136,8 +145,8 @@ struct Writer::Impl {
           .run();
     }
     for (const auto& m : batch.memory_events) {
-      Binder{memory}(m.pid)(i64(m.timestamp_ns))(m.operation)(m.memory_kind)(i64(m.address))(
-          i64(m.bytes))(m.device_id)(m.context_id)(m.stream_id)(m.correlation_id)(m.is_async ? 1 : 0)
+      Binder{memory}(m.pid)(i64(m.timestamp_ns))(m.operation)(m.memory_kind)(i64(m.address))(i64(
+          m.bytes))(m.device_id)(m.context_id)(m.stream_id)(m.correlation_id)(m.is_async ? 1 : 0)
           .run();
     }
     for (const auto& a : batch.api_calls) {
@@ -148,8 +157,8 @@ struct Writer::Impl {
     for (const auto& r : batch.nvtx_ranges) {
       Binder b(range);
       b(r.pid)(r.tid)(intern(r.domain))(intern(r.text))(i64(r.start_ns))(
-          r.end_ns ? std::optional<std::int64_t>(i64(*r.end_ns)) : std::nullopt)(r.depth)(
-          r.category)(r.color);
+          r.end_ns ? std::optional<std::int64_t>(i64(*r.end_ns))
+                   : std::nullopt)(r.depth)(r.category)(r.color);
       bind_payload(b, r.payload_kind, r.payload_real, r.payload_int);
       b.run();
     }
@@ -270,11 +279,13 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
   auto& impl = *impl_;
   auto& db = impl.db;
   auto optional_string = [&](const std::string& value) {
-    return value.empty() ? std::optional<std::int64_t>() : std::optional<std::int64_t>(impl.intern(value));
+    return value.empty() ? std::optional<std::int64_t>()
+                         : std::optional<std::int64_t>(impl.intern(value));
   };
   in_transaction(db, [&] {
     auto frame = db.prepare(
-        "INSERT INTO frame(kind,module_id,module_offset,function_id,file_id,line) VALUES(?,?,?,?,?,?)");
+        "INSERT INTO frame(kind,module_id,module_offset,function_id,file_id,line) "
+        "VALUES(?,?,?,?,?,?)");
     auto node = db.prepare("INSERT INTO cct_node(pid,parent_id,frame_id) VALUES(?,?,?)");
     auto context = db.prepare(
         "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id) VALUES(?,?,?,?)");
@@ -294,7 +305,8 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
       if (i == 0) {
         Binder{node}(tree.pid)(std::optional<std::int64_t>())(std::optional<std::int64_t>()).run();
       } else {
-        if (n.parent >= i || n.frame >= frame_ids.size()) throw Error("malformed calling context tree");
+        if (n.parent >= i || n.frame >= frame_ids.size())
+          throw Error("malformed calling context tree");
         Binder{node}(tree.pid)(node_ids[n.parent])(frame_ids[n.frame]).run();
       }
       node_ids.push_back(sqlite3_last_insert_rowid(db.handle()));
@@ -344,13 +356,15 @@ void finalize_open(Connection& db, const RunEnd& end) {
         // name, and by correlation id to join launches with their calls): reading the narrow
         // index instead of the table is several times faster on ten million kernels
         // (docs/BENCHMARKS.md, "Ten million kernels").
-        "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, end_ns);"
+        "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
+        "end_ns);"
         "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns);"
         "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns);"
         "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id);"
         "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id);"
         "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, start_ns);"
+        "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
+        "start_ns);"
         "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns);"
         "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns);"
         "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns);");
@@ -386,17 +400,17 @@ void RecordBatch::clear() {
 
 const char* to_string(MemcpyKind kind) {
   static constexpr std::array<const char*, 11> names = {
-      "Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host",
-      "Array-to-Array", "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host",
-      "Peer-to-Peer"};
+      "Unknown",          "Host-to-Device", "Device-to-Host",  "Host-to-Array",
+      "Array-to-Host",    "Array-to-Array", "Array-to-Device", "Device-to-Array",
+      "Device-to-Device", "Host-to-Host",   "Peer-to-Peer"};
   const auto i = static_cast<std::size_t>(kind);
   return i < names.size() ? names[i] : "Unknown";
 }
 
 const char* to_string(MemoryKind kind) {
-  static constexpr std::array<const char*, 8> names = {
-      "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device static",
-      "Managed static"};
+  static constexpr std::array<const char*, 8> names = {"Unknown",       "Pageable",      "Pinned",
+                                                       "Device",        "Array",         "Managed",
+                                                       "Device static", "Managed static"};
   const auto i = static_cast<std::size_t>(kind);
   return i < names.size() ? names[i] : "Unknown";
 }

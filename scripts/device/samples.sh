@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Sourced by the device scripts (prelude.sh for every plan, collector/bench/
-# device_session.sh): one measurement per setting and round, appended to FILE as a JSON line
+# Sourced by the device scripts (prelude.sh for every plan): one measurement per setting and
+# round, appended to FILE as a JSON line
 # {"setting": NAME, "value": number or null}, then summarized per setting.
 
 # overhead_sample FILE NAME CMD...: launch_overhead's host_us_per_launch_median (µs per launch).

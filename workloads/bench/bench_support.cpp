@@ -116,4 +116,20 @@ void set_work(benchmark::State& state, double bytes, double flops, double second
   if (c.gemm_flops_per_s > 0) state.counters["pct_gemm"] = 100.0 * flops_per_s / c.gemm_flops_per_s;
 }
 
+void run_rows(benchmark::State& state, const std::function<void()>& iteration, bool cold,
+              double bytes, double flops, int rows) {
+  const double seconds = run_timed(state, iteration, cold);
+  set_work(state, bytes, flops, seconds);
+  state.counters["rows/s"] = seconds > 0 ? rows / seconds : 0;
+}
+
+void row_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows", "cols", "cold"});
+  for (int cold : {0, 1}) {
+    b->Args({256, 4096, cold});
+    b->Args({4096, 4096, cold});
+    b->Args({1024, 32768, cold});
+  }
+}
+
 }  // namespace fuselens::bench

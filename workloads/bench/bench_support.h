@@ -50,6 +50,14 @@ double run_timed(benchmark::State& state, const std::function<void()>& iteration
 /// counters, so they are always per second of GPU time.
 void set_work(benchmark::State& state, double bytes, double flops, double seconds_per_iteration);
 
+/// The row-wise suites (softmax, LayerNorm): times `iteration` with run_timed, sets set_work's
+/// counters for `bytes` and `flops` per iteration, and "rows/s" (`rows` per second of GPU time).
+void run_rows(benchmark::State& state, const std::function<void()>& iteration, bool cold,
+              double bytes, double flops, int rows);
+/// The shapes of the row-wise suites, rows × cols: 256×4096, 4096×4096 and 1024×32768, each warm
+/// (cold:0) and with L2 flushed before every iteration (cold:1).
+void row_shapes(benchmark::internal::Benchmark* b);
+
 }  // namespace fuselens::bench
 
 /// Registers `fn(state)` with manual time and microsecond units; use for every suite benchmark.

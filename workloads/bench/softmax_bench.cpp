@@ -59,22 +59,11 @@ void softmax(benchmark::State& state, Variant variant) {
       work = fw::softmax_online_work(rows, cols);
       break;
   }
-  const double seconds = fb::run_timed(state, iteration, cold);
-  fb::set_work(state, work.bytes, work.flops, seconds);
-  state.counters["rows/s"] = seconds > 0 ? rows / seconds : 0;
-}
-
-void shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"rows", "cols", "cold"});
-  for (int cold : {0, 1}) {
-    b->Args({256, 4096, cold});
-    b->Args({4096, 4096, cold});
-    b->Args({1024, 32768, cold});
-  }
+  fb::run_rows(state, iteration, cold, work.bytes, work.flops, rows);
 }
 
 }  // namespace
 
-FUSELENS_GPU_BENCHMARK(softmax, unfused, shapes, Variant::Unfused);
-FUSELENS_GPU_BENCHMARK(softmax, fused, shapes, Variant::Fused);
-FUSELENS_GPU_BENCHMARK(softmax, online, shapes, Variant::Online);
+FUSELENS_GPU_BENCHMARK(softmax, unfused, fb::row_shapes, Variant::Unfused);
+FUSELENS_GPU_BENCHMARK(softmax, fused, fb::row_shapes, Variant::Fused);
+FUSELENS_GPU_BENCHMARK(softmax, online, fb::row_shapes, Variant::Online);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -89,12 +90,20 @@ std::string filtered_sql(const std::string& select_from, const std::string& extr
                          const std::string& order_by, std::vector<std::int64_t>& binds);
 
 /// Prepares `sql` on `reader`'s connection and binds `binds` to parameters 1..n.
-/// Reads columns `first`, `first` + 1, ... of the current row of `s` as integers into the given
-/// members of `row`, in order (each converted to its member's type).
+/// Reads columns `first`, `first` + 1, ... of the current row of `s` into the given members of
+/// `row`, in order: a std::string member as text, any other as an integer converted to its type.
 template <typename Row, typename... T>
-void read_int_columns(const Statement& s, Row& row, int first, T Row::*... members) {
+void read_columns(const Statement& s, Row& row, int first, T Row::*... members) {
   int column = first;
-  ((row.*members = static_cast<T>(s.int64(column++))), ...);
+  auto read = [&](auto& member) {
+    using M = std::remove_reference_t<decltype(member)>;
+    if constexpr (std::is_same_v<M, std::string>) {
+      member = s.text(column++);
+    } else {
+      member = static_cast<M>(s.int64(column++));
+    }
+  };
+  (read(row.*members), ...);
 }
 
 template <typename Reader>
