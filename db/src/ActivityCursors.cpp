@@ -147,41 +147,28 @@ Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind n
       "FROM memset ORDER BY 2, 3, 4";
   return Cursor<GpuRecordRow>(reader.prepare(sql), [](const Statement& g, GpuRecordRow& r) {
     r.table = static_cast<GpuTable>(g.int64(0));
-    r.pid = g.int64(1);
-    r.correlation_id = g.int64(2);
-    r.start_ns = g.int64(3);
-    r.end_ns = g.int64(4);
-    r.device_id = g.int64(5);
-    r.context_id = g.int64(6);
-    r.stream_id = g.int64(7);
+    detail::read_columns(g, r, 1, &GpuRecordRow::pid, &GpuRecordRow::correlation_id,
+                         &GpuRecordRow::start_ns, &GpuRecordRow::end_ns, &GpuRecordRow::device_id,
+                         &GpuRecordRow::context_id, &GpuRecordRow::stream_id);
     if (!g.is_null(8)) r.graph_id = g.int64(8);
     if (!g.is_null(9)) r.graph_node_id = g.int64(9);
     switch (r.table) {
       case GpuTable::Kernel:
-        r.grid_x = g.int64(10);
-        r.grid_y = g.int64(11);
-        r.grid_z = g.int64(12);
-        r.block_x = g.int64(13);
-        r.block_y = g.int64(14);
-        r.block_z = g.int64(15);
-        r.registers_per_thread = g.int64(16);
-        r.static_shared_bytes = g.int64(17);
-        r.dynamic_shared_bytes = g.int64(18);
-        r.local_memory_per_thread = g.int64(19);
-        r.name_id = g.int64(20);
+        detail::read_columns(g, r, 10, &GpuRecordRow::grid_x, &GpuRecordRow::grid_y,
+                             &GpuRecordRow::grid_z, &GpuRecordRow::block_x, &GpuRecordRow::block_y,
+                             &GpuRecordRow::block_z, &GpuRecordRow::registers_per_thread,
+                             &GpuRecordRow::static_shared_bytes,
+                             &GpuRecordRow::dynamic_shared_bytes,
+                             &GpuRecordRow::local_memory_per_thread, &GpuRecordRow::name_id);
         break;
       case GpuTable::Memcpy:
-        r.copy_kind = g.int64(10);
-        r.src_kind = g.int64(11);
-        r.dst_kind = g.int64(12);
-        r.bytes = g.int64(13);
-        r.is_async = g.int64(14);
+        detail::read_columns(g, r, 10, &GpuRecordRow::copy_kind, &GpuRecordRow::src_kind,
+                             &GpuRecordRow::dst_kind, &GpuRecordRow::bytes,
+                             &GpuRecordRow::is_async);
         break;
       case GpuTable::Memset:
-        r.bytes = g.int64(10);
-        r.value = g.int64(11);
-        r.memory_kind = g.int64(12);
-        r.is_async = g.int64(13);
+        detail::read_columns(g, r, 10, &GpuRecordRow::bytes, &GpuRecordRow::value,
+                             &GpuRecordRow::memory_kind, &GpuRecordRow::is_async);
         break;
     }
   });
