@@ -92,13 +92,10 @@ Cursor<StoredDuration> summary_durations(const Reader& reader, std::string_view 
       " WHERE source = ? ORDER BY name_id");
   stmt.bind(1, source);
   return Cursor<StoredDuration>(std::move(stmt), [](const Statement& s, StoredDuration& d) {
-    d.name_id = s.int64(0);
-    d.count = s.int64(1);
-    d.total_ns = s.int64(2);
-    d.min_ns = s.int64(3);
-    d.max_ns = s.int64(4);
-    d.median_ns = s.real(5);
-    d.stddev_ns = s.real(6);
+    detail::read_columns(s, d, 0, &StoredDuration::name_id, &StoredDuration::count,
+                         &StoredDuration::total_ns, &StoredDuration::min_ns,
+                         &StoredDuration::max_ns, &StoredDuration::median_ns,
+                         &StoredDuration::stddev_ns);
   });
 }
 
@@ -106,9 +103,8 @@ Cursor<StoredRangeWork> summary_nvtx_work(const Reader& reader) {
   return Cursor<StoredRangeWork>(
       reader.prepare("SELECT range_id, kernels, gpu_ns FROM summary_nvtx_work"),
       [](const Statement& s, StoredRangeWork& w) {
-        w.range_id = s.int64(0);
-        w.kernels = s.int64(1);
-        w.gpu_ns = s.int64(2);
+        detail::read_columns(s, w, 0, &StoredRangeWork::range_id, &StoredRangeWork::kernels,
+                             &StoredRangeWork::gpu_ns);
       });
 }
 

@@ -91,7 +91,8 @@ std::string filtered_sql(const std::string& select_from, const std::string& extr
 
 /// Prepares `sql` on `reader`'s connection and binds `binds` to parameters 1..n.
 /// Reads columns `first`, `first` + 1, ... of the current row of `s` into the given members of
-/// `row`, in order: a std::string member as text, any other as an integer converted to its type.
+/// `row`, in order: a std::string member as text, a floating-point one as a real, any other as an
+/// integer converted to its type.
 template <typename Row, typename... T>
 void read_columns(const Statement& s, Row& row, int first, T Row::*... members) {
   int column = first;
@@ -99,6 +100,8 @@ void read_columns(const Statement& s, Row& row, int first, T Row::*... members) 
     using M = std::remove_reference_t<decltype(member)>;
     if constexpr (std::is_same_v<M, std::string>) {
       member = s.text(column++);
+    } else if constexpr (std::is_floating_point_v<M>) {
+      member = static_cast<M>(s.real(column++));
     } else {
       member = static_cast<M>(s.int64(column++));
     }
