@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -308,19 +309,10 @@ std::optional<double> CompareEntry::slowdown_percent(TimeBasis basis) const {
 }
 
 const char* to_string(KernelChange change) {
-  switch (change) {
-    case KernelChange::Added:
-      return "added";
-    case KernelChange::Removed:
-      return "removed";
-    case KernelChange::Faster:
-      return "faster";
-    case KernelChange::Slower:
-      return "slower";
-    case KernelChange::Unchanged:
-      break;
-  }
-  return "unchanged";
+  // In KernelChange's order; a value outside it reads as "unchanged".
+  constexpr const char* kNames[] = {"added", "removed", "faster", "slower", "unchanged"};
+  const auto i = static_cast<std::size_t>(change);
+  return i < std::size(kNames) ? kNames[i] : "unchanged";
 }
 
 std::vector<const CompareEntry*> CompareReport::slower_than(double percent,

@@ -1,6 +1,7 @@
 #include "export/Export.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <utility>
@@ -121,17 +122,10 @@ std::optional<ExportFormat> parse_export_format(std::string_view name) {
 }
 
 const char* to_string(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::Json:
-      return "json";
-    case ExportFormat::Csv:
-      return "csv";
-    case ExportFormat::ChromeTrace:
-      return "chrome-trace";
-    case ExportFormat::Html:
-      break;
-  }
-  return "html";
+  // In ExportFormat's order; a value outside it reads as "html".
+  constexpr const char* kNames[] = {"html", "json", "csv", "chrome-trace"};
+  const auto i = static_cast<std::size_t>(format);
+  return i < std::size(kNames) ? kNames[i] : "html";
 }
 
 TimeRange capture_time_range(const db::Reader& reader) {

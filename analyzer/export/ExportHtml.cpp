@@ -3,6 +3,7 @@
 #include "export/ExportHtml.h"
 
 #include <algorithm>
+#include <iterator>
 #include <ostream>
 #include <utility>
 
@@ -66,31 +67,12 @@ bool valid_id(const std::string& id) {
 }  // namespace
 
 const char* to_string(HtmlSlot slot) {
-  switch (slot) {
-    case HtmlSlot::Run:
-      return "run";
-    case HtmlSlot::Devices:
-      return "devices";
-    case HtmlSlot::Peaks:
-      return "peaks";
-    case HtmlSlot::Overview:
-      return "overview";
-    case HtmlSlot::Flags:
-      return "flags";
-    case HtmlSlot::Comparison:
-      return "comparison";
-    case HtmlSlot::Summary:
-      return "summary";
-    case HtmlSlot::CallingContexts:
-      return "calling-contexts";
-    case HtmlSlot::Roofline:
-      return "roofline";
-    case HtmlSlot::Heatmaps:
-      return "heatmaps";
-    case HtmlSlot::Appendix:
-      break;
-  }
-  return "appendix";
+  // In HtmlSlot's order; a value outside it reads as "appendix".
+  constexpr const char* kNames[] = {"run",      "devices",    "peaks",   "overview",
+                                    "flags",    "comparison", "summary", "calling-contexts",
+                                    "roofline", "heatmaps",   "appendix"};
+  const auto i = static_cast<std::size_t>(slot);
+  return i < std::size(kNames) ? kNames[i] : "appendix";
 }
 
 HtmlReport::HtmlReport(std::string title, std::string subtitle)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string_view>
@@ -245,15 +246,10 @@ const char* end_reason_name(db::EndReason reason) {
 }
 
 const char* name_kind_name(NameKind kind) {
-  switch (kind) {
-    case NameKind::Short:
-      return "short";
-    case NameKind::Mangled:
-      return "mangled";
-    case NameKind::Demangled:
-      break;
-  }
-  return "demangled";
+  // In NameKind's order; a value outside it reads as "demangled".
+  constexpr const char* kNames[] = {"demangled", "short", "mangled"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "demangled";
 }
 
 /// argv joined for a shell: arguments with spaces or special characters in single quotes.

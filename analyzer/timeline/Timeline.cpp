@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -218,19 +219,10 @@ void load_memory(const db::Reader& reader, Timeline& t) {
 }  // namespace
 
 const char* to_string(TimelineItemKind kind) {
-  switch (kind) {
-    case TimelineItemKind::Kernel:
-      return "kernel";
-    case TimelineItemKind::Memcpy:
-      return "memcpy";
-    case TimelineItemKind::Memset:
-      return "memset";
-    case TimelineItemKind::Api:
-      return "API call";
-    case TimelineItemKind::Nvtx:
-      return "NVTX range";
-  }
-  return "item";
+  // In TimelineItemKind's order; a value outside it reads as "item".
+  constexpr const char* kNames[] = {"kernel", "memcpy", "memset", "API call", "NVTX range"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "item";
 }
 
 std::size_t TimelineLane::item_count() const {
