@@ -273,8 +273,15 @@ std::size_t steady_start(const std::vector<std::int64_t>& walls) {
     if (!settled(j)) break;
     start = j;
   }
-  if (start == n) start = 1;  // never settled: skip the first step only
-  return std::max<std::size_t>(start, 1);
+  if (start == n) return 1;  // never settled: skip the first step only
+  start = std::max<std::size_t>(start, 1);
+  // The window's median hides up to two slow steps: the steady window also starts at a step
+  // whose own time is within the tolerance.
+  while (start + 1 < n &&
+         std::abs(static_cast<double>(walls[start]) - reference) > kSteadyTolerance * reference) {
+    ++start;
+  }
+  return start;
 }
 
 }  // namespace fuselens::analyzer

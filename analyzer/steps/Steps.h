@@ -123,7 +123,8 @@ PeriodFit find_period(const std::vector<std::string>& names,
 
 /// The steady rule on step times (ns, in step order): the 0-based index of the first step from
 /// which the median of every 5 consecutive steps stays within +-20 % of the median of all steps
-/// but the first; at least 1 when there are 3 steps or more.
+/// but the first, moved on to the first such step whose own time is within that tolerance; at
+/// least 1 when there are 3 steps or more (1 when the times never settle).
 std::size_t steady_start(const std::vector<std::int64_t>& walls);
 
 }  // namespace fuselens::analyzer
