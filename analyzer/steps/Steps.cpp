@@ -20,7 +20,8 @@ namespace {
 
 using steps_detail::Launch;
 
-constexpr double kMinMatch = 0.9;  // the automatic method's match fraction threshold
+constexpr double kMinMatch = 0.9;         // the automatic method's match fraction threshold
+constexpr std::size_t kMaxPeriod = 4096;  // the longest step it looks for, in kernel launches
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
@@ -229,37 +230,65 @@ PeriodFit find_period(const std::vector<std::string>& names,
                       const std::vector<std::int64_t>& gaps_before) {
   PeriodFit fit;
   const std::size_t n = names.size();
+  std::vector<std::size_t> id(n);  // names as small integers: compared n * p times below
+  {
+    std::map<std::string, std::size_t> ids;
+    for (std::size_t i = 0; i < n; ++i) id[i] = ids.emplace(names[i], ids.size()).first->second;
+  }
   const std::size_t from = n / 4;  // skip the start-up quarter when measuring the match
-  for (std::size_t p = 1; p * 2 <= n - from; ++p) {
+  std::size_t lo = from, hi = n;   // the measured part
+  for (std::size_t p = 1; p * 2 <= n - from && p <= kMaxPeriod; ++p) {
     std::size_t same = 0, total = 0;
-    for (std::size_t i = from; i + p < n; ++i, ++total) same += names[i] == names[i + p] ? 1 : 0;
+    for (std::size_t i = from; i + p < n; ++i, ++total) same += id[i] == id[i + p] ? 1 : 0;
     const double match = total == 0 ? 0 : static_cast<double>(same) / static_cast<double>(total);
-    if (match > fit.confidence && fit.period == 0) fit.confidence = match;
+    fit.confidence = std::max(fit.confidence, match);
     if (match >= kMinMatch) {
       fit.period = static_cast<int>(p);
       fit.confidence = match;
       break;
     }
   }
-  if (fit.period == 0) return fit;
+  if (fit.period == 0) {
+    // No period over the whole: the longest stretch that repeats exactly (at least 4 periods;
+    // a program whose step changes halfway), the smallest period among those within 5 % of the
+    // longest. Confidence: the share of the launches that the stretch covers.
+    std::size_t best_run = 0, best_start = 0;
+    for (std::size_t p = 1; p * 4 <= n && p <= kMaxPeriod; ++p) {
+      std::size_t run = 0, longest = 0, longest_start = 0;
+      for (std::size_t i = 0; i + p < n; ++i) {
+        run = id[i] == id[i + p] ? run + 1 : 0;
+        if (run > longest) {
+          longest = run;
+          longest_start = i + 1 - run;
+        }
+      }
+      if (longest >= 3 * p && longest * 100 > best_run * 105) {
+        best_run = longest;
+        best_start = longest_start;
+        fit.period = static_cast<int>(p);
+      }
+    }
+    if (fit.period == 0) return fit;
+    lo = best_start;
+    hi = best_start + best_run + static_cast<std::size_t>(fit.period);
+    fit.confidence = static_cast<double>(hi - lo) / static_cast<double>(n);
+  }
   const std::size_t p = static_cast<std::size_t>(fit.period);
-  // The anchor: a position of the period whose name occurs once per period in the steady part,
+  // The anchor: a position of the period whose name occurs once per period in the measured part,
   // preferring the one after the longest host gap (a step boundary is where the host loops).
-  const std::size_t tail = n - ((n - from) / p) * p;  // aligned start of the measured part
-  std::map<std::string, std::size_t> per_period;
-  for (std::size_t i = tail; i < tail + p && i < n; ++i) ++per_period[names[i]];
+  std::map<std::size_t, std::size_t> per_period;
+  for (std::size_t i = lo; i < lo + p && i < hi; ++i) ++per_period[id[i]];
   std::size_t best = n;
   double best_gap = -1;
-  for (std::size_t phase = 0; phase < p && tail + phase < n; ++phase) {
-    const std::string& name = names[tail + phase];
-    if (per_period[name] != 1) continue;
+  for (std::size_t phase = 0; phase < p && lo + phase < hi; ++phase) {
+    if (per_period[id[lo + phase]] != 1) continue;
     std::vector<std::int64_t> g;
-    for (std::size_t i = tail + phase; i < n; i += p) g.push_back(gaps_before[i]);
+    for (std::size_t i = lo + phase; i < hi; i += p) g.push_back(gaps_before[i]);
     std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
     const double median = static_cast<double>(g[g.size() / 2]);
     if (median > best_gap) {
       best_gap = median;
-      best = tail + phase;
+      best = lo + phase;
     }
   }
   if (best == n) {  // no name once per period: no anchor to align on
@@ -268,7 +297,7 @@ PeriodFit find_period(const std::vector<std::string>& names,
   }
   fit.anchor = names[best];
   for (std::size_t i = 0; i < n; ++i) {
-    if (names[i] == fit.anchor) fit.starts.push_back(i);
+    if (id[i] == id[best]) fit.starts.push_back(i);
   }
   if (fit.starts.size() < 2) fit.starts.clear();
   return fit;

@@ -209,6 +209,23 @@ TEST(StepsRealCapture, FmnistForwardRangesAndStepFunction) {
   // 200 training steps and 2 x 10 evaluation batches, each entering forward() anew.
   EXPECT_EQ(calls.steps.size(), 220u);
   EXPECT_EQ(calls.steps[1].launches, 42);  // an unfused training step
+
+  // No single period (unfused steps of 42 launches, then fused ones of 20): the longest exact
+  // repetition (the unfused steps) gives the period and its anchor (the batch gather kernel, in
+  // both builds and in evaluation), so the automatic steps are the step function's 220; the
+  // confidence is the share of launches in that repetition.
+  const StepReport found = analyze_steps(reader);
+  EXPECT_EQ(found.method, StepMethod::Auto);
+  EXPECT_EQ(found.period, 42);
+  EXPECT_GT(found.confidence, 0.5);
+  EXPECT_LT(found.confidence, 0.9);
+  ASSERT_EQ(found.steps.size(), calls.steps.size()) << found.note;
+  for (std::size_t i = 0; i < found.steps.size(); ++i) {  // the gather comes just before forward()
+    EXPECT_LE(found.steps[i].start_ns, calls.steps[i].start_ns) << i;
+    if (i > 0) {
+      EXPECT_GT(found.steps[i].start_ns, calls.steps[i - 1].start_ns) << i;
+    }
+  }
 }
 
 TEST(StepsCli, PrintsTheStepsAndFailsOnBadInputWithOneLine) {

@@ -50,12 +50,13 @@ int run_steps(const StepsOptions& options) {
 
 Runner add_steps_command(CLI::App& app) {
   auto options = std::make_shared<StepsOptions>();
-  auto* steps = add_command(
-      app, "steps",
-      "Training or inference steps: per step the wall time, GPU busy share, HTA's temporal and "
-      "idle breakdowns, launches, copies and top kernel; the steady window, the distribution "
-      "and the outlier steps (docs/steps.md). Without a method: NVTX ranges matching "
-      "ProfilerStep#*, *step* or *iteration*, else --auto");
+  auto* steps = add_command(app, "steps",
+                            "Training or inference steps (NVTX ranges, a step function or the "
+                            "launch sequence's period): per-step time, GPU busy share, HTA's "
+                            "breakdowns; the steady window and outlier steps (docs/steps.md)");
+  steps->footer(std::string(kFooter) +
+                "\n  steps: 1 also when --step-range or --step-function finds no step; 2 when "
+                "more than one\n  of --step-range, --step-function and --auto is given");
   steps->add_option("FILE", options->file, "Capture written by prof-run")->required();
   steps->add_option("--step-range", options->range,
                     "NVTX ranges whose text matches GLOB (any case; outermost per thread) are the "
