@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -20,7 +21,8 @@ namespace {
 
 using steps_detail::Launch;
 
-constexpr double kMinMatch = 0.9;         // the automatic method's match fraction threshold
+constexpr double kMinMatch = 0.9;  // the automatic method's match fraction threshold
+constexpr double kMinCover = 0.5;  // the fallback's least share of launches in the repetition
 constexpr std::size_t kMaxPeriod = 4096;  // the longest step it looks for, in kernel launches
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
@@ -164,8 +166,11 @@ std::vector<Step> steps_from_period(const std::vector<Launch>& launches, StepRep
   report.confidence = fit.confidence;
   report.period = fit.period;
   if (fit.starts.empty()) {
-    report.note = "no repetition in the kernel sequence of the busiest thread (" +
-                  std::to_string(names.size()) + " launches): no steps";
+    char best[16];
+    std::snprintf(best, sizeof best, "%.2f", fit.confidence);
+    report.note = "no repetition: no step repeats in the kernel sequence of the busiest thread (" +
+                  std::to_string(names.size()) + " launches, best match fraction " + best +
+                  " < 0.9, no exact repetition over half of them): no steps";
     return {};
   }
   report.note = "period of " + std::to_string(fit.period) +
@@ -235,25 +240,48 @@ PeriodFit find_period(const std::vector<std::string>& names,
     std::map<std::string, std::size_t> ids;
     for (std::size_t i = 0; i < n; ++i) id[i] = ids.emplace(names[i], ids.size()).first->second;
   }
+  // The anchor of period p over the measured part [lo, hi): a position of the period whose name
+  // occurs once per period, the one after the longest host gap (where the host loops); n if none.
+  auto anchor = [&](std::size_t p, std::size_t lo, std::size_t hi) {
+    std::map<std::size_t, std::size_t> per_period;
+    for (std::size_t i = lo; i < lo + p && i < hi; ++i) ++per_period[id[i]];
+    std::size_t best = n;
+    double best_gap = -1;
+    for (std::size_t phase = 0; phase < p && lo + phase < hi; ++phase) {
+      if (per_period[id[lo + phase]] != 1) continue;
+      std::vector<std::int64_t> g;
+      for (std::size_t i = lo + phase; i < hi; i += p) g.push_back(gaps_before[i]);
+      std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
+      const double median = static_cast<double>(g[g.size() / 2]);
+      if (median > best_gap) {
+        best_gap = median;
+        best = lo + phase;
+      }
+    }
+    return best;
+  };
+  std::size_t best = n;
+  // Steps of at least 2 launches: a step of one kernel cannot be told from a stream of it.
   const std::size_t from = n / 4;  // skip the start-up quarter when measuring the match
-  std::size_t lo = from, hi = n;   // the measured part
-  for (std::size_t p = 1; p * 2 <= n - from && p <= kMaxPeriod; ++p) {
+  for (std::size_t p = 2; p * 2 <= n - from && p <= kMaxPeriod; ++p) {
     std::size_t same = 0, total = 0;
     for (std::size_t i = from; i + p < n; ++i, ++total) same += id[i] == id[i + p] ? 1 : 0;
     const double match = total == 0 ? 0 : static_cast<double>(same) / static_cast<double>(total);
-    fit.confidence = std::max(fit.confidence, match);
-    if (match >= kMinMatch) {
-      fit.period = static_cast<int>(p);
-      fit.confidence = match;
-      break;
+    if (match < kMinMatch) {
+      fit.confidence = std::max(fit.confidence, match);
+      continue;
     }
+    if ((best = anchor(p, n - ((n - from) / p) * p, n)) == n) continue;  // aligned to the end
+    fit.period = static_cast<int>(p);
+    fit.confidence = match;
+    break;
   }
   if (fit.period == 0) {
-    // No period over the whole: the longest stretch that repeats exactly (at least 4 periods;
-    // a program whose step changes halfway), the smallest period among those within 5 % of the
-    // longest. Confidence: the share of the launches that the stretch covers.
-    std::size_t best_run = 0, best_start = 0;
-    for (std::size_t p = 1; p * 4 <= n && p <= kMaxPeriod; ++p) {
+    // No period over the whole: the longest stretch that repeats exactly (at least 4 periods and
+    // half of the launches; a program whose step changes halfway), the smallest period among
+    // those within 5 % of the longest. Confidence: the share of the launches it covers.
+    std::size_t best_run = 0;
+    for (std::size_t p = 2; p * 4 <= n && p <= kMaxPeriod; ++p) {
       std::size_t run = 0, longest = 0, longest_start = 0;
       for (std::size_t i = 0; i + p < n; ++i) {
         run = id[i] == id[i + p] ? run + 1 : 0;
@@ -262,38 +290,16 @@ PeriodFit find_period(const std::vector<std::string>& names,
           longest_start = i + 1 - run;
         }
       }
-      if (longest >= 3 * p && longest * 100 > best_run * 105) {
-        best_run = longest;
-        best_start = longest_start;
-        fit.period = static_cast<int>(p);
-      }
+      if (longest < 3 * p || longest * 100 <= best_run * 105) continue;
+      if (static_cast<double>(longest + p) < kMinCover * static_cast<double>(n)) continue;
+      const std::size_t at = anchor(p, longest_start, longest_start + longest + p);
+      if (at == n) continue;
+      best = at;
+      best_run = longest;
+      fit.period = static_cast<int>(p);
+      fit.confidence = static_cast<double>(longest + p) / static_cast<double>(n);
     }
     if (fit.period == 0) return fit;
-    lo = best_start;
-    hi = best_start + best_run + static_cast<std::size_t>(fit.period);
-    fit.confidence = static_cast<double>(hi - lo) / static_cast<double>(n);
-  }
-  const std::size_t p = static_cast<std::size_t>(fit.period);
-  // The anchor: a position of the period whose name occurs once per period in the measured part,
-  // preferring the one after the longest host gap (a step boundary is where the host loops).
-  std::map<std::size_t, std::size_t> per_period;
-  for (std::size_t i = lo; i < lo + p && i < hi; ++i) ++per_period[id[i]];
-  std::size_t best = n;
-  double best_gap = -1;
-  for (std::size_t phase = 0; phase < p && lo + phase < hi; ++phase) {
-    if (per_period[id[lo + phase]] != 1) continue;
-    std::vector<std::int64_t> g;
-    for (std::size_t i = lo + phase; i < hi; i += p) g.push_back(gaps_before[i]);
-    std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
-    const double median = static_cast<double>(g[g.size() / 2]);
-    if (median > best_gap) {
-      best_gap = median;
-      best = lo + phase;
-    }
-  }
-  if (best == n) {  // no name once per period: no anchor to align on
-    fit.period = 0;
-    return fit;
   }
   fit.anchor = names[best];
   for (std::size_t i = 0; i < n; ++i) {

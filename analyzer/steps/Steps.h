@@ -109,9 +109,10 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options = 
 /// Glob match (`*`, `?`), ASCII case-insensitive.
 bool glob_match_nocase(const std::string& pattern, const std::string& text);
 
-/// The automatic method on one sequence of names in launch order: the smallest period p with a
-/// match fraction (name[i] == name[i+p] over the last three quarters) of at least 0.9 and at
-/// least two repetitions, and the positions where steps start. Empty starts: no repetition.
+/// The automatic method on one sequence of names in launch order: the smallest period p >= 2 with
+/// a match fraction (name[i] == name[i+p] over the last three quarters) of at least 0.9, at least
+/// two repetitions and a name once per period to anchor on (else the longest exact repetition,
+/// docs/steps.md), and the positions where steps start. Empty starts: no repetition.
 struct PeriodFit {
   int period = 0;
   double confidence = 0;

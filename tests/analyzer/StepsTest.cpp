@@ -195,6 +195,26 @@ TEST(StepsRealCapture, PyTorchMlpMarkedAndAutomatic) {
   EXPECT_GE(found.steady_first, 2);
 }
 
+TEST(StepsRealCapture, CctTorchAutomaticCountEqualsTheMarkedCount) {
+  db::Reader reader(data("cct_torch.sqlite"));
+  const StepReport marked = analyze_steps(reader);  // its step ranges match *step*
+  EXPECT_EQ(marked.method, StepMethod::Range);
+  StepOptions automatic;
+  automatic.automatic = true;
+  const StepReport found = analyze_steps(reader, automatic);
+  EXPECT_EQ(found.steps.size(), 5u) << found.note;  // 2 plain steps and 3 under emit_nvtx
+  EXPECT_EQ(found.steps.size(), marked.steps.size());
+}
+
+TEST(StepsRealCapture, ABenchmarkOfManyOpsHasNoSteps) {
+  db::Reader reader(data("fusion_bench.sqlite"));
+  StepOptions automatic;
+  automatic.automatic = true;
+  const StepReport found = analyze_steps(reader, automatic);
+  EXPECT_TRUE(found.steps.empty());
+  EXPECT_NE(found.note.find("no repetition"), std::string::npos) << found.note;
+}
+
 TEST(StepsRealCapture, FmnistForwardRangesAndStepFunction) {
   db::Reader reader(data("fmnist_epoch.sqlite"));
   StepOptions ranges;
