@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "fuselens/db/ActivityCursors.h"
@@ -20,6 +21,7 @@ namespace steps_detail {
 std::vector<Launch> read_launches(const db::Reader& reader) {
   db::StringCache strings(reader);
   std::vector<Launch> launches;
+  std::map<std::int64_t, std::shared_ptr<const std::string>> names;  // by name id; < 0: copies
   auto calls = db::api_calls_by_correlation(reader);
   std::optional<db::ApiCallRow> call = calls.next();
   db::gpu_records_by_correlation(reader, db::NameKind::Demangled)
@@ -38,9 +40,16 @@ std::vector<Launch> read_launches(const db::Reader& reader) {
         launch.end_ns = row.end_ns;
         launch.device_id = row.device_id;
         launch.stream_id = row.stream_id;
-        launch.name = row.table == db::GpuTable::Kernel   ? strings.get(row.name_id)
-                      : row.table == db::GpuTable::Memcpy ? std::string("[CUDA memcpy]")
-                                                          : std::string("[CUDA memset]");
+        const std::int64_t key_id = row.table == db::GpuTable::Kernel   ? row.name_id
+                                    : row.table == db::GpuTable::Memcpy ? -1
+                                                                        : -2;
+        auto& name = names[key_id];
+        if (!name) {
+          name = std::make_shared<const std::string>(key_id >= 0    ? strings.get(key_id)
+                                                     : key_id == -1 ? "[CUDA memcpy]"
+                                                                    : "[CUDA memset]");
+        }
+        launch.name = name;
         launches.push_back(std::move(launch));
       });
   std::stable_sort(launches.begin(), launches.end(), [](const Launch& a, const Launch& b) {
@@ -83,8 +92,8 @@ void fill_step(Step& step, const std::vector<const Launch*>& work,
     if (launch->table == db::GpuTable::Kernel) {
       ++step.kernels;
       kernels.emplace_back(launch->start_ns, launch->end_ns);
-      kernel_time[launch->name] += launch->end_ns - launch->start_ns;
-      ++step.kernel_counts[launch->name];
+      kernel_time[*launch->name] += launch->end_ns - launch->start_ns;
+      ++step.kernel_counts[*launch->name];
     } else if (launch->table == db::GpuTable::Memcpy) {
       ++step.copies;
     } else {

@@ -159,7 +159,7 @@ std::vector<Step> steps_from_period(const std::vector<Launch>& launches, StepRep
   std::vector<std::string> names;
   std::vector<std::int64_t> gaps;
   for (std::size_t i = 0; i < busiest->size(); ++i) {
-    names.push_back((*busiest)[i]->name);
+    names.push_back(*(*busiest)[i]->name);
     gaps.push_back(i == 0 ? 0 : (*busiest)[i]->call_start_ns - (*busiest)[i - 1]->call_end_ns);
   }
   const PeriodFit fit = find_period(names, gaps);

@@ -2,6 +2,7 @@
 // The launches of a capture as the step analysis reads them (internal to analyzer/steps).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,9 @@ struct Launch {
   std::int64_t call_start_ns = 0, call_end_ns = 0;
   db::GpuTable table = db::GpuTable::Kernel;
   std::int64_t start_ns = 0, end_ns = 0, device_id = 0, stream_id = 0;
-  std::string name;  ///< kernel: demangled name; copies "[memcpy]", memsets "[memset]"
+  /// kernel: its demangled name; copies "[CUDA memcpy]", memsets "[CUDA memset]" (shared by the
+  /// launches of one name)
+  std::shared_ptr<const std::string> name;
 };
 
 /// Every GPU operation with a launch call, ordered by (call start, correlation id).
