@@ -263,6 +263,13 @@ TEST(StepsCli, PrintsTheStepsAndFailsOnBadInputWithOneLine) {
   EXPECT_EQ(none.status, 1);
   EXPECT_TRUE(none.out.empty());
   EXPECT_EQ(none.err_lines().size(), 1u);
+  TempDir dir;
+  const std::string empty = (dir.path() / "no_cuda.sqlite").string();
+  fuselens::analyzer::test::write_capture_without_process(empty);
+  const auto no_cuda = fuselens::test::run_cli(dir, {"steps", empty});
+  EXPECT_EQ(no_cuda.status, 1);
+  EXPECT_TRUE(no_cuda.out.empty());
+  EXPECT_EQ(no_cuda.err_lines().size(), 1u);
   const auto both =
       fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--auto", "--step-range", "x"});
   EXPECT_EQ(both.status, 2);

@@ -34,6 +34,10 @@ int run_steps(const StepsOptions& options) {
   if (!options.function.empty()) step_options.function = options.function;
   step_options.automatic = options.automatic;
   const fuselens::db::Reader reader(options.file);
+  if (reader.processes().empty()) {
+    return fail("'" + options.file + "': the workload never initialized CUDA; no steps to find",
+                kExitCapture);
+  }
   analyzer::StepReport report;
   try {
     report = analyzer::analyze_steps(reader, step_options);
