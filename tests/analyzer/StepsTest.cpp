@@ -3,6 +3,8 @@
 // (tests/data/pytorch_mlp.sqlite, fmnist_epoch.sqlite) and `prof-analyze steps`' errors.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -114,6 +116,25 @@ TEST(Steps, MarkedRangesAreTheStepsWithHtaBreakdowns) {
   EXPECT_NE(r.outliers[0].differs.find("+1 syncs"), std::string::npos) << r.outliers[0].differs;
   EXPECT_NE(r.outliers[0].differs.find("+2 D"), std::string::npos) << r.outliers[0].differs;
   EXPECT_EQ(r.steady_ns, us(1000) * 6 + us(2000));
+}
+
+TEST(Steps, OnlyTheOutermostMatchingRangeOfAThreadIsAStep) {
+  FlagsCapture c;
+  c.range("train step 0", us(0), us(1000));
+  c.range("substep", us(100), us(200), fuselens::analyzer::test::kFlagsTid,
+          1);  // inside: not a step of its own
+  c.range("train step 1", us(1000), us(2000));
+  c.range("train step 0", us(0), us(2000), 2);  // another thread: its own step
+  c.kernel("A", us(20), us(10), us(10), us(5));
+  c.kernel("A", us(1020), us(10), us(1010), us(5));
+  StepOptions options;
+  options.range_glob = "*STEP*";
+  const StepReport r = steps_of(c, options);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].wall_ns(), us(1000));
+  EXPECT_EQ(r.steps[0].label, "train step 0");
+  EXPECT_EQ(r.steps[1].tid, 2);
+  EXPECT_EQ(r.steps[2].label, "train step 1");
 }
 
 TEST(Steps, ANamedPatternThatMatchesNothingIsAnError) {
@@ -259,6 +280,12 @@ TEST(StepsCli, PrintsTheStepsAndFailsOnBadInputWithOneLine) {
   for (const auto& record : fuselens::analyzer::test::parse_csv(csv.out))
     records += record.size() > 1 ? 1 : 0;
   EXPECT_EQ(records, 11u);  // the header and 10 steps
+  const auto json = fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--format", "json"});
+  EXPECT_EQ(json.status, 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["steps"].size(), 10u);
+  EXPECT_EQ(doc["window"], "steps 2-10 of 10, 0.015 s of 4.31 s captured");
+  EXPECT_EQ(doc["method"], "range");
   const auto none = fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--step-range", "*epoch*"});
   EXPECT_EQ(none.status, 1);
   EXPECT_TRUE(none.out.empty());
