@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
 
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Records.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "steps/Steps.h"
@@ -161,6 +163,9 @@ std::string differences(const Step& step, const Step& median) {
   if (step.memsets != median.memsets)
     parts.push_back(signed_count(step.memsets - median.memsets, "memsets"));
   if (step.syncs != median.syncs) parts.push_back(signed_count(step.syncs - median.syncs, "syncs"));
+  if (step.allocations != median.allocations) {
+    parts.push_back(signed_count(step.allocations - median.allocations, "allocations"));
+  }
   std::vector<std::string> kernels;
   std::map<std::string, std::int64_t> delta;
   for (const auto& [name, count] : step.kernel_counts) delta[name] += count;
@@ -204,6 +209,25 @@ void compute_step_statistics(const db::Reader& reader, const std::vector<Launch>
       [&](const db::SyncRow& row) { syncs_by_pid[row.pid].push_back(row.start_ns); });
   for (auto& [pid, starts] : syncs_by_pid) std::sort(starts.begin(), starts.end());
   static const std::vector<std::int64_t> kNoSyncs;
+  // Device memory of each process over time (all its devices): (time, level after, allocation).
+  struct MemoryStep {
+    std::int64_t t = 0, level = 0;
+    bool allocation = false;
+  };
+  std::map<std::int64_t, std::vector<MemoryStep>> memory_by_pid;
+  db::device_memory_events(reader, db::MemoryOrder::ByProcessDevice)
+      .for_each([&](const db::MemoryEventRow& row) {
+        const bool allocation =
+            row.operation == static_cast<std::int64_t>(db::MemoryOperation::Allocation);
+        memory_by_pid[row.pid].push_back(
+            {row.timestamp_ns, allocation ? row.bytes : -row.bytes, allocation});
+      });
+  for (auto& [pid, events] : memory_by_pid) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const MemoryStep& a, const MemoryStep& b) { return a.t < b.t; });
+    std::int64_t level = 0;
+    for (auto& e : events) e.level = level += e.level;
+  }
   for (Step& step : report.steps) {
     std::vector<const Launch*> work;
     if (auto it = by_process.find(step.pid); it != by_process.end()) {
@@ -215,6 +239,16 @@ void compute_step_statistics(const db::Reader& reader, const std::vector<Launch>
     }
     auto syncs = syncs_by_pid.find(step.pid);
     fill_step(step, work, syncs == syncs_by_pid.end() ? kNoSyncs : syncs->second, delay_ns);
+    if (auto memory = memory_by_pid.find(step.pid); memory != memory_by_pid.end()) {
+      const auto& events = memory->second;
+      auto it = std::lower_bound(events.begin(), events.end(), step.start_ns,
+                                 [](const MemoryStep& e, std::int64_t t) { return e.t < t; });
+      step.peak_memory_bytes = it == events.begin() ? 0 : std::prev(it)->level;
+      for (; it != events.end() && it->t < step.end_ns; ++it) {
+        step.peak_memory_bytes = std::max(step.peak_memory_bytes, it->level);
+        step.allocations += it->allocation ? 1 : 0;
+      }
+    }
   }
 
   std::vector<std::int64_t> walls;

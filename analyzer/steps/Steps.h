@@ -62,6 +62,8 @@ struct Step {
   std::int64_t kernel_wait_ns = 0;  ///< stream gaps <= consecutive_kernel_delay
   std::int64_t other_wait_ns = 0;   ///< the other stream gaps
   std::int64_t launches = 0, kernels = 0, copies = 0, memsets = 0, syncs = 0;
+  std::int64_t allocations = 0;        ///< device-memory allocations of the process in the window
+  std::int64_t peak_memory_bytes = 0;  ///< the process's most device memory allocated in it
   std::string top_kernel;  ///< the kernel name with the most GPU time, "" without kernels
   std::int64_t top_kernel_ns = 0;
   std::map<std::string, std::int64_t> kernel_counts;  ///< the step's kernel multiset

@@ -31,23 +31,24 @@ void write_table(std::ostream& out, const StepReport& r) {
   out << steady_window_text(r) << "\n";
   if (r.steps.empty()) return;
   out << fmt::format(
-      "{:>5} {:>11} {:>10} {:>10} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>8} {:>6} {:>5}  "
-      "{}\n",
+      "{:>5} {:>11} {:>10} {:>10} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>8} {:>6} {:>5} "
+      "{:>6} {:>9}  {}\n",
       "step", "start_ms", "wall_ms", "busy_ms", "busy%", "compute%", "noncomp%", "idle%", "host%",
-      "kern%", "other%", "launches", "copies", "syncs", "top kernel");
+      "kern%", "other%", "launches", "copies", "syncs", "allocs", "peak_MiB", "top kernel");
   const std::int64_t origin = r.steps.front().start_ns;
   for (const Step& s : r.steps) {
     const std::int64_t idle = stream_idle(s);
     out << fmt::format(
         "{:>4}{} {:>11.3f} {:>10.3f} {:>10.3f} {:>6.1f} {:>8.1f} {:>8.1f} {:>6.1f} {:>6.1f} "
-        "{:>6.1f} "
-        "{:>6.1f} {:>8} {:>6} {:>5}  {}\n",
+        "{:>6.1f} {:>6.1f} {:>8} {:>6} {:>5} {:>6} {:>9.1f}  {}\n",
         s.index, s.index < r.steady_first ? "w" : " ", ms(static_cast<double>(s.start_ns - origin)),
         ms(static_cast<double>(s.wall_ns())), ms(static_cast<double>(s.gpu_busy_ns)),
         share(s.gpu_busy_ns, s.span_ns), share(s.compute_ns, s.span_ns),
         share(s.non_compute_ns, s.span_ns), share(s.idle_ns, s.span_ns),
         share(s.host_wait_ns, idle), share(s.kernel_wait_ns, idle), share(s.other_wait_ns, idle),
-        s.launches, s.copies, s.syncs, s.top_kernel.empty() ? "-" : s.top_kernel);
+        s.launches, s.copies, s.syncs, s.allocations,
+        static_cast<double>(s.peak_memory_bytes) / (1024.0 * 1024.0),
+        s.top_kernel.empty() ? "-" : s.top_kernel);
   }
   const StepDistribution& d = r.distribution;
   out << fmt::format(
@@ -69,8 +70,7 @@ void write_table(std::ostream& out, const StepReport& r) {
 void write_csv(std::ostream& out, const StepReport& r) {
   out << "step,method,pid,tid,label,start_ns,end_ns,wall_ns,gpu_busy_ns,compute_ns,non_compute_ns,"
          "span_ns,idle_ns,host_wait_ns,kernel_wait_ns,other_wait_ns,launches,kernels,copies,"
-         "memsets,syncs,"
-         "top_kernel,top_kernel_ns,steady,outlier\n";
+         "memsets,syncs,allocations,peak_memory_bytes,top_kernel,top_kernel_ns,steady,outlier\n";
   for (const Step& s : r.steps) {
     bool outlier = false;
     for (const auto& o : r.outliers) outlier = outlier || o.index == s.index;
@@ -79,8 +79,9 @@ void write_csv(std::ostream& out, const StepReport& r) {
         << s.gpu_busy_ns << ',' << s.compute_ns << ',' << s.non_compute_ns << ',' << s.span_ns
         << ',' << s.idle_ns << ',' << s.host_wait_ns << ',' << s.kernel_wait_ns << ','
         << s.other_wait_ns << ',' << s.launches << ',' << s.kernels << ',' << s.copies << ','
-        << s.memsets << ',' << s.syncs << ',' << csv_field(s.top_kernel) << ',' << s.top_kernel_ns
-        << ',' << (s.index >= r.steady_first ? 1 : 0) << ',' << (outlier ? 1 : 0) << '\n';
+        << s.memsets << ',' << s.syncs << ',' << s.allocations << ',' << s.peak_memory_bytes << ','
+        << csv_field(s.top_kernel) << ',' << s.top_kernel_ns << ','
+        << (s.index >= r.steady_first ? 1 : 0) << ',' << (outlier ? 1 : 0) << '\n';
   }
 }
 
@@ -126,6 +127,8 @@ void write_json(std::ostream& out, const StepReport& r) {
                           {"copies", s.copies},
                           {"memsets", s.memsets},
                           {"syncs", s.syncs},
+                          {"allocations", s.allocations},
+                          {"peak_memory_bytes", s.peak_memory_bytes},
                           {"top_kernel", s.top_kernel},
                           {"top_kernel_ns", s.top_kernel_ns},
                           {"steady", s.index >= r.steady_first}});

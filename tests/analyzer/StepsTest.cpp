@@ -46,6 +46,7 @@ FlagsCapture stepped_capture(bool ranges, bool contexts, bool extras = true) {
       c.kernel("D", us(s + 1200), us(10), us(s + 1100), us(5));
       c.kernel("D", us(s + 1300), us(10), us(s + 1290), us(5));
       c.sync(db::SyncType::StreamSynchronize, us(s + 1400), us(s + 1450), 0);
+      c.allocation(0x10000, 1 << 20, us(s + 1050), us(s + 1500));
     }
     const auto log = c.kernel("log", us(s + wall - 100), us(5), us(s + wall - 110), us(5));
     if (contexts) {
@@ -115,6 +116,10 @@ TEST(Steps, MarkedRangesAreTheStepsWithHtaBreakdowns) {
   EXPECT_EQ(r.outliers[0].index, 6);
   EXPECT_NE(r.outliers[0].differs.find("+1 syncs"), std::string::npos) << r.outliers[0].differs;
   EXPECT_NE(r.outliers[0].differs.find("+2 D"), std::string::npos) << r.outliers[0].differs;
+  EXPECT_NE(r.outliers[0].differs.find("+1 allocations"), std::string::npos);
+  EXPECT_EQ(r.steps[5].peak_memory_bytes, 1 << 20);
+  EXPECT_EQ(r.steps[5].allocations, 1);
+  EXPECT_EQ(r.steps[6].peak_memory_bytes, 0);  // released in step 6
   EXPECT_EQ(r.steady_ns, us(1000) * 6 + us(2000));
 }
 
@@ -214,6 +219,9 @@ TEST(StepsRealCapture, PyTorchMlpMarkedAndAutomatic) {
     EXPECT_EQ(starts, 1) << range.label;
   }
   EXPECT_GE(found.steady_first, 2);
+  EXPECT_GT(found.steps[0].allocations, 0);  // the caching allocator fills up in the first step
+  for (std::size_t i = 1; i < found.steps.size(); ++i) EXPECT_EQ(found.steps[i].allocations, 0);
+  EXPECT_GT(found.steps[5].peak_memory_bytes, 0);
 }
 
 TEST(StepsRealCapture, CctTorchAutomaticCountEqualsTheMarkedCount) {
