@@ -23,7 +23,9 @@ using steps_detail::Launch;
 
 constexpr double kMinMatch = 0.9;  // the automatic method's match fraction threshold
 constexpr double kMinCover = 0.5;  // the fallback's least share of launches in the repetition
-constexpr std::size_t kMaxPeriod = 4096;  // the longest step it looks for, in kernel launches
+constexpr std::size_t kMaxPeriod = 4096;
+constexpr std::size_t kMaxMeasured = 65536;  // launches the match fraction is measured over  // the
+                                             // longest step it looks for, in kernel launches
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
@@ -262,7 +264,8 @@ PeriodFit find_period(const std::vector<std::string>& names,
   };
   std::size_t best = n;
   // Steps of at least 2 launches: a step of one kernel cannot be told from a stream of it.
-  const std::size_t from = n / 4;  // skip the start-up quarter when measuring the match
+  // Skip the start-up quarter when measuring the match; measure at most the last kMaxMeasured.
+  const std::size_t from = std::max(n / 4, n > kMaxMeasured ? n - kMaxMeasured : 0);
   for (std::size_t p = 2; p * 2 <= n - from && p <= kMaxPeriod; ++p) {
     std::size_t same = 0, total = 0;
     for (std::size_t i = from; i + p < n; ++i, ++total) same += id[i] == id[i + p] ? 1 : 0;
@@ -282,12 +285,21 @@ PeriodFit find_period(const std::vector<std::string>& names,
     // those within 5 % of the longest. Confidence: the share of the launches it covers.
     std::size_t best_run = 0;
     for (std::size_t p = 2; p * 4 <= n && p <= kMaxPeriod; ++p) {
-      std::size_t run = 0, longest = 0, longest_start = 0;
-      for (std::size_t i = 0; i + p < n; ++i) {
-        run = id[i] == id[i + p] ? run + 1 : 0;
-        if (run > longest) {
-          longest = run;
-          longest_start = i + 1 - run;
+      if (fit.period != 0 && p % static_cast<std::size_t>(fit.period) == 0) continue;  // shorter
+      // A run of i with name[i] == name[i+p] long enough to count (over n/4 of the n - p
+      // positions) holds one of the probes k (n - p) / 8: grow the run from those.
+      const std::size_t positions = n - p;
+      std::size_t longest = 0, longest_start = 0;
+      for (std::size_t k = 1; k < 8; ++k) {
+        const std::size_t probe = k * positions / 8;
+        if (id[probe] != id[probe + p]) continue;
+        if (probe >= longest_start && probe < longest_start + longest) continue;  // seen
+        std::size_t a = probe, b = probe + 1;
+        while (a > 0 && id[a - 1] == id[a - 1 + p]) --a;
+        while (b < positions && id[b] == id[b + p]) ++b;
+        if (b - a > longest) {
+          longest = b - a;
+          longest_start = a;
         }
       }
       if (longest < 3 * p || longest * 100 <= best_run * 105) continue;

@@ -178,6 +178,34 @@ TEST(Steps, AutomaticFindsThePeriodOfTheLaunchSequence) {
   EXPECT_EQ(r.steps[1].launches, 5);
 }
 
+TEST(StepsPeriod, ARepetitionOverMostOfTheSequenceIsFoundAmongNoise) {
+  // 30 % noise, 60 % of a 7-kernel step (s0 after the loop's host gap), 10 % noise.
+  std::vector<std::string> names;
+  std::vector<std::int64_t> gaps;
+  std::uint64_t state = 12345;
+  auto noise = [&](std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      names.push_back("n" + std::to_string((state >> 33) % 5000));
+      gaps.push_back(10);
+    }
+  };
+  noise(30000);
+  for (int step = 0; step < 60000 / 7; ++step) {
+    for (int k = 0; k < 7; ++k) {
+      names.push_back("s" + std::to_string(k));
+      gaps.push_back(k == 0 ? 500 : 10);
+    }
+  }
+  noise(10000);
+  const PeriodFit fit = find_period(names, gaps);
+  EXPECT_EQ(fit.period, 7);
+  EXPECT_EQ(fit.anchor, "s0");
+  EXPECT_EQ(fit.starts.size(), 60000u / 7);
+  EXPECT_GT(fit.confidence, 0.55);
+  EXPECT_LT(fit.confidence, 0.65);
+}
+
 TEST(Steps, AProgramWithoutRepetitionHasNoSteps) {
   FlagsCapture c;
   for (int i = 0; i < 40; ++i) {
