@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add(&cli::add_flags_command);
   add(&cli::add_compare_command);
   add(&cli::add_roofline_command);
+  add(&cli::add_steps_command);
 
   try {
     app.parse(argc, argv);
