@@ -263,6 +263,37 @@ TEST(StepsRealCapture, CctTorchAutomaticCountEqualsTheMarkedCount) {
   EXPECT_EQ(found.steps.size(), marked.steps.size());
 }
 
+// tests/data/train_steps.sqlite (H100, the reworked collector): a PyTorch CNN training run with a
+// real start-up (1.29 s in its first step) and 65 steps marked ProfilerStep#0..64. Every method
+// finds the same 65 steps; the first, start-up, is never steady.
+TEST(StepsRealCapture, TrainStepsMarkedFunctionAndAutomaticAgree) {
+  db::Reader reader(data("train_steps.sqlite"));
+  const StepReport marked = analyze_steps(reader);
+  EXPECT_EQ(marked.method, StepMethod::Range);
+  ASSERT_EQ(marked.steps.size(), 65u);
+  EXPECT_EQ(marked.steps.front().label, "ProfilerStep#0");
+  EXPECT_GT(marked.steady_first, 1);
+  StepOptions automatic;
+  automatic.automatic = true;
+  const StepReport found = analyze_steps(reader, automatic);
+  EXPECT_EQ(found.method, StepMethod::Auto);
+  EXPECT_EQ(found.steps.size(), marked.steps.size()) << found.note;
+  EXPECT_GE(found.confidence, 0.9);
+  StepOptions function;
+  function.function = "step";  // torch.optim's Optimizer.step, a Python frame named "step"
+  const StepReport calls = analyze_steps(reader, function);
+  EXPECT_EQ(calls.method, StepMethod::Function);
+  EXPECT_EQ(calls.steps.size(), marked.steps.size());
+}
+
+TEST(StepsRealCapture, AProgramWithoutRepetitionSaysItHasNoSteps) {
+  db::Reader reader(data("no_repetition.sqlite"));
+  const StepReport found = analyze_steps(reader);
+  EXPECT_EQ(found.method, StepMethod::Auto);
+  EXPECT_TRUE(found.steps.empty());
+  EXPECT_NE(found.note.find("no repetition"), std::string::npos) << found.note;
+}
+
 TEST(StepsRealCapture, ABenchmarkOfManyOpsHasNoSteps) {
   db::Reader reader(data("fusion_bench.sqlite"));
   StepOptions automatic;
