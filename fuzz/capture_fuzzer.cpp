@@ -1,5 +1,5 @@
 // libFuzzer target (issue #9): any byte string, written as a capture file, goes through the reader and
-// every analysis prof-analyze runs. Built with AddressSanitizer and UndefinedBehaviorSanitizer
+// every analysis prof-analyze runs (steps included). Built with AddressSanitizer and UndefinedBehaviorSanitizer
 // (fuzz/CMakeLists.txt); a crash, a sanitizer report, a leak or an exception other than the
 // documented error types is a finding. scripts/fuzz.sh builds it and runs it for a bounded time on a
 // corpus seeded from the real captures in tests/data.
@@ -17,6 +17,7 @@
 #include "flags/Flags.h"
 #include "roofline/Peaks.h"
 #include "roofline/Roofline.h"
+#include "steps/Steps.h"
 #include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
 
@@ -42,6 +43,14 @@ void analyze(const std::string& path) {
     (void)fa::compare_ranges(reader, "*/unfused/*", "*/fused/*");
   } catch (const fa::CompareError&) {
     // No matching ranges: a documented outcome.
+  }
+  (void)fa::analyze_steps(reader);  // the default patterns, then the automatic method
+  fa::StepOptions function;
+  function.function = "step";
+  try {
+    (void)fa::analyze_steps(reader, function);
+  } catch (const fa::StepError&) {
+    // No launch under that function: a documented outcome.
   }
 }
 
