@@ -1,8 +1,8 @@
-// libFuzzer target (issue #9): any byte string, written as a capture file, goes through the reader and
-// every analysis prof-analyze runs (steps included). Built with AddressSanitizer and UndefinedBehaviorSanitizer
-// (fuzz/CMakeLists.txt); a crash, a sanitizer report, a leak or an exception other than the
-// documented error types is a finding. scripts/fuzz.sh builds it and runs it for a bounded time on a
-// corpus seeded from the real captures in tests/data.
+// libFuzzer target (issue #9): any byte string, written as a capture file, goes through the reader
+// and every analysis prof-analyze runs (steps included). Built with AddressSanitizer and
+// UndefinedBehaviorSanitizer (fuzz/CMakeLists.txt); a crash, a sanitizer report, a leak or an
+// exception other than the documented error types is a finding. scripts/fuzz.sh builds it and runs
+// it for a bounded time on a corpus seeded from the real captures in tests/data.
 #include <unistd.h>
 
 #include <cstddef>
@@ -15,11 +15,11 @@
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
 #include "flags/Flags.h"
+#include "fuselens/db/Reader.h"
 #include "roofline/Peaks.h"
 #include "roofline/Roofline.h"
 #include "steps/Steps.h"
 #include "summary/Summary.h"
-#include "fuselens/db/Reader.h"
 
 namespace fa = fuselens::analyzer;
 
