@@ -370,3 +370,21 @@ TEST(StepsCli, PrintsTheStepsAndFailsOnBadInputWithOneLine) {
   EXPECT_TRUE(both.out.empty());
   EXPECT_EQ(both.err_lines().size(), 1u);
 }
+
+// An error line quotes what the user typed; control characters in it (ESC sequences that clear
+// or retitle a terminal, NUL, tabs) are written as \xNN, never raw (every subcommand's errors go
+// through cli::fail).
+TEST(StepsCli, ErrorLinesEscapeControlCharacters) {
+  const std::string mlp = data("pytorch_mlp.sqlite");
+  const auto r = fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--step-function",
+                                                     "a\x1b[2J\x07"
+                                                     "b\tc"});
+  EXPECT_EQ(r.status, 1);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  for (const char c : r.err) {
+    if (c != '\n') {
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << r.err;
+    }
+  }
+  EXPECT_NE(r.err.find("a\\x1b[2J\\x07b\\x09c"), std::string::npos) << r.err;
+}

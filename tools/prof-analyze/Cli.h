@@ -25,7 +25,8 @@ inline constexpr const char* kFooter =
     "  2  command-line error (unknown option, bad value, missing FILE)\n"
     "  3  a CI gate (--fail-on, --fail-if-slower) was triggered";
 
-/// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded) and returns `code`.
+/// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded, other control characters
+/// written as \xNN) and returns `code`.
 int fail(std::string message, int code);
 
 /// Adds subcommand `name` to `app` with its one-line `description` and the exit-status footer.
