@@ -102,6 +102,9 @@ ExportAnalyses load_export_analyses(const db::Reader& reader,
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
   std::string label;  ///< "A" for FILE, "B" for FILE2
+  /// The window the analyses describe (Window::description, docs/windows.md); "" when the
+  /// caller chose none (the whole capture).
+  std::string window;
   Summary summary;
   TimeRange time_range;
   std::vector<DeviceMemorySeries> device_memory;

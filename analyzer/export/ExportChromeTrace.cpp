@@ -117,6 +117,7 @@ class TraceExporter {
   void write_header() {
     out_.raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":");
     out_.string(options_.generator).raw(",\"capture\":").string(reader_.path());
+    if (!options_.window.empty()) out_.raw(",\"window\":").string(options_.window);
     out_.raw(",\"schema_version\":").integer(reader_.schema_version());
     out_.raw(",\"clock\":\"CUPTI\",\"origin_ns\":").integer(origin_);
     out_.raw(",\"origin_utc_ns\":")

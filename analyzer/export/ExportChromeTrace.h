@@ -52,6 +52,7 @@ inline constexpr std::size_t kNameCacheSize = 65536;
 struct ChromeTraceOptions {
   NameKind kernel_names = NameKind::Demangled;  ///< the name shown on kernel slices
   std::string generator = "FuseLens";           ///< written to otherData.generator
+  std::string window;  ///< written to otherData.window when set (Window::description)
 };
 
 /// How many events of each kind were written.

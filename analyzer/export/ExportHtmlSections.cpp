@@ -102,8 +102,9 @@ std::vector<std::string> stats_cells(double percent, const DurationStats& s) {
 HtmlSection run_section(const std::vector<ExportRun>& runs) {
   using Field = std::pair<std::string, std::vector<std::string>>;
   std::vector<Field> fields{
-      {"Capture", {}},     {"Command", {}},         {"Working directory", {}}, {"Host", {}},
-      {"Recorded by", {}}, {"Trace", {}},           {"Started", {}},           {"Wall time", {}},
+      {"Capture", {}},     {"Window", {}},          {"Command", {}},
+      {"Working directory", {}}, {"Host", {}},      {"Recorded by", {}},
+      {"Trace", {}},       {"Started", {}},         {"Wall time", {}},
       {"Run", {}},         {"Dropped records", {}}, {"CUDA processes", {}}};
   for (const ExportRun& run : runs) {
     const Summary& s = run.summary;
@@ -111,6 +112,7 @@ HtmlSection run_section(const std::vector<ExportRun>& runs) {
     const bool ended = s.run.end.reason != db::EndReason::NotFinalized;
     const std::vector<std::string> values{
         s.path,
+        run.window.empty() ? "whole capture" : run.window,
         command_text(info.command_line),
         info.working_directory,
         info.host_name,
@@ -407,6 +409,7 @@ HtmlReport make_html_report(const std::vector<ExportRun>& runs, const HtmlReport
   if (runs.size() == 1) {
     title += " — " + file_name(runs[0].summary.path);
     subtitle = runs[0].summary.path;
+    if (!runs[0].window.empty()) subtitle += "   · window: " + runs[0].window;
   } else if (runs.size() == 2) {
     title += " — " + file_name(runs[0].summary.path) + " vs " + file_name(runs[1].summary.path);
     subtitle = "A: " + runs[0].summary.path + "   B: " + runs[1].summary.path;

@@ -90,7 +90,9 @@ json export_to_json(const std::vector<ExportRun>& runs) {
   json doc = {{"format", "fuselens-export"}, {"format_version", kExportFormatVersion}};
   json run_list = json::array();
   for (const ExportRun& run : runs) {
-    run_list.push_back({{"label", run.label}, {"summary", summary_to_json(run.summary)}});
+    run_list.push_back({{"label", run.label},
+                        {"window", run.window.empty() ? "whole capture" : run.window},
+                        {"summary", summary_to_json(run.summary)}});
   }
   doc["runs"] = std::move(run_list);
   if (runs.size() == 2) {
@@ -112,12 +114,12 @@ void write_export_json(std::ostream& out, const std::vector<ExportRun>& runs) {
 
 void write_export_csv(std::ostream& out, const std::vector<ExportRun>& runs) {
   out << "# runs\n";
-  std::vector<std::string> header{"label"};
+  std::vector<std::string> header{"label", "window"};
   header.insert(header.end(), kRunColumns.begin(), kRunColumns.end());
   write_csv_row(out, header);
   for (const ExportRun& run : runs) {
     const json info = summary_to_json(run.summary, SummarySections::none())["run"];
-    std::vector<std::string> row{run.label};
+    std::vector<std::string> row{run.label, run.window.empty() ? "whole capture" : run.window};
     for (const char* key : kRunColumns) {
       row.push_back(info.contains(key) ? field_text(info[key]) : std::string());
     }

@@ -364,6 +364,7 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
   });
   for (std::size_t i = 0; i < report.steps.size(); ++i)
     report.steps[i].index = static_cast<int>(i + 1);
+  report.step_count = static_cast<int>(report.steps.size());
   steps_detail::compute_step_statistics(reader, launches, options.consecutive_kernel_delay_ns,
                                         report);
   return report;

@@ -95,6 +95,9 @@ struct StepReport {
   int period = 0;           ///< auto: launches per step
   std::string note;         ///< why no steps, or how they were found
   std::vector<Step> steps;
+  /// Steps found: steps.size() until a caller lists only some of them (prof-analyze steps
+  /// --window), then still the number found.
+  int step_count = 0;
   int steady_first = 0;  ///< 1-based index of the first steady step (0: no steps)
   int median_step = 0;   ///< the steady step whose time is nearest the median
   StepDistribution distribution;

@@ -92,7 +92,7 @@ void write_json(std::ostream& out, const StepReport& r) {
   j["confidence"] = r.confidence;
   j["period"] = r.period;
   j["note"] = r.note;
-  j["window"] = steady_window_text(r);
+  j["steady"] = steady_window_text(r);
   j["captured_ns"] = r.captured_ns;
   j["steady_ns"] = r.steady_ns;
   j["steady_first"] = r.steady_first;
@@ -139,11 +139,11 @@ void write_json(std::ostream& out, const StepReport& r) {
 }  // namespace
 
 std::string steady_window_text(const StepReport& r) {
-  if (r.steps.empty()) {
+  if (r.step_count == 0) {
     return fmt::format("no steps, {:.2f} s captured", static_cast<double>(r.captured_ns) / 1e9);
   }
   return fmt::format("steps {}-{} of {}, {:.3f} s of {:.2f} s captured", r.steady_first,
-                     r.steps.size(), r.steps.size(), static_cast<double>(r.steady_ns) / 1e9,
+                     r.step_count, r.step_count, static_cast<double>(r.steady_ns) / 1e9,
                      static_cast<double>(r.captured_ns) / 1e9);
 }
 

@@ -56,9 +56,7 @@ struct WindowSpec {
 WindowSpec parse_window(const std::string& text);
 
 /// One interval of a window: [start_ns, end_ns) on CUPTI's clock.
-struct TimeInterval {
-  std::int64_t start_ns = 0, end_ns = 0;
-};
+using TimeInterval = db::TimeSpan;
 
 /// A window resolved against one capture.
 struct Window {

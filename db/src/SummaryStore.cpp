@@ -69,6 +69,7 @@ void write_summary_aggregates(Connection& c, bool add_tables, const SummaryAggre
 }
 
 bool has_summary_tables(const Reader& reader) {
+  if (reader.restricted()) return false;  // the aggregates describe the whole capture
   for (const char* table : {"summary_source", "summary_duration", "summary_nvtx_work"}) {
     if (!reader.has_table(table)) return false;
   }

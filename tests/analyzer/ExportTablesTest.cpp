@@ -100,10 +100,12 @@ TEST_F(ExportedTables, CsvRunsSectionDescribesEachCapture) {
   const auto runs = section(csv(runs_), "runs");
   ASSERT_EQ(runs.size(), 2U);
   EXPECT_EQ(runs[0].front(), "label");
-  EXPECT_EQ(runs[0][1], "path");
+  EXPECT_EQ(runs[0][1], "window");
+  EXPECT_EQ(runs[0][2], "path");
   EXPECT_EQ(runs[0].back(), "command_line");
   EXPECT_EQ(runs[1][0], "A");
-  EXPECT_EQ(runs[1][1], path_);
+  EXPECT_EQ(runs[1][1], "whole capture");  // no window given to load_export_run
+  EXPECT_EQ(runs[1][2], path_);
   EXPECT_EQ(runs[1].back(), R"(["./bench","--size","two words"])");
   const auto column = std::find(runs[0].begin(), runs[0].end(), "end_reason") - runs[0].begin();
   EXPECT_EQ(runs[1][static_cast<std::size_t>(column)], "exited");

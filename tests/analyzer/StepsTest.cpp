@@ -351,10 +351,11 @@ TEST(StepsCli, PrintsTheStepsAndFailsOnBadInputWithOneLine) {
   EXPECT_EQ(json.status, 0);
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["steps"].size(), 10u);
-  EXPECT_EQ(doc["window"], "steps 2-10 of 10, 0.015 s of 4.31 s captured");
+  EXPECT_EQ(doc["steady"], "steps 2-10 of 10, 0.015 s of 4.31 s captured");
+  EXPECT_EQ(doc["window"]["label"], "whole capture");  // steps lists every step by default
   EXPECT_EQ(doc["method"], "range");
   const auto none = fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--step-range", "*epoch*"});
-  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(none.status, 4);
   EXPECT_TRUE(none.out.empty());
   EXPECT_EQ(none.err_lines().size(), 1u);
   TempDir dir;
@@ -379,7 +380,7 @@ TEST(StepsCli, ErrorLinesEscapeControlCharacters) {
   const auto r = fuselens::test::run_cli(TempDir{}, {"steps", mlp, "--step-function",
                                                      "a\x1b[2J\x07"
                                                      "b\tc"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 4);
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   for (const char c : r.err) {
     if (c != '\n') {

@@ -58,9 +58,19 @@ std::vector<Command> commands() {
   const std::string a = "prof-analyze: error: ";
   const Option format{"--format", {"xml", ""}};
   const Option names{"--names", {"pretty"}};
+  // --window and the step methods of every analysing subcommand (analyzer/window/Window.h)
+  const Option window{"--window",
+                      {"", "nope", "steps:0", "steps:5-2", "steps:-3", "steps:1-x", "range:",
+                       "time:", "time:5-1", "time:abc-2", "time:-1-2", "time:1e30-1e31"}};
+  const Option step_range{"--step-range", {}};
+  const Option step_function{"--step-function", {}};
+  const Option auto_steps{"--auto-steps", {}, true};
   return {
       {"prof-analyze summary", analyze, a, {"summary", "--help"}, {"summary", kCapture},
-       {format, names, {"--section", {"kernel", "all,nope"}}}},
+       {format, names, {"--section", {"kernel", "all,nope"}}, window, step_range, step_function,
+        auto_steps}},
+      {"prof-analyze steps", analyze, a, {"steps", "--help"}, {"steps", kCapture},
+       {format, window, step_range, step_function, {"--auto", {}, true}}},
       {"prof-analyze cct", analyze, a, {"cct", "--help"}, {"cct", kCapture},
        {{"--view", {"sideways"}},
         {"--metric", {"flops"}},
@@ -70,7 +80,7 @@ std::vector<Command> commands() {
         {"--show-internal", {}, true},
         {"--phase", {"sideways"}},
         {"--split-phase", {}, true},
-        format}},
+        format, window, step_range, step_function, auto_steps}},
       {"prof-analyze flags", analyze, a, {"flags", "--help"}, {"flags", kCapture},
        {format,
         names,
@@ -78,7 +88,7 @@ std::vector<Command> commands() {
         {"--rules", {"no_such_rule"}},
         {"--fail-on", {"no_such_rule"}},
         {"--limit", {"-3", "abc", "2.5"}},
-        {"--list", {}, true}}},
+        {"--list", {}, true}, window, step_range, step_function, auto_steps}},
       {"prof-analyze compare", analyze, a, {"compare", "--help"}, {"compare", kCapture, kCapture},
        {{"--baseline", {}},
         {"--candidate", {}},
@@ -86,16 +96,17 @@ std::vector<Command> commands() {
         names,
         {"--diff-threshold", {"abc", "-1"}},
         {"--fail-if-slower", {"abc", "-5"}},
-        {"--time", {"wall", ""}}}},
+        {"--time", {"wall", ""}}, window, step_range, step_function, auto_steps}},
       {"prof-analyze export", analyze, a, {"export", "--help"},
        {"export", kCapture, "--format", "html", "-o", "@OUT"},
        {{"--format", {"pdf", ""}},
         {"--output", {}},
         names,
         {"--baseline", {}},
-        {"--candidate", {}}}},
+        {"--candidate", {}}, window, step_range, step_function, auto_steps}},
       {"prof-analyze roofline", analyze, a, {"roofline", "--help"}, {"roofline", kCapture},
-       {{"--peaks", {"no-such-gpu"}}, {"--peaks-file", {"/nonexistent/peaks.json"}}, format, names}},
+       {{"--peaks", {"no-such-gpu"}}, {"--peaks-file", {"/nonexistent/peaks.json"}}, format, names,
+        window, step_range, step_function, auto_steps}},
 #ifdef FUSELENS_WITH_COLLECTOR  // prof-run and prof-ceilings: built with the GPU side only
       {"prof-run", prof_run, "prof-run: error: ", {"--help"}, {"-o", "@OUT", "--", "/bin/true"},
        {{"--output", {}},

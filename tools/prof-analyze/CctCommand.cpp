@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "Cli.h"
@@ -29,6 +30,7 @@ struct CctOptions {
   bool show_internal = false;
   std::string phase = "all";
   bool split_phase = false;
+  WindowOptions window;
 };
 
 int run_cct(const CctOptions& o) {
@@ -43,7 +45,12 @@ int run_cct(const CctOptions& o) {
                   kExitUsage);
     }
   }
-  const db::Reader reader(o.file);
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(o.window, spec, steps)) return rc;
+  db::Reader reader(o.file);
+  analyzer::Window window;
+  if (const int rc = open_window(reader, spec, steps, window)) return rc;
   analyzer::CctOptions options;
   options.view = o.view == "bottom-up" ? analyzer::CctView::BottomUp
                  : o.view == "flat"    ? analyzer::CctView::Flat
@@ -59,7 +66,9 @@ int run_cct(const CctOptions& o) {
   const auto report = analyzer::calling_context_report(reader, options);
   if (!report.available)
     return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
-  analyzer::write_cct(std::cout, report, output_format(o.format), display);
+  std::ostringstream text;
+  analyzer::write_cct(text, report, output_format(o.format), display);
+  write_windowed(std::cout, text.str(), output_format(o.format), {&window});
   std::cout.flush();
   return std::cout ? kExitOk : fail("writing to standard output failed", kExitCapture);
 }
@@ -97,6 +106,7 @@ Runner add_cct_command(CLI::App& app) {
   cmd->add_flag("--split-phase", o->split_phase,
                 "Top-down and bottom-up: a first level per phase (<forward>, <backward>)");
   add_format_option(cmd, o->format);
+  add_window_options(cmd, o->window);
   return [o] { return run_cct(*o); };
 }
 

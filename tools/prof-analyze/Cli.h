@@ -6,9 +6,13 @@
 
 #include "summary/Summary.h"
 #include "summary/SummaryFormat.h"
+#include "window/Window.h"
 
 #include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 namespace fuselens::cli {
 
@@ -16,6 +20,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCapture = 1;  // a capture cannot be read or holds nothing to analyze
 inline constexpr int kExitUsage = 2;    // command-line error
 inline constexpr int kExitFlagged = 3;  // a --fail-on / --fail-if-slower condition held
+inline constexpr int kExitWindow = 4;   // the window or step method selects nothing
 
 inline constexpr const char* kFooter =
     "Exit status:\n"
@@ -23,7 +28,9 @@ inline constexpr const char* kFooter =
     "  1  a capture cannot be read (missing, not a FuseLens capture, corrupt, written by a\n"
     "     newer FuseLens) or holds nothing to analyze (the workload never initialized CUDA)\n"
     "  2  command-line error (unknown option, bad value, missing FILE)\n"
-    "  3  a CI gate (--fail-on, --fail-if-slower) was triggered";
+    "  3  a CI gate (--fail-on, --fail-if-slower) was triggered\n"
+    "  4  the window selects nothing (--window steps the capture lacks, a range that never\n"
+    "     occurs, a time span outside the capture) or --step-range/--step-function finds no step";
 
 /// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded, other control characters
 /// written as \xNN) and returns `code`.
@@ -42,6 +49,32 @@ CLI::Option* add_names_option(
     const std::string& help = "Kernel names: demangled, short or mangled");
 /// Adds --format (table, csv or json) to `command`, bound to `format`.
 CLI::Option* add_format_option(CLI::App* command, std::string& format);
+
+/// --window and the step-method options (--step-range, --step-function, --auto-steps) of a
+/// subcommand that describes a window of the capture (analyzer/window/Window.h).
+struct WindowOptions {
+  std::optional<std::string> window;  ///< as given; nullopt: default_window
+  std::string default_window = "steady";
+  std::string step_range, step_function;
+  bool automatic = false;
+};
+/// Adds the options above to `command`, --window defaulting to `default_window`.
+void add_window_options(CLI::App* command, WindowOptions& options,
+                        const std::string& default_window = "steady");
+/// Checks the options before any capture is opened: fills `spec` and `steps`, or reports one
+/// line and returns kExitUsage (a malformed window, several step methods).
+int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spec,
+                         analyzer::StepOptions& steps);
+/// Resolves the window on `reader` and restricts the reader to it; reports one line and returns
+/// kExitWindow when the window selects nothing, kExitOk otherwise.
+int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
+                const analyzer::StepOptions& steps, analyzer::Window& window);
+/// Writes `text` (an analysis written in `format`) naming the window(s) it describes: a
+/// "Window: ..." line above a table, a `window` column appended to every CSV table, a "window"
+/// member in JSON (its object, or {"window", "rows"} around an array). Two windows are the
+/// baseline's and the candidate's.
+void write_windowed(std::ostream& out, const std::string& text, analyzer::OutputFormat format,
+                    const std::vector<const analyzer::Window*>& windows);
 
 /// A subcommand registers its options on `app` and returns what to run when it is chosen.
 using Runner = std::function<int()>;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct CompareOptions {
   double diff_threshold = 5;
   std::optional<double> fail_if_slower;
   std::string time = "gpu";
+  WindowOptions window;  ///< window "": steady for two captures, all with range patterns
 };
 
 int run_compare(const CompareOptions& o) {
@@ -43,14 +45,23 @@ int run_compare(const CompareOptions& o) {
                 kExitUsage);
   }
 
+  WindowOptions window_options = o.window;
+  window_options.default_window = patterns ? "all" : "steady";
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
+  std::vector<analyzer::Window> windows(o.files.size());
   analyzer::CompareReport report;
   try {
     if (o.files.size() == 1) {
-      const fuselens::db::Reader reader(o.files[0]);
+      fuselens::db::Reader reader(o.files[0]);
+      if (const int rc = open_window(reader, spec, steps, windows[0])) return rc;
       report = analyzer::compare_ranges(reader, o.baseline, o.candidate);
     } else {
-      const fuselens::db::Reader a(o.files[0]);
-      const fuselens::db::Reader b(o.files[1]);
+      fuselens::db::Reader a(o.files[0]);
+      if (const int rc = open_window(a, spec, steps, windows[0])) return rc;
+      fuselens::db::Reader b(o.files[1]);
+      if (const int rc = open_window(b, spec, steps, windows[1])) return rc;
       analyzer::CompareOptions options;
       options.kernel_names = name_kind(o.names);
       options.diff_threshold_percent = o.diff_threshold;
@@ -59,7 +70,11 @@ int run_compare(const CompareOptions& o) {
   } catch (const analyzer::CompareError& e) {
     return fail(std::string("compare: ") + e.what(), kExitCapture);
   }
-  analyzer::write_compare(std::cout, report, output_format(o.format));
+  std::ostringstream text;
+  analyzer::write_compare(text, report, output_format(o.format));
+  std::vector<const analyzer::Window*> named;
+  for (const auto& w : windows) named.push_back(&w);
+  write_windowed(std::cout, text.str(), output_format(o.format), named);
   std::cout.flush();
   if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
 
@@ -98,6 +113,8 @@ Runner add_compare_command(CLI::App& app) {
                       "Glob of the candidate NVTX ranges, paired by what the wildcards matched");
   add_format_option(compare, options->format);
   add_names_option(compare, options->names, "Kernel names in the kernel diff");
+  add_window_options(compare, options->window, "");
+  compare->get_option("--window")->default_str("steady (all with --baseline/--candidate)");
   compare
       ->add_option("--diff-threshold", options->diff_threshold,
                    "Kernel diff: faster/slower beyond +-PCT % of the median (two captures)")

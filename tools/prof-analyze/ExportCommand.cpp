@@ -41,6 +41,7 @@ struct ExportOptions {
   std::string output;
   std::string names = "demangled";
   std::string baseline, candidate;  // NVTX range globs; both or neither
+  WindowOptions window;             // window "": steady, all with range patterns
 };
 
 const std::string kGenerator = std::string("FuseLens prof-analyze ") + FUSELENS_VERSION;
@@ -68,15 +69,23 @@ int run_export(const ExportOptions& options) {
     }
   }
   const analyzer::NameKind kernel_names = name_kind(options.names);
+  WindowOptions window_options = options.window;
+  window_options.default_window = patterns ? "all" : "steady";
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
 
-  // Open and check every capture before creating the output file.
+  // Open and check every capture, and restrict it to its window, before creating the output.
   std::vector<std::unique_ptr<fuselens::db::Reader>> readers;
-  for (const auto& file : options.files) {
+  std::vector<analyzer::Window> windows(options.files.size());
+  for (std::size_t i = 0; i < options.files.size(); ++i) {
+    const std::string& file = options.files[i];
     readers.push_back(std::make_unique<fuselens::db::Reader>(file));
     if (readers.back()->processes().empty()) {
       return fail("'" + file + "': the workload never initialized CUDA; nothing to export",
                   kExitCapture);
     }
+    if (const int rc = open_window(*readers.back(), spec, steps, windows[i])) return rc;
   }
 
   std::optional<analyzer::CompareReport> comparison;
@@ -90,7 +99,8 @@ int run_export(const ExportOptions& options) {
 
   if (*format == analyzer::ExportFormat::ChromeTrace) {
     analyzer::ExportFile out(options.output);
-    analyzer::write_chrome_trace(out.stream(), *readers.front(), {kernel_names, kGenerator});
+    analyzer::write_chrome_trace(out.stream(), *readers.front(),
+                                 {kernel_names, kGenerator, windows.front().description});
     out.commit();
     return kExitOk;
   }
@@ -101,6 +111,7 @@ int run_export(const ExportOptions& options) {
     runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
                                              *format == analyzer::ExportFormat::Html,
                                              comparison ? &*comparison : nullptr));
+    runs.back().window = windows[i].description;
   }
   analyzer::ExportFile out(options.output);
   switch (*format) {
@@ -151,6 +162,8 @@ Runner add_export_command(CLI::App& app) {
   command->add_option("--candidate", options->candidate,
                       "With --baseline: glob of the candidate NVTX ranges, paired by what the "
                       "wildcards matched");
+  add_window_options(command, options->window, "");
+  command->get_option("--window")->default_str("steady (all with --baseline/--candidate)");
   return [options] { return run_export(*options); };
 }
 

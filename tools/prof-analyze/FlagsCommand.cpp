@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct FlagsOptions {
   std::vector<std::string> fail_on;
   bool list = false;
   std::size_t limit = 20;
+  WindowOptions window;
 };
 
 std::string join(const std::vector<std::string>& items) {
@@ -69,14 +71,21 @@ int run_flags_command(const FlagsOptions& options) {
   } catch (const analyzer::FlagsError& e) {
     return fail(std::string("flags: ") + e.what(), kExitUsage);
   }
-  const fuselens::db::Reader reader(options.file);
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(options.window, spec, steps)) return rc;
+  fuselens::db::Reader reader(options.file);
+  analyzer::Window window;
+  if (const int rc = open_window(reader, spec, steps, window)) return rc;
   const analyzer::FlagsReport report =
       analyzer::run_flags(reader, config, name_kind(options.names));
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);
   }
-  analyzer::write_flags(std::cout, report, output_format(options.format), options.limit);
+  std::ostringstream text;
+  analyzer::write_flags(text, report, output_format(options.format), options.limit);
+  write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the flags to standard output failed", kExitCapture);
 
@@ -119,6 +128,7 @@ Runner add_flags_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)  // CLI11 would wrap "-3" into a huge unsigned value
       ->capture_default_str();
   flags->add_flag("--list", options->list, "List the rules and thresholds, then exit");
+  add_window_options(flags, options->window);
   return [options] { return run_flags_command(*options); };
 }
 

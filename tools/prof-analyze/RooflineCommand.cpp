@@ -29,9 +29,13 @@ struct RooflineOptions {
   std::string peaks_file;
   std::string format = "table";
   std::string names = "demangled";
+  WindowOptions window;
 };
 
 int run_roofline(const RooflineOptions& options) {
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(options.window, spec, steps)) return rc;
   std::vector<analyzer::PeakProfile> custom;
   analyzer::RooflineOptions o;
   o.peaks = options.peaks;
@@ -48,18 +52,22 @@ int run_roofline(const RooflineOptions& options) {
     o.profiles = &custom;
   }
   o.kernel_names = name_kind(options.names);
-  const fuselens::db::Reader reader(options.file);
+  fuselens::db::Reader reader(options.file);
   if (reader.processes().empty()) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to analyze",
                 kExitCapture);
   }
+  analyzer::Window window;
+  if (const int rc = open_window(reader, spec, steps, window)) return rc;
   analyzer::RooflineReport report;
   try {
     report = analyzer::analyze_roofline(reader, o);
   } catch (const analyzer::PeaksError& e) {
     return fail(e.what(), kExitUsage);
   }
-  analyzer::write_roofline(std::cout, report, output_format(options.format));
+  std::ostringstream text;
+  analyzer::write_roofline(text, report, output_format(options.format));
+  write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the roofline to standard output failed", kExitCapture);
   return kExitOk;
@@ -83,6 +91,7 @@ Runner add_roofline_command(CLI::App& app) {
       "Peak profiles to use instead of the built-in ones (format of share/fuselens/peaks.json)");
   add_format_option(cmd, options->format);
   add_names_option(cmd, options->names, "Kernel names: demangled, short or mangled");
+  add_window_options(cmd, options->window);
   return [options] { return run_roofline(*options); };
 }
 

@@ -1,8 +1,10 @@
 // prof-analyze steps FILE [--step-range GLOB | --step-function NAME | --auto]
 //                         [--format table|csv|json]
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "Cli.h"
@@ -21,6 +23,7 @@ struct StepsOptions {
   std::string range;
   std::string function;
   bool automatic = false;
+  std::string window = "all";
 };
 
 int run_steps(const StepsOptions& options) {
@@ -33,7 +36,13 @@ int run_steps(const StepsOptions& options) {
   if (!options.range.empty()) step_options.range_glob = options.range;
   if (!options.function.empty()) step_options.function = options.function;
   step_options.automatic = options.automatic;
-  const fuselens::db::Reader reader(options.file);
+  analyzer::WindowSpec spec;
+  try {
+    spec = analyzer::parse_window(options.window);
+  } catch (const analyzer::WindowError& e) {
+    return fail(e.what(), kExitUsage);
+  }
+  fuselens::db::Reader reader(options.file);
   if (reader.processes().empty()) {
     return fail("'" + options.file + "': the workload never initialized CUDA; no steps to find",
                 kExitCapture);
@@ -42,9 +51,17 @@ int run_steps(const StepsOptions& options) {
   try {
     report = analyzer::analyze_steps(reader, step_options);
   } catch (const analyzer::StepError& e) {
-    return fail("'" + options.file + "': " + e.what(), kExitCapture);
+    return fail("'" + options.file + "': " + e.what(), kExitWindow);
   }
-  analyzer::write_steps(std::cout, report, output_format(options.format));
+  // The window lists the steps that start inside it; the steady window, distribution and
+  // outliers stay those of all the steps.
+  analyzer::Window window;
+  if (const int rc = open_window(reader, spec, step_options, window)) return rc;
+  std::erase_if(report.steps,
+                [&](const analyzer::Step& s) { return !window.contains(s.start_ns); });
+  std::ostringstream text;
+  analyzer::write_steps(text, report, output_format(options.format));
+  write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the steps to standard output failed", kExitCapture);
   return kExitOk;
@@ -59,8 +76,8 @@ Runner add_steps_command(CLI::App& app) {
                             "launch sequence's period): per-step time, GPU busy share, HTA's "
                             "breakdowns; the steady window and outlier steps (docs/steps.md)");
   steps->footer(std::string(kFooter) +
-                "\n  steps: 1 also when --step-range or --step-function finds no step; 2 when "
-                "more than one\n  of --step-range, --step-function and --auto is given");
+                "\n  steps: 2 also when more than one of --step-range, --step-function and "
+                "--auto is given");
   steps->add_option("FILE", options->file, "Capture written by prof-run")->required();
   steps->add_option("--step-range", options->range,
                     "NVTX ranges whose text matches GLOB (any case; outermost per thread) are the "
@@ -71,6 +88,11 @@ Runner add_steps_command(CLI::App& app) {
   steps->add_flag("--auto", options->automatic,
                   "Steps from the period of the kernel sequence in launch order");
   add_format_option(steps, options->format);
+  steps
+      ->add_option("--window", options->window,
+                   "List the steps that start inside: all, steady, steps:A-B, range:GLOB or "
+                   "time:T0-T1 (docs/windows.md)")
+      ->capture_default_str();
   return [options] { return run_steps(*options); };
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,20 +36,28 @@ struct SummaryOptions {
   std::string format = "table";
   std::string names = "demangled";
   std::vector<std::string> sections{"all"};
+  WindowOptions window;
 };
 
 int run_summary(const SummaryOptions& options) {
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(options.window, spec, steps)) return rc;
   // The kernel and api_call timestamps are checked only if the summary reads their rows: with
   // the aggregates stored at the end of the run it does not (docs/BENCHMARKS.md, "Ten million
   // kernels").
-  const fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
+  fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
+  analyzer::Window window;
+  if (const int rc = open_window(reader, spec, steps, window)) return rc;
   const analyzer::Summary summary = analyzer::summarize(reader, name_kind(options.names));
   if (!summary.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to summarize",
                 kExitCapture);
   }
-  analyzer::write_summary(std::cout, summary, output_format(options.format),
+  std::ostringstream text;
+  analyzer::write_summary(text, summary, output_format(options.format),
                           parse_sections(options.sections));
+  write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the summary to standard output failed", kExitCapture);
   return kExitOk;
@@ -70,6 +79,7 @@ Runner add_summary_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"kernels", "memops", "api", "nvtx", "memory", "all"}))
       ->default_str("all");
+  add_window_options(summary, options->window);
   return [options] { return run_summary(*options); };
 }
 

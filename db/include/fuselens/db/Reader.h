@@ -46,6 +46,11 @@ enum class TimestampCheck {
   DeferLargeTables,
 };
 
+/// A span of time [start_ns, end_ns) on CUPTI's clock.
+struct TimeSpan {
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
 /// The run row plus how it ended.
 struct RunSummary {
   RunInfo info;
@@ -84,10 +89,24 @@ class Reader {
   /// Number of GPU activity records (kernels, copies, memsets, memory events).
   std::int64_t gpu_record_count() const;
 
+  /// Restricts every later read through this reader to a window (docs/windows.md): `spans` are
+  /// sorted, disjoint CPU-time spans. Kernels, copies and memsets are kept when their launch
+  /// call (the earliest API call of the same pid and correlation id) started inside a span, or
+  /// their own start when they have no launch call (projected by launch, as Nsight Systems
+  /// projects NVTX ranges); API calls, NVTX ranges and marks, memory events, synchronization
+  /// and overhead records when they start inside a span. Works through TEMP views that shadow
+  /// the capture's tables (the file is not changed); the stored summary aggregates are hidden
+  /// (has_summary_tables is false) since they describe the whole capture. Call at most once,
+  /// before any analysis reads; throws db::Error on a second call or unsorted spans.
+  void restrict_to(const std::vector<TimeSpan>& spans);
+  /// True after restrict_to.
+  bool restricted() const { return restricted_; }
+
  private:
   Connection connection_;
   int schema_version_ = 0;
   bool deferred_ = false;
+  bool restricted_ = false;
   mutable bool deferred_checked_[std::size(kDeferredTables)] = {};
 };
 

@@ -1,0 +1,152 @@
+// --window and the step-method options every analysing subcommand shares, and how its output
+// names the window (docs/windows.md).
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "Cli.h"
+
+namespace fuselens::cli {
+namespace {
+
+// "x" as a CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF.
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Appends a `window` column to every table of a CSV stream: a record that opens the stream or
+// follows a blank or `#` comment line is a header. Quoted cells may hold line breaks.
+std::string with_window_column(const std::string& csv, const std::string& label) {
+  std::string out;
+  out.reserve(csv.size() + csv.size() / 8);
+  bool at_record_start = true, header_next = true, in_quotes = false, comment = false;
+  std::size_t record_length = 0;
+  for (const char c : csv) {
+    if (at_record_start) {
+      comment = c == '#';
+      at_record_start = false;
+      record_length = 0;
+    }
+    if (c == '\n' && !in_quotes) {
+      if (comment || record_length == 0) {
+        header_next = true;
+      } else {
+        out += header_next ? std::string(",window") : "," + csv_cell(label);
+        header_next = false;
+      }
+      out += c;
+      at_record_start = true;
+      continue;
+    }
+    if (c == '"') in_quotes = !in_quotes;
+    if (c != '\r') ++record_length;
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_window_options(CLI::App* command, WindowOptions& options,
+                        const std::string& default_window) {
+  options.default_window = default_window;
+  command
+      ->add_option("--window", options.window,
+                   "Part of the capture to describe: all, steady (the steps after warm-up), "
+                   "steps:A-B, range:GLOB (NVTX ranges) or time:T0-T1 (seconds from the "
+                   "capture's start); docs/windows.md")
+      ->default_str(default_window);
+  command->add_option("--step-range", options.step_range,
+                      "Steps are the NVTX ranges whose text matches GLOB (any case; outermost "
+                      "per thread)");
+  command->add_option("--step-function", options.step_function,
+                      "Steps are delimited by calls of function NAME (a suffix at :: or .)");
+  command->add_flag("--auto-steps", options.automatic,
+                    "Steps from the period of the kernel sequence in launch order");
+}
+
+int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spec,
+                         analyzer::StepOptions& steps) {
+  const int methods = (options.step_range.empty() ? 0 : 1) +
+                      (options.step_function.empty() ? 0 : 1) + (options.automatic ? 1 : 0);
+  if (methods > 1) {
+    return fail("choose one of --step-range, --step-function and --auto-steps", kExitUsage);
+  }
+  try {
+    spec = analyzer::parse_window(options.window.value_or(options.default_window));
+  } catch (const analyzer::WindowError& e) {
+    return fail(e.what(), kExitUsage);
+  }
+  if (!options.step_range.empty()) steps.range_glob = options.step_range;
+  if (!options.step_function.empty()) steps.function = options.step_function;
+  steps.automatic = options.automatic;
+  return kExitOk;
+}
+
+int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
+                const analyzer::StepOptions& steps, analyzer::Window& window) {
+  if (spec.kind != analyzer::WindowKind::All) {  // the step search reads every launch
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+  }
+  try {
+    window = analyzer::resolve_window(reader, spec, steps);
+    analyzer::apply_window(reader, window);
+  } catch (const analyzer::WindowError& e) {
+    return fail("'" + reader.path() + "': " + e.what(), kExitWindow);
+  } catch (const analyzer::StepError& e) {
+    return fail("'" + reader.path() + "': " + e.what(), kExitWindow);
+  }
+  return kExitOk;
+}
+
+void write_windowed(std::ostream& out, const std::string& text, analyzer::OutputFormat format,
+                    const std::vector<const analyzer::Window*>& windows) {
+  std::string label, description;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const char* side = windows.size() == 2 ? (i == 0 ? "baseline: " : "candidate: ") : "";
+    label += (i ? "; " : "") + std::string(side) + windows[i]->label;
+    description += (i ? "; " : "") + std::string(side) + windows[i]->description;
+  }
+  switch (format) {
+    case analyzer::OutputFormat::Table:
+      out << "Window: " << description << "\n\n" << text;
+      return;
+    case analyzer::OutputFormat::Csv:
+      out << with_window_column(text, label);
+      return;
+    case analyzer::OutputFormat::Json: {
+      auto doc = nlohmann::json::parse(text);
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto* w : windows) {
+        nlohmann::json j{{"spec", w->spec.text},          {"label", w->label},
+                         {"description", w->description}, {"whole", w->whole},
+                         {"captured_ns", w->captured_ns}, {"inside_ns", w->inside_ns},
+                         {"startup_ns", w->startup_ns}};
+        if (w->first_step > 0) {
+          j["first_step"] = w->first_step;
+          j["last_step"] = w->last_step;
+          j["step_count"] = w->steps ? w->steps->steps.size() : 0;
+        }
+        nlohmann::json spans = nlohmann::json::array();
+        for (const auto& i : w->intervals) spans.push_back({i.start_ns, i.end_ns});
+        j["intervals_ns"] = std::move(spans);
+        list.push_back(std::move(j));
+      }
+      nlohmann::json window = list.size() == 1 ? list[0] : list;
+      if (doc.is_object()) {
+        doc["window"] = std::move(window);
+      } else {
+        doc = nlohmann::json{{"window", std::move(window)}, {"rows", std::move(doc)}};
+      }
+      out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      return;
+    }
+  }
+}
+
+}  // namespace fuselens::cli
