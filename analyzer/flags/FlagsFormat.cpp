@@ -48,14 +48,15 @@ std::string where(const Hit& h) {
 
 void write_verdict(std::ostream& out, const FlagsReport& r) {
   const FlagsVerdict& v = r.verdict;
-  out << "Verdict (window " << v.window << "): " << v.headline << "\n";
+  out << "Verdict: " << v.headline << "\n";
   if (!v.causes.empty()) {
     out << "  top causes:\n";
     for (std::size_t i = 0; i < v.causes.size(); ++i) {
       out << fmt::format("  {}. {}\n", i + 1, v.causes[i]);
     }
   }
-  if (!v.startup.empty()) out << "  " << v.startup << "\n";
+  // A window other than the whole capture names its start-up on its own "Window:" line.
+  if (!v.startup.empty() && r.window.whole) out << "  " << v.startup << "\n";
   out << "\n";
 }
 
@@ -127,8 +128,8 @@ void write_csv(std::ostream& out, const FlagsReport& r) {
       "host_wait_percent={};kernel_wait_percent={};other_wait_percent={};sync_percent={}",
       v.steps, v.busy_percent, v.compute_percent, v.non_compute_percent, v.idle_percent,
       v.host_wait_percent, v.kernel_wait_percent, v.other_wait_percent, v.sync_percent);
-  out << "verdict," << v.span_ns << ',' << v.steps << ',' << csv_field(v.kind) << ",,,,,"
-      << csv_field(v.window) << ",,," << csv_field(v.headline) << ',' << csv_field(causes) << ','
+  out << "verdict," << v.span_ns << ',' << v.steps << ',' << csv_field(v.kind) << ",,,,,,,,"
+      << csv_field(v.headline) << ',' << csv_field(causes) << ','
       << csv_field(numbers) << '\n';
   if (v.startup_ns > 0) {
     out << "startup," << v.startup_ns << ",1,,,,,,,,," << csv_field(v.startup) << ",,\n";
@@ -161,11 +162,6 @@ json flags_to_json(const FlagsReport& r) {
                               {"time_ns", r.time_at_stake(id)}});
   }
   const FlagsVerdict& v = r.verdict;
-  doc["window"] = {{"label", r.window.label},
-                   {"description", r.window.description},
-                   {"inside_ns", r.window.inside_ns},
-                   {"steps", r.window.steps.size()},
-                   {"startup_ns", r.window.startup_ns}};
   doc["verdict"] = {{"window", v.window},
                     {"kind", v.kind},
                     {"headline", v.headline},
@@ -181,7 +177,8 @@ json flags_to_json(const FlagsReport& r) {
                     {"other_wait_percent", v.other_wait_percent},
                     {"sync_percent", v.sync_percent},
                     {"startup_ns", v.startup_ns},
-                    {"startup", v.startup}};
+                    {"startup", v.startup},
+                    {"window_inside_ns", r.window.inside_ns}};
   doc["hits"] = json::array();
   for (const Hit& h : r.hits) {
     json metrics = json::object();

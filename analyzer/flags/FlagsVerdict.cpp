@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "flags/Flags.h"
@@ -171,6 +174,85 @@ void merge_utilization(FlagsReport& report) {
   report.hits = std::move(kept);
 }
 
+bool summed_metric(const std::string& key) {
+  const auto ends = [&](std::string_view suffix) {
+    return key.size() >= suffix.size() &&
+           key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return key.rfind("max_", 0) != 0 && key.rfind("mean_", 0) != 0 && key != "gap_per_launch_ns" &&
+         (ends("_ns") || ends("bytes") || key == "gaps" || key == "launches_removed" ||
+          key.rfind("occurrences_", 0) == 0);
+}
+
+/// Hits in different steps' ranges as one hit under the step pattern (FlagsVerdict.h).
+void merge_step_ranges(FlagsReport& report, const FlagsWindow& w) {
+  if (w.step_pattern.empty() || w.steps.size() < 2) return;
+  std::set<std::string> labels;
+  for (const Step& s : w.steps) {
+    if (!s.label.empty()) labels.insert(s.label);
+  }
+  const auto is_step_range = [&](const std::string& range) {
+    if (labels.count(range) > 0) return true;
+    const auto colon = range.find(':');  // "domain:text"
+    return colon != std::string::npos && labels.count(range.substr(colon + 1)) > 0;
+  };
+  using Key = std::tuple<std::string, std::string, std::optional<std::uint32_t>,
+                         std::optional<std::uint32_t>, std::optional<std::uint32_t>,
+                         std::optional<std::uint32_t>, std::string>;
+  std::map<Key, std::size_t> merged;  // index into kept
+  std::vector<Hit> kept;
+  std::vector<std::size_t> ranges;  // step ranges merged into each kept hit
+  for (Hit& h : report.hits) {
+    if (h.range.empty() || !is_step_range(h.range)) {
+      kept.push_back(std::move(h));
+      ranges.push_back(1);
+      continue;
+    }
+    h.range = w.step_pattern;
+    const Key key{h.rule, h.subject, h.device_id, h.stream_id, h.pid, h.tid, h.context};
+    const auto [it, inserted] = merged.try_emplace(key, kept.size());
+    if (inserted) {
+      kept.push_back(std::move(h));
+      ranges.push_back(1);
+      continue;
+    }
+    Hit& m = kept[it->second];
+    ++ranges[it->second];
+    const bool larger = h.time_ns > m.time_ns;
+    m.count += h.count;
+    m.time_ns += h.time_ns;
+    m.first_ns = std::min(m.first_ns, h.first_ns);
+    m.instance_ns.insert(m.instance_ns.end(), h.instance_ns.begin(), h.instance_ns.end());
+    if (larger) m.detail = h.detail;
+    for (const auto& [name, value] : h.metrics) {
+      if (summed_metric(name)) {
+        m.add_metric(name, value);
+      } else if (name.rfind("max_", 0) == 0) {
+        m.set_metric(name, std::max(value, m.metric(name)));
+      } else if (larger) {
+        m.set_metric(name, value);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (ranges[i] < 2) continue;
+    Hit& h = kept[i];
+    if (h.rule == "stream_idle") {
+      const double idle = static_cast<double>(h.time_ns), total = h.metric("busy_ns") + idle;
+      h.set_metric("idle_percent", percent(idle, total));
+      h.detail = fmt::format(
+          "stream idle {} of {} ({:.1f} %) in {} gaps: host wait {}, kernel wait {}, other {}",
+          flags_duration(idle), flags_duration(total), percent(idle, total), h.count,
+          flags_duration(h.metric("host_wait_ns")), flags_duration(h.metric("kernel_wait_ns")),
+          flags_duration(h.metric("other_ns")));
+    } else {
+      h.detail = "the step with the most: " + h.detail;
+    }
+    h.detail = fmt::format("in {} step ranges; ", ranges[i]) + h.detail;
+  }
+  report.hits = std::move(kept);
+}
+
 std::string cause_text(const Hit& h, int steps) {
   std::string where = h.subject.empty() ? std::string("(timeline)") : h.subject;
   if (where.size() > 80) where = where.substr(0, 77) + "...";
@@ -259,8 +341,18 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
         "other {:.0f} % of the stream idle; synchronization calls {:.1f} %",
         v.kind, v.busy_percent, of, v.idle_percent, v.host_wait_percent, v.kernel_wait_percent,
         v.other_wait_percent, v.sync_percent);
+    std::int64_t short_launches = 0;
+    for (const Hit& h : hits) {
+      if (h.rule == "launch_short") short_launches += h.count;
+    }
+    if (short_launches > 0) {
+      v.headline += fmt::format(
+          "; {:.0f} launches {} whose launch call outlasts the kernel (launch_short)",
+          static_cast<double>(short_launches) / n, v.steps > 0 ? "per step" : "in the window");
+    }
   }
   for (std::size_t i = 0; i < hits.size() && v.causes.size() < (gpu_busy ? 5U : 3U); ++i) {
+    if (hits[i].rule == "gpu_utilization") continue;  // the headline's busy share says it
     v.causes.push_back(cause_text(hits[i], v.steps));
   }
   return v;
@@ -271,6 +363,7 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
 FlagsWindow whole_capture_window(const StepReport& steps) {
   FlagsWindow w;
   w.steps = steps.steps;
+  if (steps.method == StepMethod::Range) w.step_pattern = steps.pattern;
   if (!w.steps.empty()) {
     w.startup_end_ns = w.steps.front().start_ns;
     w.startup_before = "the first step";
@@ -285,6 +378,9 @@ FlagsWindow flags_window(const db::Reader& reader, const Window* window) {
     w.description = window->description;
     w.whole = false;
     w.inside_ns = window->inside_ns;
+    if (window->steps && window->steps->method == StepMethod::Range) {
+      w.step_pattern = window->steps->pattern;
+    }
     if (window->steps && window->first_step > 0) {
       const auto& all = window->steps->steps;
       for (int i = window->first_step; i <= window->last_step; ++i) {
@@ -329,6 +425,7 @@ void apply_window_to_flags(const FlagsTrace& trace, const FlagsWindow& window,
   const std::int64_t lo = std::max(trace.origin_ns, w.startup_end_ns);
   if (w.inside_ns <= 0) w.inside_ns = std::max<std::int64_t>(0, last - lo);
   if (w.steps.size() >= 2) merge_utilization(report);
+  merge_step_ranges(report, w);
 
   const auto n = static_cast<double>(w.steps.size());
   double mean_span = 0;
@@ -358,8 +455,13 @@ void apply_window_to_flags(const FlagsTrace& trace, const FlagsWindow& window,
     }
   }
   // Ranked across rules by time at stake (per step: each hit divided by the same step count).
-  std::stable_sort(report.hits.begin(), report.hits.end(),
-                   [](const Hit& a, const Hit& b) { return a.time_ns > b.time_ns; });
+  const bool utilization_last = w.steps.size() >= 2;
+  std::stable_sort(report.hits.begin(), report.hits.end(), [&](const Hit& a, const Hit& b) {
+    if (utilization_last && (a.rule == "gpu_utilization") != (b.rule == "gpu_utilization")) {
+      return b.rule == "gpu_utilization";
+    }
+    return a.time_ns > b.time_ns;
+  });
   for (Hit& h : report.hits) {
     h.instance_ns.clear();
     h.instance_ns.shrink_to_fit();

@@ -19,8 +19,13 @@
 //                    the first step before the GPU catches up) of the window's steps and at
 //                    least 2 steps: time at stake and count over the steps, and per_step_ns as a
 //                    share of the mean step span (Step::span_ns).
+// A finding repeated in every step is one hit: hits that differ only in their NVTX range, when
+// those ranges are the steps' own ranges ("ProfilerStep#12", "ProfilerStep#13"), are merged into
+// one hit under the step pattern (counts, times, bytes and gaps summed, max_* the largest, the
+// other metrics and the detail those of the largest; stream_idle's shares recomputed).
 // Hits are ranked across rules by time at stake per step (the same order as the time at stake
-// in the window, as every hit is divided by the same number of steps).
+// in the window, as every hit is divided by the same number of steps); with steps, a device's
+// gpu_utilization chunks are one hit, ranked last: it restates the verdict's busy share.
 //
 // Verdict (FlagsVerdict), over the window's steps (sums of HTA's per-step temporal and idle
 // breakdowns, Step in Steps.h) or, without steps, over the window as a whole (the same
@@ -65,11 +70,14 @@ inline constexpr double kBusyPercent = 50;
 
 /// The window a flags run describes.
 struct FlagsWindow {
-  std::string label = "all";        ///< Window::label, or "all"
-  std::string description;          ///< Window::description, or "" for the whole capture
-  bool whole = true;                ///< the analysed rows are the whole capture
-  std::int64_t inside_ns = 0;       ///< the window's time; 0: computed from the trace
-  std::vector<Step> steps;          ///< the steps inside the window, in time order
+  std::string label = "all";   ///< Window::label, or "all"
+  std::string description;     ///< Window::description, or "" for the whole capture
+  bool whole = true;           ///< the analysed rows are the whole capture
+  std::int64_t inside_ns = 0;  ///< the window's time; 0: computed from the trace
+  std::vector<Step> steps;     ///< the steps inside the window, in time order
+  /// The NVTX pattern the steps were found by ("ProfilerStep#*"; "" for the other methods):
+  /// hits in the ranges of different steps are one finding, reported under the pattern.
+  std::string step_pattern;
   std::int64_t startup_ns = 0;      ///< length of the start-up (0: none)
   std::int64_t startup_end_ns = 0;  ///< where start-up ends (CUPTI clock); 0: no start-up
   std::string startup_before;       ///< "step 6", "the first step" or "the window"
