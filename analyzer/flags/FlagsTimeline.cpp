@@ -79,7 +79,9 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
       const HitSite site = same_site || n == 0 ? own : stream_site(trace, op, /*outside=*/true);
       const std::int64_t gap_start = std::max(prev_end, startup_end);
       const std::int64_t gap = n > 0 ? std::max<std::int64_t>(0, op.start_ns - gap_start) : 0;
-      idle.add(own, 0, op.start_ns).add_metric("busy_ns", static_cast<double>(op.duration_ns()));
+      if (op.start_ns >= startup_end) {  // start-up work is not a site's busy time
+        idle.add(own, 0, op.start_ns).add_metric("busy_ns", static_cast<double>(op.duration_ns()));
+      }
       if (gap > 0) {
         const TraceCall* call = trace.launch_call(op);
         const char* category = "other_ns";
