@@ -95,8 +95,7 @@ HtmlSection peaks_section(const Context& c, const ExportAnalyses& a) {
 std::string verdict_html(const FlagsReport& r, const std::string& suffix) {
   const FlagsVerdict& v = r.verdict;
   std::string out = "<p class=\"verdict\" id=\"flags-verdict" + html_escape(suffix) +
-                    "\"><strong>Verdict: " + html_escape(v.kind) + "</strong> — " +
-                    html_escape(v.headline) + "</p>\n";
+                    "\"><strong>Verdict:</strong> " + html_escape(v.headline) + "</p>\n";
   if (!v.causes.empty()) {
     out += "<ol class=\"causes\">";
     for (const auto& cause : v.causes) out += "<li>" + html_escape(cause) + "</li>";

@@ -254,7 +254,12 @@ void merge_step_ranges(FlagsReport& report, const FlagsWindow& w) {
 }
 
 std::string cause_text(const Hit& h, int steps) {
-  std::string where = h.subject.empty() ? std::string("(timeline)") : h.subject;
+  std::string where = h.subject;
+  if (where.empty()) {  // a span of time: name the device and stream it is about
+    where = h.stream_id ? fmt::format("device {} stream {}", h.device_id.value_or(0), *h.stream_id)
+                        : fmt::format("device {}", h.device_id.value_or(0));
+    if (!h.range.empty()) where += " in " + h.range;
+  }
   if (where.size() > 80) where = where.substr(0, 77) + "...";
   std::string text;
   if (steps > 0 && h.metric("per_step_ns") > 0) {

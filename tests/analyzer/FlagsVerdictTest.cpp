@@ -252,3 +252,24 @@ TEST(FlagsVerdictWindow, RuleFilterKeepsTheVerdict) {
   EXPECT_EQ(filtered.verdict.kind, all.verdict.kind);
   EXPECT_EQ(filtered.verdict.busy_percent, all.verdict.busy_percent);
 }
+
+// The HTML report's flags section opens with the verdict, then the ranked hits.
+TEST(FlagsVerdictHtml, FlagsSectionOpensWithTheVerdict) {
+  TempDir dir;
+  const std::string out = dir.file("report.html");
+  const auto r = fuselens::test::run_cli(
+      dir, {"export", data("train_steps.sqlite"), "--format", "html", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string html = fuselens::test::slurp(out);
+  const auto section = html.find("id=\"flags\"");
+  const auto verdict = html.find("id=\"flags-verdict\"");
+  const auto table = html.find("id=\"flags-table\"");
+  ASSERT_NE(section, std::string::npos);
+  ASSERT_NE(verdict, std::string::npos);
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(section, verdict);
+  EXPECT_LT(verdict, table);
+  EXPECT_EQ(occurrences(html, "Verdict:"), 1u);
+  EXPECT_NE(html.find("host-bound: GPU busy", verdict), std::string::npos);
+  EXPECT_NE(html.find("Per step (share of the step)", verdict), std::string::npos);
+}
