@@ -20,28 +20,44 @@ namespace {
 
 double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
-/// HTA's temporal and idle breakdowns summed over the window's steps or its whole span.
+/// `ns` as an integer, clamped: sums over a damaged capture's timestamps may leave int64's range
+/// (fuzz/), so the breakdowns add in double.
+std::int64_t to_ns(double ns) {
+  constexpr double kMax = 9.2e18;
+  return static_cast<std::int64_t>(std::clamp(ns, -kMax, kMax));
+}
+
+/// a - b, exact when it fits int64 (absolute CUPTI times are ~1.8e18 ns, beyond double's exact
+/// integers), else in double.
+double diff(std::int64_t a, std::int64_t b) {
+  std::int64_t d = 0;
+  if (!__builtin_sub_overflow(a, b, &d)) return static_cast<double>(d);
+  return static_cast<double>(a) - static_cast<double>(b);
+}
+
+/// HTA's temporal and idle breakdowns summed over the window's steps or its whole span (ns).
 struct Breakdown {
-  std::int64_t span = 0, busy = 0, compute = 0, non_compute = 0, idle = 0;
-  std::int64_t host = 0, kernel = 0, other = 0, sync = 0;
+  double span = 0, busy = 0, compute = 0, non_compute = 0, idle = 0;
+  double host = 0, kernel = 0, other = 0, sync = 0;
 };
 
 /// Length of the union of [start, end) intervals (sorted by start).
-std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
+double union_length(std::vector<std::pair<std::int64_t, std::int64_t>> spans) {
   std::sort(spans.begin(), spans.end());
-  std::int64_t total = 0, open = 0, close = 0;
+  double total = 0;
+  std::int64_t open = 0, close = 0;
   bool any = false;
   for (const auto& [s, e] : spans) {
     if (any && s <= close) {
       close = std::max(close, e);
       continue;
     }
-    if (any) total += close - open;
+    if (any) total += diff(close, open);
     open = s;
     close = e;
     any = true;
   }
-  if (any) total += close - open;
+  if (any) total += diff(close, open);
   return total;
 }
 
@@ -69,7 +85,7 @@ Breakdown window_breakdown(const FlagsTrace& trace, std::int64_t lo, std::int64_
     streams[{op.pid, op.device_id, op.context_id, op.stream_id}].push_back(&op);
   }
   if (all.empty()) return b;
-  b.span = last - first;
+  b.span = diff(last, first);
   b.busy = union_length(all);
   b.compute = union_length(std::move(kernels));
   b.non_compute = b.busy - b.compute;
@@ -78,12 +94,12 @@ Breakdown window_breakdown(const FlagsTrace& trace, std::int64_t lo, std::int64_
     std::int64_t prev_end = ops.front()->end_ns;
     for (std::size_t n = 1; n < ops.size(); ++n) {
       const TraceOp& op = *ops[n];
-      const std::int64_t gap = op.start_ns - prev_end;
+      const double gap = diff(op.start_ns, prev_end);
       if (gap > 0) {
         const TraceCall* call = trace.launch_call(op);
         if (call != nullptr && call->start_ns > prev_end) {
           b.host += gap;
-        } else if (gap <= kernel_wait_ns) {
+        } else if (gap <= static_cast<double>(kernel_wait_ns)) {
           b.kernel += gap;
         } else {
           b.other += gap;
@@ -94,7 +110,7 @@ Breakdown window_breakdown(const FlagsTrace& trace, std::int64_t lo, std::int64_
   }
   for (const TraceCall& call : trace.calls) {
     if (call.start_ns >= first && call.start_ns < last && is_sync_call(call)) {
-      b.sync += call.end_ns - call.start_ns;
+      b.sync += diff(call.end_ns, call.start_ns);
     }
   }
   return b;
@@ -103,19 +119,19 @@ Breakdown window_breakdown(const FlagsTrace& trace, std::int64_t lo, std::int64_
 Breakdown step_breakdown(const FlagsTrace& trace, const std::vector<Step>& steps) {
   Breakdown b;
   for (const Step& s : steps) {
-    b.span += s.span_ns;
-    b.busy += s.gpu_busy_ns;
-    b.compute += s.compute_ns;
-    b.non_compute += s.non_compute_ns;
-    b.idle += s.idle_ns;
-    b.host += s.host_wait_ns;
-    b.kernel += s.kernel_wait_ns;
-    b.other += s.other_wait_ns;
+    b.span += static_cast<double>(s.span_ns);
+    b.busy += static_cast<double>(s.gpu_busy_ns);
+    b.compute += static_cast<double>(s.compute_ns);
+    b.non_compute += static_cast<double>(s.non_compute_ns);
+    b.idle += static_cast<double>(s.idle_ns);
+    b.host += static_cast<double>(s.host_wait_ns);
+    b.kernel += static_cast<double>(s.kernel_wait_ns);
+    b.other += static_cast<double>(s.other_wait_ns);
   }
   const std::int64_t lo = steps.front().start_ns, hi = steps.back().end_ns;
   for (const TraceCall& call : trace.calls) {
     if (call.start_ns >= lo && call.start_ns < hi && is_sync_call(call)) {
-      b.sync += call.end_ns - call.start_ns;
+      b.sync += diff(call.end_ns, call.start_ns);
     }
   }
   return b;
@@ -129,7 +145,10 @@ int step_of(const std::vector<Step>& steps, std::int64_t t) {
   if (it == steps.begin()) return -1;
   const auto index = static_cast<int>(it - steps.begin()) - 1;
   const Step& s = steps[static_cast<std::size_t>(index)];
-  if (it == steps.end() && t >= s.start_ns + 2 * std::max(s.wall_ns(), s.span_ns)) return -1;
+  if (it == steps.end() && diff(t, s.start_ns) >= 2 * std::max(diff(s.end_ns, s.start_ns),
+                                                               static_cast<double>(s.span_ns))) {
+    return -1;
+  }
   return index;
 }
 
@@ -253,6 +272,20 @@ void merge_step_ranges(FlagsReport& report, const FlagsWindow& w) {
   report.hits = std::move(kept);
 }
 
+/// What one instance of `rule` is, for "61 launches per step".
+const char* instance_noun(const std::string& rule) {
+  if (rule == "stream_idle") return "gaps";
+  if (rule == "launch_short" || rule == "launch_delay" || rule == "runtime_outlier") {
+    return "launches";
+  }
+  if (rule == "fusion_chain") return "chains";
+  if (rule == "gpu_utilization") return "chunks";
+  if (rule == "sync_api") return "calls";
+  if (rule == "sync_memcpy" || rule == "async_pageable") return "copies";
+  if (rule == "sync_memset") return "memsets";
+  return "instances";
+}
+
 std::string cause_text(const Hit& h, int steps) {
   std::string where = h.subject;
   if (where.empty()) {  // a span of time: name the device and stream it is about
@@ -263,9 +296,9 @@ std::string cause_text(const Hit& h, int steps) {
   if (where.size() > 80) where = where.substr(0, 77) + "...";
   std::string text;
   if (steps > 0 && h.metric("per_step_ns") > 0) {
-    text = fmt::format("{}: {}: {:.0f} per step, {} per step ({:.1f} % of the step)", h.rule, where,
-                       h.metric("per_step_count"), flags_duration(h.metric("per_step_ns")),
-                       h.metric("step_percent"));
+    text = fmt::format("{}: {}: {:.0f} {} per step, {} per step ({:.1f} % of the step)", h.rule,
+                       where, h.metric("per_step_count"), instance_noun(h.rule),
+                       flags_duration(h.metric("per_step_ns")), h.metric("step_percent"));
   } else {
     text = fmt::format("{}: {}: {} instance{}, {} ({:.1f} % of the window)", h.rule, where, h.count,
                        h.count == 1 ? "" : "s", flags_duration(static_cast<double>(h.time_ns)),
@@ -289,17 +322,17 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
   const Breakdown b = w.steps.empty() ? window_breakdown(trace, lo, kernel_wait_ns)
                                       : step_breakdown(trace, w.steps);
   const auto n = std::max(1, v.steps);
-  v.span_ns = b.span / n;
-  const auto span = static_cast<double>(b.span);
-  v.busy_percent = percent(static_cast<double>(b.busy), span);
-  v.compute_percent = percent(static_cast<double>(b.compute), span);
-  v.non_compute_percent = percent(static_cast<double>(b.non_compute), span);
-  v.idle_percent = percent(static_cast<double>(b.idle), span);
-  const auto waits = static_cast<double>(b.host + b.kernel + b.other);
-  v.host_wait_percent = percent(static_cast<double>(b.host), waits);
-  v.kernel_wait_percent = percent(static_cast<double>(b.kernel), waits);
-  v.other_wait_percent = percent(static_cast<double>(b.other), waits);
-  v.sync_percent = percent(static_cast<double>(b.sync), span);
+  v.span_ns = to_ns(b.span / n);
+  const double span = b.span;
+  v.busy_percent = percent(b.busy, span);
+  v.compute_percent = percent(b.compute, span);
+  v.non_compute_percent = percent(b.non_compute, span);
+  v.idle_percent = percent(b.idle, span);
+  const double waits = b.host + b.kernel + b.other;
+  v.host_wait_percent = percent(b.host, waits);
+  v.kernel_wait_percent = percent(b.kernel, waits);
+  v.other_wait_percent = percent(b.other, waits);
+  v.sync_percent = percent(b.sync, span);
   const std::string of = v.steps > 0
                              ? fmt::format("of each step (mean step span {}, {} steps)",
                                            flags_duration(static_cast<double>(v.span_ns)), v.steps)
@@ -317,15 +350,17 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
         "{:.1f} %, idle {:.1f} %",
         v.kind, v.busy_percent, of, v.compute_percent, v.non_compute_percent, v.idle_percent);
     // The operations with the most GPU time, per step.
-    std::map<std::string, std::int64_t> by_name;
+    std::map<std::string, double> by_name;
     for (const TraceOp& op : trace.ops) {
-      if (op.start_ns >= lo && op.end_ns > op.start_ns) by_name[op.name] += op.duration_ns();
+      if (op.start_ns >= lo && op.end_ns > op.start_ns) {
+        by_name[op.name] += diff(op.end_ns, op.start_ns);
+      }
     }
-    std::vector<std::pair<std::int64_t, std::string>> top;
+    std::vector<std::pair<double, std::string>> top;
     for (const auto& [name, ns] : by_name) top.emplace_back(ns, name);
     std::sort(top.rbegin(), top.rend());
     for (std::size_t i = 0; i < top.size() && i < 3; ++i) {
-      const double each = static_cast<double>(top[i].first) / n;
+      const double each = top[i].first / n;
       v.causes.push_back(fmt::format("{}: {} GPU time {} ({:.1f} %)", top[i].second,
                                      flags_duration(each),
                                      v.steps > 0 ? "per step" : "in the window",
@@ -425,10 +460,10 @@ void apply_window_to_flags(const FlagsTrace& trace, const FlagsWindow& window,
   for (const TraceOp& op : trace.ops) last = std::max(last, op.end_ns);
   for (const TraceCall& call : trace.calls) last = std::max(last, call.end_ns);
   if (w.whole && w.startup_end_ns > trace.origin_ns) {
-    w.startup_ns = w.startup_end_ns - trace.origin_ns;
+    w.startup_ns = to_ns(diff(w.startup_end_ns, trace.origin_ns));
   }
   const std::int64_t lo = std::max(trace.origin_ns, w.startup_end_ns);
-  if (w.inside_ns <= 0) w.inside_ns = std::max<std::int64_t>(0, last - lo);
+  if (w.inside_ns <= 0) w.inside_ns = to_ns(std::max(0.0, diff(last, lo)));
   if (w.steps.size() >= 2) merge_utilization(report);
   merge_step_ranges(report, w);
 
@@ -474,7 +509,7 @@ void apply_window_to_flags(const FlagsTrace& trace, const FlagsWindow& window,
   report.verdict = make_verdict(trace, w, lo, kernel_wait_ns, report.hits);
   report.verdict.startup_ns = w.startup_ns;
   if (w.startup_ns > 0) {
-    const double captured = static_cast<double>(last - trace.origin_ns);
+    const double captured = diff(last, trace.origin_ns);
     report.verdict.startup =
         w.whole
             ? fmt::format(
