@@ -33,6 +33,10 @@
 //                    buffers' bytes written and read again (2 x bytes) at the device's DRAM
 //                    bandwidth (measured ceiling, else datasheet).
 //
+// Windows (issue 19): the rules run on a window's rows; start-up is reported once, a finding
+// repeated every step is one hit with its per-step cost, hits are ranked across rules and a
+// verdict opens the report (FlagsVerdict.h, docs/rules.md "Windows, steps and the verdict").
+//
 // Units: every *_ns value is nanoseconds (times on CUPTI's clock), bytes are bytes; threshold
 // keys carry their unit in their name (_us, _ns, _ms, _bytes, _percent).
 // Errors: FlagsError (an unknown rule or threshold key, a malformed KEY=VALUE, a negative or

@@ -333,10 +333,11 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
   v.kernel_wait_percent = percent(b.kernel, waits);
   v.other_wait_percent = percent(b.other, waits);
   v.sync_percent = percent(b.sync, span);
-  const std::string of = v.steps > 0
-                             ? fmt::format("of each step (mean step span {}, {} steps)",
-                                           flags_duration(static_cast<double>(v.span_ns)), v.steps)
-                             : fmt::format("of the window ({})", flags_duration(span));
+  const std::string of =
+      v.steps > 0 ? fmt::format("of each step (mean step span {}, {} steps)",
+                                flags_duration(static_cast<double>(v.span_ns)), v.steps)
+                  : fmt::format("of the window's GPU span ({}, first to last GPU operation)",
+                                flags_duration(span));
   if (b.busy <= 0) {
     v.kind = "no GPU work";
     v.headline = "no GPU work: no kernel, copy or memset in the window";

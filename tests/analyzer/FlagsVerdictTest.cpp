@@ -140,7 +140,8 @@ TEST(FlagsVerdictNoSteps, VerdictCoversTheWholeCapture) {
   std::int64_t first = trace.ops.front().start_ns, last = 0;
   for (const TraceOp& op : trace.ops) last = std::max(last, op.end_ns);
   EXPECT_EQ(r.verdict.span_ns, last - first);
-  EXPECT_NE(r.verdict.headline.find("of the window"), std::string::npos) << r.verdict.headline;
+  EXPECT_NE(r.verdict.headline.find("of the window's GPU span"), std::string::npos)
+      << r.verdict.headline;
   for (const Hit& h : r.hits) EXPECT_EQ(h.metric("per_step_ns"), 0) << h.rule;
 }
 
