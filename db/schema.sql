@@ -390,3 +390,37 @@ CREATE TABLE IF NOT EXISTS metric_replay (
   cache_control  TEXT    NOT NULL,  -- 'all' or 'none'
   PRIMARY KEY (pid, device_id)
 );
+
+-- Version 6: the steps of the run (docs/steps.md), found by `prof-run` when the run ended with the
+-- default method of `prof-analyze steps` (NVTX ranges ProfilerStep#*, *step*, *iteration*, else the
+-- period of the launch sequence) and stored for SQL and DataFrame users; `prof-analyze steps`
+-- recomputes them (and with another method). Empty when the run had no steps or they were not
+-- stored (step_detection says why). Times in ns on CUPTI's clock, GPU work projected by launch.
+CREATE TABLE IF NOT EXISTS step_detection (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  method        TEXT    NOT NULL,  -- 'range', 'function', 'auto'
+  pattern       TEXT    NOT NULL,  -- the glob or function; '' for auto
+  confidence    REAL    NOT NULL,  -- 1 for markers, the period's match fraction for auto
+  period        INTEGER NOT NULL,  -- auto: launches per step; else 0
+  steady_first  INTEGER NOT NULL,  -- the first steady step (0: no steps)
+  note          TEXT    NOT NULL   -- how the steps were found, or why there are none
+);
+
+CREATE TABLE IF NOT EXISTS step (
+  id                 INTEGER PRIMARY KEY,  -- the step's 1-based index in time order
+  pid                INTEGER NOT NULL,
+  tid                INTEGER NOT NULL,
+  start_ns           INTEGER NOT NULL,     -- the step's CPU-side window [start_ns, end_ns)
+  end_ns             INTEGER NOT NULL,
+  label              TEXT    NOT NULL,     -- the range text (range method), else ''
+  gpu_busy_ns        INTEGER NOT NULL,     -- union of its kernels, copies and memsets
+  compute_ns         INTEGER NOT NULL,     -- union of its kernels
+  idle_ns            INTEGER NOT NULL,     -- its span minus compute and non-compute time
+  launches           INTEGER NOT NULL,
+  kernels            INTEGER NOT NULL,
+  copies             INTEGER NOT NULL,
+  syncs              INTEGER NOT NULL,
+  peak_memory_bytes  INTEGER NOT NULL,
+  steady             INTEGER NOT NULL,     -- 1 from steady_first on
+  outlier            INTEGER NOT NULL      -- 1 for an outlier step (docs/steps.md)
+);

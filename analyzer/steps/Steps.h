@@ -134,3 +134,20 @@ PeriodFit find_period(const std::vector<std::string>& names,
 std::size_t steady_start(const std::vector<std::int64_t>& walls);
 
 }  // namespace fuselens::analyzer
+
+namespace fuselens::analyzer {
+
+/// The most GPU records (kernels, copies, memsets, memory events) for which store_steps runs at
+/// the end of a run: the step search holds every launch in memory (about 100 bytes each), which
+/// at ten million launches would cost prof-run a gigabyte; larger captures get their steps from
+/// `prof-analyze steps`.
+inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
+
+/// Finds the steps of the capture open read-write in `reader` with the default method
+/// (analyze_steps with no options) and stores them in its step tables (db/StepStore.h), replacing
+/// any stored before. Returns "" when stored, else why not (a capture over
+/// kMaxStoredStepRecords). Throws db::Error when the capture has no step tables (schema < 6) or
+/// a query fails.
+std::string store_steps(db::Reader& reader);
+
+}  // namespace fuselens::analyzer

@@ -11,6 +11,7 @@
 #include "Subprocess.h"
 #include "TestSupport.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/StepStore.h"
 #include "steps/Steps.h"
 
 #ifndef PROF_ANALYZE_PATH
@@ -388,4 +389,51 @@ TEST(StepsCli, ErrorLinesEscapeControlCharacters) {
     }
   }
   EXPECT_NE(r.err.find("a\\x1b[2J\\x07b\\x09c"), std::string::npos) << r.err;
+}
+
+// The steps prof-run stores when a run ends (schema 6, db/StepStore.h) are those `prof-analyze
+// steps` finds with its default method, with their statistics and the steady and outlier marks.
+TEST(StepsStore, StoredStepsEqualTheStepsFound) {
+  TempDir dir;
+  const std::string path = (dir.path() / "stored.sqlite").string();
+  stepped_capture(true, false).write(path);
+  StepReport found;
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
+    EXPECT_FALSE(db::read_stored_steps(reader).has_value());  // nothing stored yet
+    found = analyze_steps(reader);
+    EXPECT_EQ(store_steps(reader), "");
+  }
+  const db::Reader reader(path);
+  const auto stored = db::read_stored_steps(reader);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->detection.method, "range");
+  EXPECT_EQ(stored->detection.pattern, "ProfilerStep#*");
+  EXPECT_EQ(stored->detection.steady_first, found.steady_first);
+  ASSERT_EQ(stored->steps.size(), found.steps.size());
+  ASSERT_EQ(stored->steps.size(), 8u);
+  for (std::size_t i = 0; i < found.steps.size(); ++i) {
+    const Step& f = found.steps[i];
+    const db::StoredStep& s = stored->steps[i];
+    EXPECT_EQ(s.index, f.index);
+    EXPECT_EQ(s.start_ns, f.start_ns);
+    EXPECT_EQ(s.end_ns, f.end_ns);
+    EXPECT_EQ(s.label, f.label);
+    EXPECT_EQ(s.kernels, f.kernels);
+    EXPECT_EQ(s.gpu_busy_ns, f.gpu_busy_ns);
+    EXPECT_EQ(s.steady, f.index >= found.steady_first);
+  }
+  bool outlier_marked = false;
+  for (const auto& o : found.outliers) outlier_marked |= stored->steps[o.index - 1].outlier;
+  EXPECT_EQ(outlier_marked, !found.outliers.empty());
+  // A capture of an older schema has no step tables: one clear error, nothing changed.
+  const std::string old = (dir.path() / "v5.sqlite").string();
+  stepped_capture(true, false).write(old);
+  {
+    db::Connection c(old, db::Connection::Mode::ReadWrite);
+    c.exec("DROP TABLE step; DROP TABLE step_detection; PRAGMA user_version = 5");
+  }
+  db::Reader v5(db::Connection(old, db::Connection::Mode::ReadWrite));
+  EXPECT_THROW(store_steps(v5), db::Error);
+  EXPECT_FALSE(db::read_stored_steps(v5).has_value());
 }
