@@ -441,7 +441,9 @@ FlagsWindow flags_window(const db::Reader& reader, const Window* window) {
     w = whole_capture_window(*window->steps);
   } else {
     try {
-      w = whole_capture_window(analyze_steps(reader));
+      // The steps prof-run stored when the run ended, else a search (as the steady window).
+      const auto stored = stored_step_report(reader);
+      w = whole_capture_window(stored ? *stored : analyze_steps(reader));
     } catch (const StepError&) {
       // no steps: the verdict covers the whole capture
     }

@@ -84,8 +84,10 @@ struct FlagsWindow {
 };
 
 /// The window context of `window` (the lead's window API; nullptr: the whole capture). For a
-/// whole window without steps in it, the steps are found on `reader` (unrestricted: a whole
-/// window restricts nothing) with the default step options.
+/// whole window without steps in it, the steps are those stored in the capture
+/// (stored_step_report), else found on `reader` (unrestricted: a whole window restricts nothing)
+/// with the default step options. Throws db::Error for stored step rows a run cannot have
+/// written.
 FlagsWindow flags_window(const db::Reader& reader, const Window* window);
 /// The whole capture as window, with `steps` (found on it) as its steps; start-up ends at the
 /// first step (its length is set when the report is made, from the trace's first activity).
