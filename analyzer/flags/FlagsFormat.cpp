@@ -129,8 +129,7 @@ void write_csv(std::ostream& out, const FlagsReport& r) {
       v.steps, v.busy_percent, v.compute_percent, v.non_compute_percent, v.idle_percent,
       v.host_wait_percent, v.kernel_wait_percent, v.other_wait_percent, v.sync_percent);
   out << "verdict," << v.span_ns << ',' << v.steps << ',' << csv_field(v.kind) << ",,,,,,,,"
-      << csv_field(v.headline) << ',' << csv_field(causes) << ','
-      << csv_field(numbers) << '\n';
+      << csv_field(v.headline) << ',' << csv_field(causes) << ',' << csv_field(numbers) << '\n';
   if (v.startup_ns > 0) {
     out << "startup," << v.startup_ns << ",1,,,,,,,,," << csv_field(v.startup) << ",,\n";
   }
