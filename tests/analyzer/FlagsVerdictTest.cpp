@@ -93,6 +93,13 @@ TEST(FlagsVerdictTrain, SteadyWindowRanksASteadyStateFindingFirst) {
     if (r.hits[i].rule == "gpu_utilization") continue;
     EXPECT_GE(r.hits[i - 1].time_ns, r.hits[i].time_ns) << i;
   }
+  // Time at stake relative to the window, not the capture.
+  for (const Hit& h : r.hits) {
+    EXPECT_NEAR(h.metric("window_percent"),
+                100.0 * static_cast<double>(h.time_ns) / static_cast<double>(window.inside_ns),
+                1e-9)
+        << h.rule;
+  }
   // One finding per step range: no hit names a single ProfilerStep#N range.
   for (const Hit& h : r.hits) {
     EXPECT_TRUE(h.range.empty() || h.range == "ProfilerStep#*") << h.range;
@@ -273,4 +280,21 @@ TEST(FlagsVerdictHtml, FlagsSectionOpensWithTheVerdict) {
   EXPECT_EQ(occurrences(html, "Verdict:"), 1u);
   EXPECT_NE(html.find("host-bound: GPU busy", verdict), std::string::npos);
   EXPECT_NE(html.find("Per step (share of the step)", verdict), std::string::npos);
+}
+
+// --limit cuts the ranked list across rules; --rules filters it.
+TEST(FlagsVerdictCli, LimitCountsHitsAcrossRules) {
+  const std::string path = data("train_steps.sqlite");
+  const auto one = fuselens::test::run_cli(TempDir{}, {"flags", path, "--limit", "1"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(occurrences(one.out, "   1. ["), 1u);
+  EXPECT_EQ(occurrences(one.out, "   2. ["), 0u);
+  EXPECT_NE(one.out.find("more hits (--limit 0 shows all"), std::string::npos);
+  const auto only = fuselens::test::run_cli(
+      TempDir{}, {"flags", path, "--rules", "launch_short", "--format", "json"});
+  ASSERT_EQ(only.status, 0) << only.err;
+  const auto doc = nlohmann::json::parse(only.out);
+  ASSERT_FALSE(doc["hits"].empty());
+  for (const auto& h : doc["hits"]) EXPECT_EQ(h["rule"], "launch_short");
+  EXPECT_EQ(doc["verdict"]["kind"], "host-bound");
 }
