@@ -104,8 +104,7 @@ TEST(FlagsVerdictTrain, SteadyWindowRanksASteadyStateFindingFirst) {
   for (const Hit& h : r.hits) {
     EXPECT_TRUE(h.range.empty() || h.range == "ProfilerStep#*") << h.range;
   }
-  EXPECT_EQ(r.hit_count("gpu_utilization"),
-            std::min<std::size_t>(1, r.hit_count("gpu_utilization")));
+  EXPECT_LE(r.hit_count("gpu_utilization"), 1u);  // its chunks are one hit per device
 }
 
 // The whole capture: start-up (before the first step) is one line; the idle rules leave it out.
