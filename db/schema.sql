@@ -441,3 +441,14 @@ CREATE TABLE IF NOT EXISTS step (
   outlier_reason     TEXT,                 -- NULL unless an outlier step: why
   outlier_differs    TEXT                  -- and what differs from the median step
 );
+
+-- Version 6: the spans each process recorded under prof-run's capture control (--capture-range
+-- nvtx:NAME[@DOMAIN] | cudaProfilerApi, --delay/--duration, --steps; docs/capture-control.md).
+-- No rows: the whole run was recorded. Outside these spans the collector recorded nothing.
+CREATE TABLE IF NOT EXISTS capture_window (
+  id        INTEGER PRIMARY KEY,
+  pid       INTEGER NOT NULL,
+  start_ns  INTEGER NOT NULL,  -- CUPTI ns when recording began
+  end_ns    INTEGER,           -- when it stopped; NULL when the process ended inside the window
+  reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
+);

@@ -59,6 +59,8 @@ class CaptureSink {
   virtual void handle_calling_contexts(const db::CallingContextTree& tree) = 0;
   /// Stores kernel argument rows (one transaction per call; empty is allowed).
   virtual void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) = 0;
+  /// Stores the windows recorded under capture control (one transaction; empty is allowed).
+  virtual void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) = 0;
 
   /// Stores every buffer and device handed over so far, runs `epilogue` and stops serving.
   /// Waits at most `timeout` for that; returns false (and logs) when the time ran out (the

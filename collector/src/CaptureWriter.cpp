@@ -69,6 +69,10 @@ void CaptureWriter::handle_kernel_args(const std::vector<db::KernelArgRecord>& a
   writer_.write_kernel_args(args);
 }
 
+void CaptureWriter::handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) {
+  writer_.write_capture_windows(windows);
+}
+
 bool CaptureWriter::finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept {
   {
     std::lock_guard lock(mutex_);

@@ -59,6 +59,7 @@ class CaptureWriter final : public CaptureSink {
   void handle_threads(const std::vector<db::ThreadInfo>& threads) override;
   void handle_calling_contexts(const db::CallingContextTree& tree) override;
   void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) override;
+  void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) override;
 
   bool finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept override;
 

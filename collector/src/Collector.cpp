@@ -165,6 +165,18 @@ bool Collector::enable_cupti() noexcept {
       {kTraceNvtx, CUPTI_ACTIVITY_KIND_MARKER_DATA, "NVTX marker data"},
       {kTraceOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
   };
+  // Capture control: the activity kinds, API selection and context callbacks are switched per
+  // window (set_recording); NVTX markers stay on, since they are what opens windows.
+  std::unique_ptr<CaptureControl> control;
+  if (config_.controlled()) {
+    controlled_ = true;
+    try {
+      control = std::make_unique<CaptureControl>(config_, static_cast<CaptureControl::Switch&>(*this), pid_);
+    } catch (...) {
+      log("capture control: start failed; recording the whole run");
+      controlled_ = false;
+    }
+  }
   int enabled = 0;
   for (const auto& k : kinds) {
     if (!(config_.trace & k.group)) continue;
@@ -174,6 +186,7 @@ bool Collector::enable_cupti() noexcept {
     const CUptiResult result = cuptiActivityEnable(k.kind);
     if (result == CUPTI_SUCCESS) {
       ++enabled;
+      if (k.group != kTraceNvtx) switched_kinds_.push_back(k.kind);
     } else {
       const char* message = nullptr;
       cuptiGetResultString(result, &message);
@@ -192,6 +205,15 @@ bool Collector::enable_cupti() noexcept {
       if (args->start(subscriber_)) handlers_.add(std::move(args));
     } catch (...) {
       log("kernel arguments: start failed; not recorded");
+    }
+  }
+  if (controlled_ && control) {
+    const bool at_start = control->records_at_start();
+    if (!at_start) set_recording(false);  // off until the first window opens
+    if (control->start(subscriber_)) {
+      handlers_.add(std::move(control));
+    } else if (!at_start) {
+      log("capture control: no window can open; the run is not recorded");
     }
   }
   FUSELENS_CUPTI_OK(cuptiActivityFlushPeriod(config_.flush_period_ms));
@@ -243,7 +265,11 @@ int for_each_named_callback(CUpti_CallbackDomain domain, CUpti_CallbackId size,
 void Collector::enable_work_driver_api() noexcept {
   const int selected = for_each_named_callback(
       CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
-      [](CUpti_CallbackId cbid) { return cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS; });
+      [this](CUpti_CallbackId cbid) {
+        if (cuptiActivityEnableDriverApi(cbid, 1) != CUPTI_SUCCESS) return false;
+        driver_api_ids_.push_back(cbid);
+        return true;
+      });
   if (selected == 0) {
     log("cannot trace driver API launches: kernels launched through the driver API will have no "
         "launch call");
@@ -254,13 +280,18 @@ int Collector::enable_work_runtime_api() noexcept {
   // Without CUPTI_ACTIVITY_KIND_RUNTIME, which would override this selection (cupti_activity.h).
   const int selected = for_each_named_callback(
       CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimeWork,
-      [](CUpti_CallbackId id) { return cuptiActivityEnableRuntimeApi(id, 1) == CUPTI_SUCCESS; });
+      [this](CUpti_CallbackId id) {
+        if (cuptiActivityEnableRuntimeApi(id, 1) != CUPTI_SUCCESS) return false;
+        runtime_api_ids_.push_back(id);
+        return true;
+      });
   if (selected == 0) {
     log("cannot select runtime API calls: tracing every runtime API call instead");
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) {
       log("cannot trace runtime API activity: kernels will have no launch call");
       return 0;
     }
+    switched_kinds_.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
     return 1;
   }
   return selected;
@@ -288,7 +319,10 @@ void Collector::enable_calling_contexts() noexcept {
   }
   auto enable = [this](CUpti_CallbackDomain domain) {
     return [this, domain](CUpti_CallbackId cbid) {
-      return cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS;
+      if (cuptiEnableCallback(1, subscriber_, domain, cbid) != CUPTI_SUCCESS) return false;
+      context_domain_ = domain;
+      context_ids_.push_back(cbid);
+      return true;
     };
   };
   // The driver calls only: the runtime's launches, copies, sets, allocations and syncs go through
@@ -298,11 +332,32 @@ void Collector::enable_calling_contexts() noexcept {
   int enabled = for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
                                         kDriverWork, enable(CUPTI_CB_DOMAIN_DRIVER_API));
   if (enabled == 0) {
+    context_ids_.clear();
     enabled = for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
                                       kRuntimeWork, enable(CUPTI_CB_DOMAIN_RUNTIME_API));
   }
   contexts_enabled_ = enabled > 0;
   if (!contexts_enabled_) log("cannot enable API callbacks: calling contexts will not be recorded");
+}
+
+void Collector::set_recording(bool on) noexcept {
+  // Called by CaptureControl, one thread at a time; no lock of ours is held.
+  const std::uint32_t flag = on ? 1 : 0;
+  for (const auto kind : switched_kinds_) {
+    if (on) {
+      cuptiActivityEnable(kind);
+    } else {
+      cuptiActivityDisable(kind);
+    }
+  }
+  const std::uint8_t api = on ? 1 : 0;
+  for (const auto id : runtime_api_ids_) cuptiActivityEnableRuntimeApi(id, api);
+  for (const auto id : driver_api_ids_) cuptiActivityEnableDriverApi(id, api);
+  if (subscriber_) {
+    for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+  }
+  // The records of a window just closed reach the writer with the next periodic flush (a flush
+  // from inside a CUPTI callback is not made).
 }
 
 void Collector::on_api_enter(const CUpti_CallbackData& data) noexcept {

@@ -34,9 +34,11 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "ActivityBuffers.h"
 #include "CallbackHandlers.h"
+#include "CaptureControl.h"
 #include "CallingContext.h"
 #include "CaptureSink.h"
 #include "CaptureWriter.h"
@@ -46,7 +48,9 @@
 
 namespace fuselens::collector {
 
-class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue {
+class Collector final : private ExitGuard::Target,
+                        private CaptureSink::Epilogue,
+                        private CaptureControl::Switch {
  public:
   /// Starts collection in this process. Returns false (and logs why) when disabled or broken;
   /// the host program runs on either way.
@@ -60,6 +64,9 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   void enable_work_driver_api() noexcept;
   void enable_calling_contexts() noexcept;
   void on_api_enter(const CUpti_CallbackData& data) noexcept;
+  /// Capture control (CaptureControl.h): turns the activity kinds (but NVTX markers), the API
+  /// activity selection and the calling-context callbacks on or off.
+  void set_recording(bool on) noexcept override;
   void on_context_created(CUcontext context) noexcept;
   void write_process_row(bool final) noexcept;
   void shutdown(int signal) noexcept override;
@@ -84,6 +91,12 @@ class Collector final : private ExitGuard::Target, private CaptureSink::Epilogue
   std::atomic<bool> contexts_enabled_{false};
 
   CallbackHandlers handlers_;  // the callback walk, filled at start (enable_cupti)
+
+  // What capture control switches (filled once in enable_cupti, read by set_recording)
+  bool controlled_ = false;
+  std::vector<CUpti_ActivityKind> switched_kinds_;
+  std::vector<CUpti_CallbackId> runtime_api_ids_, driver_api_ids_, context_ids_;
+  CUpti_CallbackDomain context_domain_ = CUPTI_CB_DOMAIN_DRIVER_API;
 
   std::atomic<std::uint64_t> devices_seen_{0};  // bit per ordinal < 64
 

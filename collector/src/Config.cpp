@@ -108,6 +108,110 @@ void CollectorConfig::validate() const {
                       "its passes inside the launch call, where no cache can be flushed");
   }
   check_range("metric pass", metric_pass, 0, 1000);
+  const bool range = capture_range.kind != CaptureRange::Kind::None;
+  if (range && steps) throw ConfigError("a capture range and --steps both choose what to record");
+  if ((delay_ms > 0 || duration_ms > 0) && (range || steps)) {
+    throw ConfigError("--delay/--duration cannot be combined with a capture range or --steps");
+  }
+  if (capture_range_windows != 1 && !range) {
+    throw ConfigError("--capture-range-end needs --capture-range");
+  }
+  if (!step_range.empty() && !steps) throw ConfigError("--step-range needs --steps");
+  if (controlled() && !metrics.empty()) {
+    throw ConfigError("counters (--metrics) cannot be limited to windows; profile the whole run");
+  }
+  constexpr std::uint64_t kYearMs = 1000ull * 86400 * 365;
+  if (delay_ms > kYearMs || duration_ms > kYearMs) {
+    throw ConfigError("--delay and --duration must be under a year");
+  }
+}
+
+namespace {
+
+std::uint32_t step_field(std::string_view text, std::string_view field) {
+  std::uint32_t v = 0;
+  const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+  if (field.empty() || ec != std::errc() || ptr != field.data() + field.size() || v >= 1'000'000'000) {
+    throw ConfigError("--steps '" + std::string(text) +
+                      "': expected WAIT:WARMUP:ACTIVE[:REPEAT] as whole numbers");
+  }
+  return v;
+}
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+CaptureRange parse_capture_range(std::string_view text) {
+  if (text == "cudaProfilerApi") return {CaptureRange::Kind::ProfilerApi, "", ""};
+  if (text.substr(0, 5) != "nvtx:") {
+    throw ConfigError("--capture-range '" + std::string(text) +
+                      "': expected nvtx:NAME[@DOMAIN] or cudaProfilerApi");
+  }
+  std::string_view rest = text.substr(5);
+  const auto at = rest.rfind('@');
+  CaptureRange r{CaptureRange::Kind::Nvtx, std::string(rest.substr(0, at)), ""};
+  if (at != std::string_view::npos) r.domain = std::string(rest.substr(at + 1));
+  if (r.name.empty() || (at != std::string_view::npos && r.domain.empty())) {
+    throw ConfigError("--capture-range '" + std::string(text) +
+                      "': NAME and DOMAIN must not be empty (nvtx:NAME or nvtx:NAME@DOMAIN)");
+  }
+  return r;
+}
+
+std::uint32_t parse_capture_range_end(std::string_view text) {
+  if (text == "stop") return 1;
+  if (text == "repeat") return 0;
+  if (text.substr(0, 7) == "repeat:") {
+    const std::string_view n = text.substr(7);
+    std::uint32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+    if (!n.empty() && ec == std::errc() && ptr == n.data() + n.size() && v >= 1 && v < 1'000'000)
+      return v;
+  }
+  throw ConfigError("--capture-range-end '" + std::string(text) +
+                    "': expected stop, repeat or repeat:N with N >= 1");
+}
+
+StepSchedule parse_steps(std::string_view text) {
+  std::string_view fields[5];
+  std::size_t n = 0, begin = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ':') {
+      if (n == 5) break;
+      fields[n++] = text.substr(begin, i - begin);
+      begin = i + 1;
+    }
+  }
+  if (n < 3 || n > 4) {
+    throw ConfigError("--steps '" + std::string(text) + "': expected WAIT:WARMUP:ACTIVE[:REPEAT]");
+  }
+  StepSchedule s{step_field(text, fields[0]), step_field(text, fields[1]),
+                 step_field(text, fields[2]), n == 4 ? step_field(text, fields[3]) : 0};
+  if (s.active == 0) throw ConfigError("--steps '" + std::string(text) + "': ACTIVE must be >= 1");
+  return s;
+}
+
+bool glob_match_nocase(std::string_view pattern, std::string_view text) noexcept {
+  // The classic iterative matcher: on a mismatch, go back to the last '*' and let it take one
+  // more character.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || lower(pattern[p]) == lower(text[t]))) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 CollectorConfig CollectorConfig::from_environment() {
@@ -141,6 +245,25 @@ CollectorConfig CollectorConfig::from_environment() {
   }
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
+  if (auto v = env(kEnvCaptureRange); v && !v->empty()) {
+    config.capture_range = parse_capture_range(*v);
+  }
+  if (auto v = env(kEnvCaptureRangeEnd)) config.capture_range_windows = parse_capture_range_end(*v);
+  auto u64 = [&](const char* name) -> std::uint64_t {
+    const auto v = env(name);
+    if (!v) return 0;
+    std::uint64_t out = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+    if (v->empty() || ec != std::errc() || ptr != v->data() + v->size()) {
+      throw ConfigError(std::string(name) + ": '" + std::string(*v) + "' is not a whole number");
+    }
+    return out;
+  };
+  config.delay_ms = u64(kEnvDelayMs);
+  config.duration_ms = u64(kEnvDurationMs);
+  config.start_utc_ns = u64(kEnvStartUtcNs);
+  if (auto v = env(kEnvSteps); v && !v->empty()) config.steps = parse_steps(*v);
+  if (auto v = env(kEnvStepRange)) config.step_range = std::string(*v);
   config.validate();
   return config;
 }

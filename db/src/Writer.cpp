@@ -328,6 +328,25 @@ void Writer::write_kernel_args(const std::vector<KernelArgRecord>& args) {
   });
 }
 
+void Writer::write_capture_windows(const std::vector<CaptureWindowRecord>& windows) {
+  if (windows.empty()) return;
+  auto& db = impl_->db;
+  in_transaction(db, [&] {
+    auto insert =
+        db.prepare("INSERT INTO capture_window(pid,start_ns,end_ns,reason) VALUES(?,?,?,?)");
+    for (const auto& w : windows) {
+      Binder{insert}(w.pid)(i64(w.start_ns));
+      if (w.end_ns != 0) {
+        insert.bind(3, i64(w.end_ns));
+      } else {
+        insert.bind_null(3);
+      }
+      insert.bind(4, w.reason);
+      insert.run();
+    }
+  });
+}
+
 void Writer::write_device(const DeviceInfo& d) {
   auto insert = impl_->db.prepare(
       "INSERT OR IGNORE INTO device(id,uuid,name,compute_capability_major,compute_capability_minor,"

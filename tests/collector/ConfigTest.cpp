@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <string>
 #include <stdlib.h>
 
 #include "fuselens/collector/Config.h"
@@ -125,4 +127,88 @@ TEST(Config, PerProcessPidRecognizesOnlyThatRunsFiles) {
     EXPECT_FALSE(per_process_pid(out, other).has_value()) << other;
   }
   EXPECT_EQ(per_process_pid("/tmp/run", "/tmp/run.12"), 12u);
+}
+
+// Capture control (docs/capture-control.md): the values prof-run and the collector parse.
+TEST(Config, ParsesCaptureControl) {
+  const auto nvtx = parse_capture_range("nvtx:train");
+  EXPECT_EQ(nvtx.kind, CaptureRange::Kind::Nvtx);
+  EXPECT_EQ(nvtx.name, "train");
+  EXPECT_EQ(nvtx.domain, "");
+  const auto in_domain = parse_capture_range("nvtx:step@my@lib");  // the last @ splits
+  EXPECT_EQ(in_domain.name, "step@my");
+  EXPECT_EQ(in_domain.domain, "lib");
+  EXPECT_EQ(parse_capture_range("nvtx:a@*").domain, "*");
+  EXPECT_EQ(parse_capture_range("cudaProfilerApi").kind, CaptureRange::Kind::ProfilerApi);
+  for (const char* bad : {"", "nvtx", "nvtx:", "nvtx:@d", "nvtx:a@", "cudaprofilerapi", "hw"})
+    EXPECT_THROW(parse_capture_range(bad), ConfigError) << bad;
+  EXPECT_EQ(parse_capture_range_end("stop"), 1u);
+  EXPECT_EQ(parse_capture_range_end("repeat"), 0u);
+  EXPECT_EQ(parse_capture_range_end("repeat:3"), 3u);
+  for (const char* bad : {"", "repeat:", "repeat:0", "repeat:-1", "repeat:x", "again"})
+    EXPECT_THROW(parse_capture_range_end(bad), ConfigError) << bad;
+  const auto s = parse_steps("5:2:3:4");
+  EXPECT_EQ(s.wait, 5u);
+  EXPECT_EQ(s.warmup, 2u);
+  EXPECT_EQ(s.active, 3u);
+  EXPECT_EQ(s.repeat, 4u);
+  EXPECT_EQ(parse_steps("0:0:1").repeat, 0u);
+  for (const char* bad : {"", "1:1", "1:1:0", "1:1:1:1:1", "a:1:1", "-1:1:1", "1::1", "1:1:1:",
+                          "1000000000:0:1"})
+    EXPECT_THROW(parse_steps(bad), ConfigError) << bad;
+}
+
+TEST(Config, CaptureControlKindsDoNotMix) {
+  CollectorConfig c;
+  c.capture_range = parse_capture_range("nvtx:a");
+  c.validate();
+  EXPECT_TRUE(c.controlled());
+  c.steps = parse_steps("1:1:1");
+  EXPECT_THROW(c.validate(), ConfigError);  // a range and --steps
+  c.capture_range = {};
+  c.validate();
+  c.delay_ms = 10;
+  EXPECT_THROW(c.validate(), ConfigError);  // --delay and --steps
+  c.steps.reset();
+  c.validate();
+  c.capture_range_windows = 3;
+  EXPECT_THROW(c.validate(), ConfigError);  // a window count without a range
+  c.capture_range_windows = 1;
+  c.metrics = "roofline";
+  EXPECT_THROW(c.validate(), ConfigError);  // counters under capture control
+  EXPECT_FALSE(CollectorConfig{}.controlled());
+}
+
+TEST(Config, GlobMatchesLikeTheAnalyzer) {
+  EXPECT_TRUE(glob_match_nocase("ProfilerStep#*", "profilerstep#12"));
+  EXPECT_TRUE(glob_match_nocase("*step*", "train/STEP3"));
+  EXPECT_TRUE(glob_match_nocase("a?c", "abc"));
+  EXPECT_FALSE(glob_match_nocase("a?c", "ac"));
+  EXPECT_TRUE(glob_match_nocase("*", ""));
+  EXPECT_FALSE(glob_match_nocase("step", "step2"));
+  // Many stars against a long text: linear backtracking, no recursion (issue 22's crash recipe).
+  const std::string stars(60000, '*');
+  EXPECT_TRUE(glob_match_nocase(stars + "Z", std::string(5000, 'a') + "z"));
+  EXPECT_FALSE(glob_match_nocase("********Z", std::string(20000, 'a')));
+}
+
+TEST(Config, ReadsCaptureControlFromTheEnvironment) {
+  setenv(kEnvCaptureRange, "nvtx:train@lib", 1);
+  setenv(kEnvCaptureRangeEnd, "repeat:2", 1);
+  auto c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.capture_range.name, "train");
+  EXPECT_EQ(c.capture_range_windows, 2u);
+  setenv(kEnvCaptureRange, "", 1);  // prof-run sets it empty when unused
+  setenv(kEnvCaptureRangeEnd, "stop", 1);
+  setenv(kEnvSteps, "2:1:3", 1);
+  setenv(kEnvStepRange, "iter*", 1);
+  c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.capture_range.kind, CaptureRange::Kind::None);
+  ASSERT_TRUE(c.steps.has_value());
+  EXPECT_EQ(c.steps->active, 3u);
+  EXPECT_EQ(c.step_range, "iter*");
+  setenv(kEnvDelayMs, "ten", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  for (const char* v : {kEnvCaptureRange, kEnvCaptureRangeEnd, kEnvSteps, kEnvStepRange, kEnvDelayMs})
+    unsetenv(v);
 }

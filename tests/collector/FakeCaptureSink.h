@@ -27,6 +27,7 @@ class FakeCaptureSink final : public CaptureSink {
   void handle_threads(const std::vector<db::ThreadInfo>&) override {}
   void handle_calling_contexts(const db::CallingContextTree&) override {}
   void handle_kernel_args(const std::vector<db::KernelArgRecord>&) override {}
+  void handle_capture_windows(const std::vector<db::CaptureWindowRecord>&) override {}
   bool finalize(Epilogue&, std::chrono::seconds) noexcept override { return true; }
 };
 

@@ -119,7 +119,13 @@ std::vector<Command> commands() {
         {"--replay", {"sideways", "application"}},  // the second: without --metrics
         {"--cache-control", {"some", "all"}},
         {"--measure-ceilings", {}, true},
-        {"--per-process", {}, true}}},
+        {"--per-process", {}, true},
+        {"--capture-range", {"nvtx:", "foo", "nvtx:a@", "cudaprofilerapi"}},
+        {"--capture-range-end", {"again", "repeat:0"}},  // also: without --capture-range
+        {"--delay", {"-1", "abc", "1e30"}},
+        {"--duration", {"0", "-2", "abc"}},
+        {"--steps", {"1:1", "1:1:0", "a:b:c", "1:1:1:1:1"}},
+        {"--step-range", {""}}}},
       {"prof-ceilings", ceilings, "prof-ceilings: error: ", {"--help"}, {"--into", "@OUT"},
        {{"--into", {}},
         {"--device", {"abc", "1.5"}},

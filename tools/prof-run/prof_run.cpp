@@ -182,7 +182,19 @@ struct Options {
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   CollectorConfig config;
   std::vector<std::string> command;
+  // capture control (docs/capture-control.md), as given
+  std::string capture_range, capture_range_end, steps;
+  std::optional<double> delay_s, duration_s;
 };
+
+// Seconds given on the command line as whole milliseconds; `what` names the option in errors.
+std::uint64_t milliseconds(const char* what, double seconds, bool zero_allowed) {
+  if (!(seconds >= 0) || seconds > 365.0 * 86400 || (!zero_allowed && seconds * 1000 < 1)) {
+    throw UsageError(fmt::format("{} {}", what, seconds) + ": expected seconds " +
+                     (zero_allowed ? ">= 0" : "of at least 0.001") + " and under a year");
+  }
+  return static_cast<std::uint64_t>(seconds * 1000 + 0.5);
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -223,8 +235,29 @@ Options parse(int argc, char** argv) {
   app.add_flag("--per-process", o.per_process,
                "One capture per CUDA process: FILE with the pid inserted before the extension "
                "(run.sqlite -> run.<pid>.sqlite) instead of one capture for all");
+  app.add_option("--capture-range", o.capture_range,
+                 "Record only inside NVTX ranges named NAME (nvtx:NAME, nvtx:NAME@DOMAIN, "
+                 "nvtx:NAME@* for any domain) or between cudaProfilerStart and cudaProfilerStop "
+                 "(cudaProfilerApi), as Nsight Systems' --capture-range");
+  app.add_option("--capture-range-end", o.capture_range_end,
+                 "stop (record the first range only, the default), repeat (every range) or "
+                 "repeat:N (the first N ranges)");
+  app.add_option("--delay", o.delay_s, "Start recording S seconds after the program starts");
+  app.add_option("--duration", o.duration_s,
+                 "Record for S seconds (after --delay); the program then runs on unrecorded");
+  app.add_option("--steps", o.steps,
+                 "WAIT:WARMUP:ACTIVE[:REPEAT] on the step ranges (torch.profiler.schedule): skip "
+                 "WAIT and WARMUP steps, record ACTIVE steps, REPEAT cycles (0: to the end)");
+  app.add_option("--step-range", o.config.step_range,
+                 "With --steps: the step ranges are the NVTX ranges matching GLOB (default "
+                 "ProfilerStep#*, then *step*, then *iteration*)");
   app.footer(
       "Usage: prof-run [options] -- CMD ARGS...\n"
+      "Examples:\n"
+      "  prof-run -o run.sqlite -- python3 train.py\n"
+      "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
+      "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
+      "  prof-run --delay 20 --duration 5 -- ./server\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
       "it; 1 if the capture could not be finalized.");
   const int own_argc = separator < 0 ? argc : separator;
@@ -250,6 +283,21 @@ Options parse(int argc, char** argv) {
     throw UsageError("--replay application cannot be combined with --per-process");
   }
   try {
+    namespace c = fuselens::collector;
+    if (!o.capture_range.empty()) o.config.capture_range = c::parse_capture_range(o.capture_range);
+    if (app.count("--capture-range-end") > 0) {
+      if (o.capture_range.empty()) throw UsageError("--capture-range-end needs --capture-range");
+      o.config.capture_range_windows = c::parse_capture_range_end(o.capture_range_end);
+    }
+    if (app.count("--capture-range") > 0 && o.capture_range.empty()) {
+      throw UsageError("--capture-range: expected nvtx:NAME[@DOMAIN] or cudaProfilerApi");
+    }
+    if (o.delay_s) o.config.delay_ms = milliseconds("--delay", *o.delay_s, true);
+    if (o.duration_s) o.config.duration_ms = milliseconds("--duration", *o.duration_s, false);
+    if (app.count("--steps") > 0) o.config.steps = c::parse_steps(o.steps);
+    if (app.count("--step-range") > 0 && o.config.step_range.empty()) {
+      throw UsageError("--step-range: expected a non-empty GLOB");
+    }
     o.config.trace = fuselens::collector::parse_trace(o.trace);
     o.config.validate();
   } catch (const fuselens::collector::ConfigError& e) {
@@ -357,6 +405,7 @@ int run_workload(const Options& options, const std::string& executable, const st
   for (const int s : kForwarded) sigaddset(&forwarded, s);
   sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
   const pid_t parent = ::getpid();
+  const std::uint64_t launch_utc_ns = utc_now_ns();  // --delay counts from here
   const pid_t child = ::fork();
   if (child < 0) {
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
@@ -381,6 +430,21 @@ int run_workload(const Options& options, const std::string& executable, const st
       ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
     }
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    {  // capture control, always set so that a stray value in the user's environment is replaced
+      namespace c = fuselens::collector;
+      const auto& cfg = options.config;
+      ::setenv(c::kEnvCaptureRange, options.capture_range.c_str(), 1);
+      ::setenv(c::kEnvCaptureRangeEnd,
+               cfg.capture_range_windows == 1   ? "stop"
+               : cfg.capture_range_windows == 0 ? "repeat"
+                                                : ("repeat:" + std::to_string(cfg.capture_range_windows)).c_str(),
+               1);
+      ::setenv(c::kEnvDelayMs, std::to_string(cfg.delay_ms).c_str(), 1);
+      ::setenv(c::kEnvDurationMs, std::to_string(cfg.duration_ms).c_str(), 1);
+      ::setenv(c::kEnvSteps, options.steps.c_str(), 1);
+      ::setenv(c::kEnvStepRange, cfg.step_range.c_str(), 1);
+      ::setenv(c::kEnvStartUtcNs, std::to_string(launch_utc_ns).c_str(), 1);
+    }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::execv(executable.c_str(), child_argv.data());
     std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno) << '\n';

@@ -24,6 +24,15 @@ inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // 
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
+// Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
+// --delay, --duration, --steps, --step-range).
+inline constexpr const char* kEnvCaptureRange = "FUSELENS_CAPTURE_RANGE";         // see below
+inline constexpr const char* kEnvCaptureRangeEnd = "FUSELENS_CAPTURE_RANGE_END";  // stop|repeat[:N]
+inline constexpr const char* kEnvDelayMs = "FUSELENS_DELAY_MS";        // ms after the launch
+inline constexpr const char* kEnvDurationMs = "FUSELENS_DURATION_MS";  // ms of recording
+inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";             // WAIT:WARMUP:ACTIVE[:REPEAT]
+inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";    // glob of the step ranges
+inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
 /// records (stream, event and context synchronizations, also the implicit ones inside other calls;
@@ -69,6 +78,35 @@ class ConfigError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+/// What opens a recording window (Nsight Systems' --capture-range): NVTX ranges whose message is
+/// `name` (in the default domain when `domain` is empty, in the domain named `domain`, or in any
+/// domain for "*"), or the CUDA profiler API (cudaProfilerStart/cuProfilerStart to
+/// cudaProfilerStop/cuProfilerStop).
+struct CaptureRange {
+  enum class Kind { None, Nvtx, ProfilerApi };
+  Kind kind = Kind::None;
+  std::string name, domain;
+};
+/// Parses "nvtx:NAME", "nvtx:NAME@DOMAIN", "nvtx:NAME@*" or "cudaProfilerApi". Throws
+/// ConfigError for anything else (an empty NAME or DOMAIN, another kind).
+CaptureRange parse_capture_range(std::string_view text);
+/// Parses --capture-range-end: "stop" (one window: 1), "repeat" (every range: 0) or "repeat:N"
+/// (N windows, N >= 1). Throws ConfigError.
+std::uint32_t parse_capture_range_end(std::string_view text);
+
+/// --steps WAIT:WARMUP:ACTIVE[:REPEAT] on the step markers, after torch.profiler.schedule: skip
+/// `wait` steps, then `warmup` steps (not recorded: PyTorch records and discards them), record
+/// `active` steps; the cycle repeats `repeat` times (0: until the program ends).
+struct StepSchedule {
+  std::uint32_t wait = 0, warmup = 0, active = 1, repeat = 0;
+};
+/// Parses "W:U:A" or "W:U:A:R" (decimal, ACTIVE >= 1, each below 10^9). Throws ConfigError.
+StepSchedule parse_steps(std::string_view text);
+
+/// Glob match, `*` and `?`, ASCII case-insensitive, of the whole `text`; linear in
+/// |pattern| x |text| at worst, iterative, no allocation (the collector's NVTX callbacks use it).
+bool glob_match_nocase(std::string_view pattern, std::string_view text) noexcept;
 
 /// Parses a comma-separated list of group names ("cuda,nvtx", "all"). When every item starts with
 /// '+' or '-' the list changes the default instead ("+args": the default and args; "-context,
@@ -121,10 +159,27 @@ struct CollectorConfig {
   /// appending to `output`.
   bool per_process = false;
 
+  // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
+  CaptureRange capture_range;
+  std::uint32_t capture_range_windows = 1;  ///< parse_capture_range_end: 0 = unlimited
+  std::uint64_t delay_ms = 0;               ///< record from this long after prof-run's launch
+  std::uint64_t duration_ms = 0;            ///< then for this long (0: to the end)
+  std::optional<StepSchedule> steps;        ///< --steps
+  std::string step_range;  ///< glob of the step ranges; empty: ProfilerStep#*, *step*, *iteration*
+  std::uint64_t start_utc_ns = 0;  ///< prof-run's launch time (0: unknown, the collector's start)
+
+  /// True when anything above limits what is recorded.
+  bool controlled() const {
+    return capture_range.kind != CaptureRange::Kind::None || delay_ms > 0 || duration_ms > 0 ||
+           steps.has_value();
+  }
+
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms), `metrics` names an
   /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
-  /// is not all|none, or cache_control "all" is asked for with kernel replay.
+  /// is not all|none, or cache_control "all" is asked for with kernel replay; or the capture
+  /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
+  /// count other than 1 without a capture range, counters with any capture control).
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();

@@ -173,6 +173,15 @@ struct KernelArgRecord {
   std::uint64_t value = 0;
 };
 
+/// A span of the run the collector recorded under prof-run's capture control (--capture-range,
+/// --delay/--duration, --steps; docs/capture-control.md). CUPTI ns; end 0 when the process ended
+/// inside it.
+struct CaptureWindowRecord {
+  std::uint32_t pid = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::string reason;  ///< "nvtx:NAME", "cudaProfilerApi", "time", "steps 3-5"
+};
+
 /// A batch of records committed in one transaction.
 struct RecordBatch {
   std::vector<KernelRecord> kernels;

@@ -42,6 +42,8 @@ class Writer {
   /// Stores kernel arguments (schema version 3, table kernel_arg) in one transaction; a row of
   /// the same (pid, correlation id, index) is replaced.
   void write_kernel_args(const std::vector<KernelArgRecord>& args);
+  /// Stores the windows a process recorded under capture control (one transaction).
+  void write_capture_windows(const std::vector<CaptureWindowRecord>& windows);
   /// Inserts the device unless a row with its ordinal exists.
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the

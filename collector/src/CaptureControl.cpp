@@ -1,0 +1,386 @@
+#include "CaptureControl.h"
+
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <string_view>
+#include <vector>
+
+#include "CaptureSink.h"
+#include "Log.h"
+
+namespace fuselens::collector {
+namespace {
+
+// Per thread: the NVTX push depth (all domains) and, per depth up to 64, whether that push
+// opened the capture-range window / began a step (and whether the step was active).
+struct ThreadRanges {
+  std::uint32_t depth = 0;
+  std::uint64_t opened = 0;       // bit d: the push at depth d opened the window
+  std::uint64_t step = 0;         // bit d: the push at depth d began a step
+  std::uint64_t step_active = 0;  // bit d: ... an active one
+  std::uint64_t step_position = 0;
+  std::uint32_t steps_open = 0;   // step ranges open on this thread
+};
+thread_local ThreadRanges t_ranges;
+
+std::uint64_t this_thread_id() { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+
+std::uint64_t cupti_now() {
+  std::uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+std::uint64_t utc_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+const char* ascii_message(const nvtxEventAttributes_t* a) {
+  if (!a || a->messageType != NVTX_MESSAGE_TYPE_ASCII) return nullptr;
+  return a->message.ascii;
+}
+
+constexpr std::string_view kDefaultStepPatterns[] = {"ProfilerStep#*", "*step*", "*iteration*"};
+
+}  // namespace
+
+CaptureControl::CaptureControl(const CollectorConfig& config, Switch& target, std::uint32_t pid)
+    : config_(config), target_(target), pid_(pid) {
+  switch (config_.capture_range.kind) {
+    case CaptureRange::Kind::Nvtx:
+      reason_ = "nvtx:" + config_.capture_range.name;
+      if (!config_.capture_range.domain.empty()) reason_ += "@" + config_.capture_range.domain;
+      break;
+    case CaptureRange::Kind::ProfilerApi:
+      reason_ = "cudaProfilerApi";
+      break;
+    case CaptureRange::Kind::None:
+      reason_ = config_.steps ? "steps" : "time";
+      break;
+  }
+}
+
+CaptureControl::~CaptureControl() { finish(); }
+
+bool CaptureControl::records_at_start() const noexcept {
+  return !config_.steps && config_.capture_range.kind == CaptureRange::Kind::None &&
+         config_.delay_ms == 0;
+}
+
+bool CaptureControl::start(CUpti_SubscriberHandle subscriber) noexcept {
+  const bool nvtx = config_.steps || config_.capture_range.kind == CaptureRange::Kind::Nvtx;
+  if (nvtx && (!subscriber || cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)) {
+    log("capture control: cannot observe NVTX ranges; nothing will be recorded");
+    return false;
+  }
+  if (config_.capture_range.kind == CaptureRange::Kind::ProfilerApi) {
+    if (!subscriber ||
+        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) != CUPTI_SUCCESS ||
+        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) != CUPTI_SUCCESS) {
+      log("capture control: cannot observe cudaProfilerStart/Stop; nothing will be recorded");
+      return false;
+    }
+  }
+  if (records_at_start()) {
+    open();
+  } else if (config_.delay_ms > 0) {
+    try {
+      timer_ = std::thread([this] { timer_loop(); });
+    } catch (...) {
+      log("capture control: cannot start the timer; nothing will be recorded");
+      return false;
+    }
+  }
+  if (config_.duration_ms > 0 && records_at_start()) {
+    try {
+      timer_ = std::thread([this] { timer_loop(); });
+    } catch (...) {
+      log("capture control: cannot start the timer; recording to the end");
+    }
+  }
+  return true;
+}
+
+void CaptureControl::timer_loop() noexcept {
+  ::pthread_setname_np(::pthread_self(), "fuselens-timer");
+  const std::uint64_t t0 = config_.start_utc_ns != 0 ? config_.start_utc_ns : utc_now_ns();
+  auto wait_until = [&](std::uint64_t utc_ns) {  // false: stopped
+    std::unique_lock lock(timer_mutex_);
+    const std::uint64_t now = utc_now_ns();
+    const auto left = std::chrono::nanoseconds(utc_ns > now ? utc_ns - now : 0);
+    return !timer_wake_.wait_for(lock, left, [&] { return timer_stop_; });
+  };
+  const std::uint64_t open_at = t0 + config_.delay_ms * 1'000'000ull;
+  if (config_.delay_ms > 0) {
+    if (!wait_until(open_at)) return;
+    open();
+  }
+  if (config_.duration_ms > 0) {
+    const std::uint64_t from = config_.delay_ms > 0 ? open_at : t0;
+    if (!wait_until(from + config_.duration_ms * 1'000'000ull)) return;
+    close();
+  }
+}
+
+void CaptureControl::open() noexcept {
+  if (finished_.load()) return;
+  const std::uint32_t limit = config_.capture_range_windows;
+  if (config_.capture_range.kind != CaptureRange::Kind::None && limit != 0 &&
+      windows_opened_.load() >= limit) {
+    return;
+  }
+  int off = 0;
+  if (!state_.compare_exchange_strong(off, 2)) return;  // on, or another thread switching
+  windows_opened_.fetch_add(1);
+  const std::size_t i = window_count_.load();
+  if (i < kMaxWindows) {
+    windows_[i].start_ns = cupti_now();
+    windows_[i].end_ns = 0;
+    window_count_.store(i + 1);
+  } else {
+    windows_lost_.fetch_add(1);
+  }
+  target_.set_recording(true);
+  state_.store(1);
+}
+
+void CaptureControl::close() noexcept {
+  int on = 1;
+  if (!state_.compare_exchange_strong(on, 2)) return;
+  target_.set_recording(false);
+  const std::size_t n = window_count_.load();
+  if (n > 0 && windows_[n - 1].end_ns == 0) windows_[n - 1].end_ns = cupti_now();
+  state_.store(0);
+}
+
+bool CaptureControl::capture_range_matches(const void* domain, bool named_domain,
+                                           const char* message) const noexcept {
+  if (config_.capture_range.kind != CaptureRange::Kind::Nvtx || !message) return false;
+  const std::string& want = config_.capture_range.domain;
+  if (want.empty()) {
+    if (named_domain && domain) return false;  // the default domain only
+  } else if (want != "*") {
+    if (!named_domain || !domain) return false;
+    bool found = false;
+    const std::size_t n = domain_count_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n && !found; ++i) {
+      found = domain_handles_[i].load(std::memory_order_relaxed) == domain && domain_names_[i] == want;
+    }
+    if (!found) return false;
+  }
+  return config_.capture_range.name == message;
+}
+
+bool CaptureControl::step_matches(const char* message) noexcept {
+  if (!config_.steps || !message) return false;
+  const std::string_view text(message);
+  if (!config_.step_range.empty()) return glob_match_nocase(config_.step_range, text);
+  // The default patterns: the first range matching one of them locks the pattern it matches
+  // first, as `prof-analyze steps` uses the first pattern that matches anything.
+  int locked = step_pattern_.load(std::memory_order_relaxed);
+  if (locked >= 0) return glob_match_nocase(kDefaultStepPatterns[locked], text);
+  for (int i = 0; i < 3; ++i) {
+    if (glob_match_nocase(kDefaultStepPatterns[i], text)) {
+      int none = -1;
+      step_pattern_.compare_exchange_strong(none, i);
+      return step_pattern_.load() == i;
+    }
+  }
+  return false;
+}
+
+bool CaptureControl::step_begins() noexcept {
+  const StepSchedule& s = *config_.steps;
+  const std::uint64_t cycle = std::uint64_t{s.wait} + s.warmup + s.active;
+  const std::uint64_t k = steps_seen_.fetch_add(1);
+  t_ranges.step_position = k;
+  if (s.repeat != 0 && k / cycle >= s.repeat) return false;
+  const bool active = k % cycle >= std::uint64_t{s.wait} + s.warmup;
+  if (active) open();
+  return active;
+}
+
+void CaptureControl::step_ends(bool active, std::uint64_t position) noexcept {
+  const StepSchedule& s = *config_.steps;
+  const std::uint64_t cycle = std::uint64_t{s.wait} + s.warmup + s.active;
+  if (active && position % cycle == cycle - 1) close();  // the cycle's last active step
+}
+
+void CaptureControl::on_push(const void* domain, bool named_domain, const char* message) noexcept {
+  ThreadRanges& t = t_ranges;
+  const std::uint32_t d = t.depth++;
+  if (d >= 64) return;
+  const std::uint64_t bit = 1ull << d;
+  t.opened &= ~bit;
+  t.step &= ~bit;
+  t.step_active &= ~bit;
+  if (capture_range_matches(domain, named_domain, message) && state_.load() == 0) {
+    open();
+    if (state_.load() == 1) t.opened |= bit;
+  }
+  if (t.steps_open == 0 && step_matches(message)) {
+    std::uint64_t owner = 0;
+    const std::uint64_t me = this_thread_id();
+    if (step_thread_.compare_exchange_strong(owner, me) || owner == me) {
+      t.step |= bit;
+      ++t.steps_open;
+      if (step_begins()) t.step_active |= bit;
+    }
+  }
+}
+
+void CaptureControl::on_pop() noexcept {
+  ThreadRanges& t = t_ranges;
+  if (t.depth == 0) return;  // a pop without a push we saw
+  const std::uint32_t d = --t.depth;
+  if (d >= 64) return;
+  const std::uint64_t bit = 1ull << d;
+  if (t.opened & bit) {
+    t.opened &= ~bit;
+    close();
+  }
+  if (t.step & bit) {
+    t.step &= ~bit;
+    --t.steps_open;
+    step_ends((t.step_active & bit) != 0, t.step_position);
+    t.step_active &= ~bit;
+  }
+}
+
+void CaptureControl::on_start(const void* domain, bool named_domain, const char* message,
+                              std::uint64_t range_id) noexcept {
+  if (range_id == 0 || !capture_range_matches(domain, named_domain, message)) return;
+  if (state_.load() != 0) return;
+  open();
+  if (state_.load() == 1) open_range_id_.store(range_id);
+}
+
+void CaptureControl::on_end(std::uint64_t range_id) noexcept {
+  std::uint64_t expected = range_id;
+  if (range_id != 0 && open_range_id_.compare_exchange_strong(expected, 0)) close();
+}
+
+void CaptureControl::on_nvtx(CUpti_CallbackId id, const void* data) noexcept {
+  const auto& nvtx = *static_cast<const CUpti_NvtxData*>(data);
+  const void* p = nvtx.functionParams;
+  if (!p) return;
+  auto range_id = [&] {
+    return nvtx.functionReturnValue
+               ? static_cast<std::uint64_t>(*static_cast<const nvtxRangeId_t*>(nvtx.functionReturnValue))
+               : 0;
+  };
+  switch (id) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      on_push(nullptr, false, static_cast<const nvtxRangePushA_params*>(p)->message);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      on_push(nullptr, false, ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
+      on_push(q->domain, true, ascii_message(q->core.eventAttrib));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      on_pop();
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+      on_start(nullptr, false, static_cast<const nvtxRangeStartA_params*>(p)->message, range_id());
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      on_start(nullptr, false, ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib),
+               range_id());
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+      const auto* q = static_cast<const nvtxDomainRangeStartEx_params*>(p);
+      on_start(q->domain, true, ascii_message(q->core.eventAttrib), range_id());
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+      on_end(static_cast<std::uint64_t>(static_cast<const nvtxRangeEnd_params*>(p)->id));
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+      on_end(static_cast<std::uint64_t>(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id));
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      const char* name = static_cast<const nvtxDomainCreateA_params*>(p)->name;
+      if (!name || !nvtx.functionReturnValue) break;
+      const void* handle = *static_cast<const nvtxDomainHandle_t*>(nvtx.functionReturnValue);
+      const std::size_t i = domain_count_.load();
+      if (i >= kMaxDomains) break;  // more domains than we track: their ranges never match
+      try {
+        domain_names_[i] = name;  // domain creation is rare and off the launch path
+      } catch (...) {
+        break;
+      }
+      domain_handles_[i].store(handle, std::memory_order_relaxed);
+      domain_count_.store(i + 1, std::memory_order_release);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CaptureControl::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                                 const void* data) noexcept {
+  if (finished_.load(std::memory_order_relaxed)) return;
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    on_nvtx(id, data);
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      config_.capture_range.kind == CaptureRange::Kind::ProfilerApi) {
+    const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+    // Open before cuProfilerStart's work, close after cuProfilerStop's.
+    if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && call.callbackSite == CUPTI_API_EXIT) {
+      open();
+    } else if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && call.callbackSite == CUPTI_API_ENTER) {
+      close();
+    }
+  }
+}
+
+void CaptureControl::finish() noexcept {
+  if (finished_.exchange(true)) return;
+  {
+    std::lock_guard lock(timer_mutex_);
+    timer_stop_ = true;
+  }
+  timer_wake_.notify_all();
+  if (timer_.joinable() && !::pthread_equal(timer_.native_handle(), ::pthread_self())) {
+    timer_.join();
+  }
+}
+
+void CaptureControl::write_final(CaptureSink& sink) noexcept {
+  try {
+    std::vector<db::CaptureWindowRecord> rows;
+    const std::size_t n = window_count_.load();
+    rows.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      rows.push_back({pid_, windows_[i].start_ns, windows_[i].end_ns, reason_});
+    }
+    sink.handle_capture_windows(rows);
+    if (windows_lost_.load() > 0) {
+      log("capture control: {} windows beyond the first {} were recorded but not listed",
+          windows_lost_.load(), kMaxWindows);
+    }
+    if (n == 0) log("capture control: no window opened; nothing was recorded");
+  } catch (const std::exception& e) {
+    log("capture control: cannot store the windows: {}", e.what());
+  }
+}
+
+}  // namespace fuselens::collector
