@@ -352,6 +352,20 @@ QStringList MainWindow::screenshotPages(const QString& directory) {
     const QString path = QDir(directory).filePath(p->slug() + QStringLiteral(".png"));
     if (grab().save(path)) saved << path;
   }
+  // The step lane: the timeline over the steps around the start of the steady window.
+  const CaptureDataPtr current = currentCapture();
+  if (current && current->steps && !current->steps->steps.empty()) {
+    const auto& steps = current->steps->steps;
+    const int first = std::max(1, current->steps->steady_first - 4);
+    const int last = std::min(static_cast<int>(steps.size()), first + 10);
+    showPage(timeline_);
+    timeline_->timelineWidget()->setView(
+        static_cast<double>(steps[static_cast<std::size_t>(first - 1)].start_ns),
+        static_cast<double>(steps[static_cast<std::size_t>(last - 1)].end_ns));
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QString path = QDir(directory).filePath(QStringLiteral("timeline-steps.png"));
+    if (grab().save(path)) saved << path;
+  }
   return saved;
 }
 

@@ -70,7 +70,9 @@ class MainWindow : public QMainWindow {
   /// The status bar's window text: "Window: <Window::description>".
   QString windowText() const;
 
-  /// Saves a PNG of the whole window per page into `directory` (<slug>.png); returns the files.
+  /// Saves a PNG of the whole window per page into `directory` (<slug>.png), and with steps the
+  /// timeline over ten steps around the start of the steady window (timeline-steps.png);
+  /// returns the files.
   QStringList screenshotPages(const QString& directory);
 
   static QStringList recentFiles();

@@ -39,14 +39,24 @@ void StepChart::paintEvent(QPaintEvent*) {
   }
   const auto& steps = report_->steps;
   const int n = static_cast<int>(steps.size());
+  // The scale fits the steady steps: a warm-up step of a second would flatten the rest. Taller
+  // steps are cut at the top and labelled with their time.
   double top = 0;
-  for (const auto& s : steps) top = std::max(top, static_cast<double>(s.wall_ns()));
-  top = std::max(top * 1.08, 1.0);
+  const int fitFrom = report_->steady_first > 0 ? report_->steady_first : 1;
+  for (const auto& s : steps) {
+    if (s.index >= fitFrom) top = std::max(top, static_cast<double>(s.wall_ns()));
+  }
+  if (top <= 0) {
+    for (const auto& s : steps) top = std::max(top, static_cast<double>(s.wall_ns()));
+  }
+  top = std::max(top * 1.15, 1.0);
   const QRect area = rect().adjusted(70, 28, -16, -42);
   const auto xOf = [&](double index) {  // step index (1-based) to the centre of its slot
     return area.left() + (index - 0.5) * area.width() / n;
   };
-  const auto yOf = [&](double ns) { return area.bottom() - ns * area.height() / top; };
+  const auto yOf = [&](double ns) {
+    return area.bottom() - std::min(ns, top) * area.height() / top;
+  };
   const double slot = static_cast<double>(area.width()) / n;
 
   // The steady window, and the steps of the current window under the axis.
@@ -99,6 +109,17 @@ void StepChart::paintEvent(QPaintEvent*) {
   };
   line([](const analyzer::Step& s) { return s.wall_ns(); }, kWall);
   line([](const analyzer::Step& s) { return s.gpu_busy_ns; }, kBusy);
+  p.setPen(QColor(0x30, 0x34, 0x3a));
+  int cut = 0;  // the labels of cut steps, one under the other
+  for (const auto& s : steps) {
+    if (static_cast<double>(s.wall_ns()) <= top || cut > 3) continue;
+    p.drawText(QRectF(xOf(s.index) + 6, area.top() + 14 * cut, 160, 14),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("step %1: %2 (cut)")
+                   .arg(s.index)
+                   .arg(formatDuration(static_cast<double>(s.wall_ns()))));
+    ++cut;
+  }
   p.setPen(QPen(kOutlier, 1.6));
   for (const auto& o : report_->outliers) {
     if (o.index < 1 || o.index > n) continue;
