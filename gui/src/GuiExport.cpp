@@ -181,9 +181,11 @@ bool exportPdfReport(const CaptureData& data, const QList<QPair<QString, QImage>
   for (const auto& a : s.run.info.command_line) argv << toQString(a);
   html +=
       QStringLiteral(
-          "<p><b>Command:</b> %1<br><b>Host:</b> %2<br><b>Kernels:</b> %3, GPU time %4</p>")
+          "<p><b>Command:</b> %1<br><b>Host:</b> %2<br><b>Window:</b> %3<br><b>Kernels:</b> %4, "
+          "GPU time %5</p>")
           .arg(argv.join(QLatin1Char(' ')).toHtmlEscaped(),
-               toQString(s.run.info.host_name).toHtmlEscaped(), formatCount(s.totals.kernel_count),
+               toQString(s.run.info.host_name).toHtmlEscaped(),
+               data.windowDescription().toHtmlEscaped(), formatCount(s.totals.kernel_count),
                formatDuration(static_cast<double>(s.totals.kernel_time_ns)));
   html += QStringLiteral("<h2>CUDA GPU kernels</h2>") +
           htmlTable(head, s.kernels, [](const analyzer::KernelRow& r) {

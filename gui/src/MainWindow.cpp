@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -126,8 +127,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       "steps:A-B, range:GLOB (NVTX ranges) or time:T0-T1 (seconds from the capture's start; "
       "suffix ms, us, ns allowed). Select steps on the Steps page or Shift+drag on the timeline "
       "to set it too."));
-  connect(windowBox_, &QComboBox::activated, this,
-          [this](int) { setWindow(windowBox_->currentText()); });
+  // An item chosen from the list, or a window typed and entered (Return with a text that is not
+  // an item emits no activated): both once per text until the loader answers.
+  const auto fromBox = [this] {
+    const QString text = windowBox_->currentText().trimmed();
+    if (text == requestedWindow_) return;
+    requestedWindow_ = text;
+    if (!setWindow(text)) requestedWindow_.clear();
+  };
+  connect(windowBox_, &QComboBox::activated, this, fromBox);
+  connect(windowBox_->lineEdit(), &QLineEdit::returnPressed, this, fromBox);
   toolbar->addWidget(windowBox_);
 
   status_ = new QLabel(this);
@@ -249,6 +258,7 @@ void MainWindow::onWindowChanged(const CaptureDataPtr& capture) {
 }
 
 void MainWindow::showWindow() {
+  requestedWindow_.clear();  // the loader answered (or the capture changed)
   const CaptureDataPtr capture = currentCapture();
   if (!capture || !capture->has(Analysis::Steps)) {
     windowLabel_->setText(capture ? QStringLiteral("Window: finding the steps…") : QString());

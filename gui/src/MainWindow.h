@@ -129,6 +129,7 @@ class MainWindow : public QMainWindow {
   QComboBox* captureBox_ = nullptr;
   QComboBox* windowBox_ = nullptr;  ///< editable: all, steady, steps:A-B, time:T0-T1, range:GLOB
   QLabel* windowLabel_ = nullptr;   ///< the status bar's window
+  QString requestedWindow_;         ///< the window the control asked for, until the loader answers
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QMenu* recentMenu_ = nullptr;

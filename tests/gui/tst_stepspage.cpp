@@ -2,7 +2,9 @@
 // training capture train_steps.sqlite (65 steps marked by NVTX ranges, docs/steps.md).
 
 #include <QComboBox>
+#include <QLineEdit>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "CaptureLoader.h"
@@ -136,7 +138,43 @@ class TestStepsPage : public QObject {
     QVERIFY(description.contains(QStringLiteral("steps 10-20")));
     QCOMPARE(window.windowText(), QStringLiteral("Window: ") + description);
 
-    // The window control: back to the whole capture; a malformed window changes nothing.
+    // The HTML report describes the window and names it.
+    QTemporaryDir dir;
+    const QString html = dir.filePath(QStringLiteral("report.html"));
+    QSignalSpy written(window.loader(), &CaptureLoader::htmlReportWritten);
+    window.loader()->requestHtmlReport(current, html);
+    QVERIFY(written.wait(120000));
+    QVERIFY2(written[0][2].toString().isEmpty(), qPrintable(written[0][2].toString()));
+    QFile file(html);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(QString::fromUtf8(file.readAll()).contains(QStringLiteral("steps 10-20")));
+
+    // A Shift+drag on the timeline: the time range becomes the window of the summary.
+    const auto& steps = current->steps->steps;
+    window.showPage(window.timelinePage());
+    window.timelinePage()->timelineWidget()->selectTimeRange(
+        static_cast<double>(steps[29].start_ns), static_cast<double>(steps[39].end_ns));
+    QVERIFY(changed.wait(60000));
+    QVERIFY(waitForLoads(window));
+    QCOMPARE(window.currentCapture()->windowSpec.kind, analyzer::WindowKind::Time);
+    const auto timed = analyzer::summarize(
+        *test::windowedReader(kTrain, window.currentCapture()->windowSpec.text));
+    QCOMPARE(window.currentCapture()->summary.totals.kernel_count, timed.totals.kernel_count);
+    QVERIFY(timed.totals.kernel_count > 0 && timed.totals.kernel_count < whole.totals.kernel_count);
+
+    // The window control in the tool bar: typed and entered.
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("windowBox"));
+    QVERIFY(box);
+    box->setFocus();
+    box->lineEdit()->selectAll();
+    QTest::keyClicks(box->lineEdit(), QStringLiteral("steps:5-6"));
+    QTest::keyClick(box->lineEdit(), Qt::Key_Return);
+    QVERIFY(changed.wait(60000));
+    QVERIFY(waitForLoads(window));
+    QCOMPARE(window.currentCapture()->window->first_step, 5);
+    QCOMPARE(window.currentCapture()->window->last_step, 6);
+
+    // Back to the whole capture; a malformed window changes nothing.
     QVERIFY(window.setWindow(QStringLiteral("all")));
     QVERIFY(changed.wait(60000));
     QVERIFY(waitForLoads(window));
