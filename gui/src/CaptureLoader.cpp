@@ -329,9 +329,15 @@ CaptureLoader::RequestId CaptureLoader::requestCaptureComparison(const CaptureDa
 CaptureLoader::RequestId CaptureLoader::requestHtmlReport(const CaptureDataPtr& capture,
                                                           const QString& path) {
   const RequestId id = ++lastRequest_;
-  startRequest([id, capture, path]() -> std::function<void(CaptureLoader&)> {
+  // What the report reads, copied here on the GUI thread (setWindow changes the window here).
+  auto reading = std::make_shared<CaptureData>();
+  reading->path = capture->path;
+  reading->displayName = capture->displayName;
+  reading->capture = capture->capture;
+  reading->window = capture->window;
+  startRequest([id, reading, path]() -> std::function<void(CaptureLoader&)> {
     QString error;
-    if (exportHtmlReport(*capture, nullptr, path, &error)) error.clear();
+    if (exportHtmlReport(*reading, nullptr, path, &error)) error.clear();
     return [id, path, error](CaptureLoader& loader) {
       Q_EMIT loader.htmlReportWritten(id, path, error);
     };

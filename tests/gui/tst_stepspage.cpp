@@ -91,6 +91,11 @@ class TestStepsPage : public QObject {
         static_cast<int>(widget->xForTime(static_cast<double>(step.start_ns + step.end_ns) / 2)),
         TimelineWidget::kRulerHeight + TimelineWidget::kRowHeight / 2);
     QCOMPARE(widget->stepAt(at), 30);
+    // A double click on it asks for that step as the window.
+    QSignalSpy stepRequested(&page, &TimelinePage::windowRequested);
+    QTest::mouseDClick(widget, Qt::LeftButton, {}, at);
+    QCOMPARE(stepRequested.size(), 1);
+    QCOMPARE(stepRequested[0][0].toString(), QStringLiteral("steps:30"));
     // A Shift+drag over the timeline asks for that time range as the window.
     QSignalSpy requested(&page, &TimelinePage::windowRequested);
     page.show();

@@ -127,6 +127,8 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
           [this] { timeline_->zoom(2.0, timeline_->width() / 2.0); });
   connect(zoomAll, &QToolButton::clicked, timeline_, &TimelineWidget::zoomAll);
   connect(timeline_, &TimelineWidget::itemSelected, this, &TimelinePage::showDetails);
+  connect(timeline_, &TimelineWidget::stepActivated, this,
+          [this](int index) { Q_EMIT windowRequested(QStringLiteral("steps:%1").arg(index)); });
   connect(timeline_, &TimelineWidget::timeRangeSelected, this,
           [this](qint64 startNs, qint64 endNs) {
             if (data_) Q_EMIT windowRequested(timeWindow(startNs, endNs));

@@ -52,7 +52,8 @@ class TimelinePage : public Page {
   QString callPathStatus() const;
 
  Q_SIGNALS:
-  /// A Shift+drag on the timeline chose a time range as the window (parse_window's forms).
+  /// A Shift+drag on the timeline chose a time range as the window, or a double click on a step
+  /// of the step lane that step (parse_window's forms).
   void windowRequested(const QString& window);
 
  protected:

@@ -678,6 +678,11 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
   dragging_ = false;
 }
 
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  if (const int index = stepAt(e->pos())) Q_EMIT stepActivated(index);
+}
+
 void TimelineWidget::keyPressEvent(QKeyEvent* e) {
   const double center = timeArea().center().x();
   switch (e->key()) {

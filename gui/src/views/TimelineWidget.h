@@ -16,9 +16,10 @@
 // the ruler marks the window's intervals.
 //
 // Input: Shift+drag selects a time range (timeRangeSelected: the main window makes it the window
-// of every page); wheel zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the
-// centre, drag or Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything;
-// a click selects the item under the cursor (itemSelected), hovering shows its tooltip.
+// of every page), a double click on a step activates it (stepActivated: that step's window); wheel
+// zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the centre, drag or
+// Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a click selects
+// the item under the cursor (itemSelected), hovering shows its tooltip.
 
 #include <QColor>
 #include <QString>
@@ -95,6 +96,8 @@ class TimelineWidget : public QWidget {
   void viewChanged();
   /// Shift+drag selected [startNs, endNs] (absolute ns, CUPTI clock).
   void timeRangeSelected(qint64 startNs, qint64 endNs);
+  /// A step of the step lane was double-clicked (1-based index).
+  void stepActivated(int index);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -103,6 +106,7 @@ class TimelineWidget : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   bool event(QEvent* event) override;
 
