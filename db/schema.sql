@@ -390,3 +390,54 @@ CREATE TABLE IF NOT EXISTS metric_replay (
   cache_control  TEXT    NOT NULL,  -- 'all' or 'none'
   PRIMARY KEY (pid, device_id)
 );
+
+-- Version 6: the steps of the run (docs/steps.md), found by `prof-run` when the run ended with the
+-- default method of `prof-analyze steps` (NVTX ranges ProfilerStep#*, *step*, *iteration*, else the
+-- period of the launch sequence) and stored for SQL and DataFrame users and for the default window
+-- (docs/windows.md), which reads them instead of searching again; `prof-analyze steps` recomputes
+-- them (and with another method). step_detection has no row when nothing was stored, and method
+-- 'none' when the search was skipped (note says why). Times in ns on CUPTI's clock, GPU work
+-- projected by launch; the columns are those of analyzer/steps/Steps.h's Step and StepReport.
+CREATE TABLE IF NOT EXISTS step_detection (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  method        TEXT    NOT NULL,  -- 'range', 'function', 'auto', or 'none' (not searched)
+  pattern       TEXT    NOT NULL,  -- the glob or function; '' for auto
+  confidence    REAL    NOT NULL,  -- 1 for markers, the period's match fraction for auto
+  period        INTEGER NOT NULL,  -- auto: launches per step; else 0
+  steady_first  INTEGER NOT NULL,  -- the first steady step (0: no steps)
+  median_step   INTEGER NOT NULL,  -- the steady step nearest the median (0: no steps)
+  note          TEXT    NOT NULL,  -- how the steps were found, or why there are none
+  captured_ns   INTEGER NOT NULL,  -- first to last recorded activity
+  steady_ns     INTEGER NOT NULL,  -- sum of the steady steps' wall times
+  -- step times over the steady steps (ns)
+  median_ns REAL NOT NULL, p10_ns REAL NOT NULL, p25_ns REAL NOT NULL, p75_ns REAL NOT NULL,
+  p90_ns REAL NOT NULL, max_ns REAL NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS step (
+  id                 INTEGER PRIMARY KEY,  -- the step's 1-based index in time order
+  pid                INTEGER NOT NULL,
+  tid                INTEGER NOT NULL,
+  start_ns           INTEGER NOT NULL,     -- the step's CPU-side window [start_ns, end_ns)
+  end_ns             INTEGER NOT NULL,
+  label              TEXT    NOT NULL,     -- the range text (range method), else ''
+  gpu_busy_ns        INTEGER NOT NULL,     -- union of its kernels, copies and memsets
+  compute_ns         INTEGER NOT NULL,     -- union of its kernels
+  non_compute_ns     INTEGER NOT NULL,     -- its copies and memsets outside kernels
+  span_ns            INTEGER NOT NULL,     -- the window widened to its GPU work
+  idle_ns            INTEGER NOT NULL,     -- span - compute - non-compute
+  host_wait_ns       INTEGER NOT NULL,     -- HTA's idle breakdown of the stream gaps
+  kernel_wait_ns     INTEGER NOT NULL,
+  other_wait_ns      INTEGER NOT NULL,
+  launches           INTEGER NOT NULL,
+  kernels            INTEGER NOT NULL,
+  copies             INTEGER NOT NULL,
+  memsets            INTEGER NOT NULL,
+  syncs              INTEGER NOT NULL,
+  allocations        INTEGER NOT NULL,
+  peak_memory_bytes  INTEGER NOT NULL,
+  top_kernel         TEXT    NOT NULL,     -- the kernel with the most GPU time, '' without
+  top_kernel_ns      INTEGER NOT NULL,
+  outlier_reason     TEXT,                 -- NULL unless an outlier step: why
+  outlier_differs    TEXT                  -- and what differs from the median step
+);

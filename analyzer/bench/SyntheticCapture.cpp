@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "steps/Steps.h"
 #include "summary/SummaryStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -136,6 +137,14 @@ bool parse(int argc, char** argv, Options& o) {
 
 }  // namespace
 
+// The steps prof-run stores after the aggregates (analyzer/steps/Steps.h, store_steps).
+static void store_steps_of(const std::string& path) {
+  fuselens::db::Reader reader(
+      fuselens::db::Connection(path, fuselens::db::Connection::Mode::ReadWrite));
+  const std::string skipped = fuselens::analyzer::store_steps(reader);
+  if (!skipped.empty()) std::fprintf(stderr, "synthetic_capture: %s\n", skipped.c_str());
+}
+
 int main(int argc, char** argv) {
   Options opt;
   if (!parse(argc, argv, opt)) {
@@ -147,6 +156,7 @@ int main(int argc, char** argv) {
   if (opt.store_only) {
     try {
       fuselens::analyzer::store_summary_aggregates(opt.out);
+      store_steps_of(opt.out);
     } catch (const std::exception& e) {
       std::cerr << "synthetic_capture: error: " << e.what() << "\n";
       return 1;
@@ -339,7 +349,10 @@ int main(int argc, char** argv) {
     writer.write_process(process);
     writer.finalize({db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000});
     const auto t_store = std::chrono::steady_clock::now();
-    if (opt.aggregates) fuselens::analyzer::store_summary_aggregates(opt.out);  // as prof-run does
+    if (opt.aggregates) {  // as prof-run does
+      fuselens::analyzer::store_summary_aggregates(opt.out);
+      store_steps_of(opt.out);
+    }
     const double store_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_store).count();
     const double seconds =

@@ -134,3 +134,27 @@ PeriodFit find_period(const std::vector<std::string>& names,
 std::size_t steady_start(const std::vector<std::int64_t>& walls);
 
 }  // namespace fuselens::analyzer
+
+namespace fuselens::analyzer {
+
+/// The most GPU records (kernels, copies, memsets, memory events) for which store_steps runs at
+/// the end of a run: the step search holds every launch in memory (about 100 bytes each), which
+/// at ten million launches would cost prof-run a gigabyte; larger captures get their steps from
+/// `prof-analyze steps`.
+inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
+
+/// Finds the steps of the capture open read-write in `reader` with the default method
+/// (analyze_steps with no options) and stores them in its step tables (db/StepStore.h), replacing
+/// any stored before. Over kMaxStoredStepRecords it stores no steps but a detection row of method
+/// "none" saying why, so that the default window knows the search was skipped. Returns "" when
+/// steps were stored, else why not. Throws db::Error when the capture has no step tables
+/// (schema < 6) or a query fails.
+std::string store_steps(db::Reader& reader);
+
+/// The steps stored when the run ended, as analyze_steps with no options returns them (every
+/// field but Step::kernel_counts, which is not stored); a skipped search ("none") gives no steps
+/// with its note. nullopt when nothing was stored (older captures, or prof-run could not).
+/// Throws db::Error for stored rows a run cannot have written.
+std::optional<StepReport> stored_step_report(const db::Reader& reader);
+
+}  // namespace fuselens::analyzer

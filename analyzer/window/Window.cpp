@@ -228,7 +228,13 @@ Window resolve_window(const db::Reader& reader, const WindowSpec& spec,
     case WindowKind::Steps:
       break;
   }
-  w.steps = analyze_steps(reader, step_options);
+  // The steps prof-run stored when the run ended are those the default method finds: read them
+  // instead of searching every launch again (a summary then costs what it did before windows).
+  const bool default_method =
+      !step_options.range_glob && !step_options.function && !step_options.automatic;
+  std::optional<StepReport> stored;
+  if (default_method) stored = stored_step_report(reader);
+  w.steps = stored ? std::move(*stored) : analyze_steps(reader, step_options);
   const StepReport& report = *w.steps;
   const int count = static_cast<int>(report.steps.size());
   if (spec.kind == WindowKind::Steady) {

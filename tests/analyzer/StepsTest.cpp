@@ -5,13 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "Subprocess.h"
 #include "TestSupport.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/StepStore.h"
 #include "steps/Steps.h"
+#include "window/Window.h"
 
 #ifndef PROF_ANALYZE_PATH
 #error "PROF_ANALYZE_PATH must name the prof-analyze binary"
@@ -388,4 +392,122 @@ TEST(StepsCli, ErrorLinesEscapeControlCharacters) {
     }
   }
   EXPECT_NE(r.err.find("a\\x1b[2J\\x07b\\x09c"), std::string::npos) << r.err;
+}
+
+// The steps prof-run stores when a run ends (schema 6, db/StepStore.h) are those `prof-analyze
+// steps` finds with its default method, every field (but the kernel multiset) read back equal;
+// the default window reads them instead of searching again.
+TEST(StepsStore, StoredStepsEqualTheStepsFound) {
+  TempDir dir;
+  const std::string path = (dir.path() / "stored.sqlite").string();
+  stepped_capture(true, false).write(path);
+  StepReport found;
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
+    EXPECT_FALSE(stored_step_report(reader).has_value());  // nothing stored yet
+    found = analyze_steps(reader);
+    EXPECT_EQ(store_steps(reader), "");
+  }
+  const db::Reader reader(path);
+  const auto stored = stored_step_report(reader);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->method, found.method);
+  EXPECT_EQ(stored->pattern, "ProfilerStep#*");
+  EXPECT_EQ(stored->note, found.note);
+  EXPECT_EQ(stored->steady_first, found.steady_first);
+  EXPECT_EQ(stored->median_step, found.median_step);
+  EXPECT_EQ(stored->captured_ns, found.captured_ns);
+  EXPECT_EQ(stored->steady_ns, found.steady_ns);
+  EXPECT_EQ(stored->distribution.median_ns, found.distribution.median_ns);
+  EXPECT_EQ(stored->distribution.p90_ns, found.distribution.p90_ns);
+  ASSERT_EQ(stored->steps.size(), 8u);
+  ASSERT_EQ(stored->steps.size(), found.steps.size());
+  for (std::size_t i = 0; i < found.steps.size(); ++i) {
+    const Step& f = found.steps[i];
+    const Step& s = stored->steps[i];
+    EXPECT_EQ(
+        std::tie(s.index, s.pid, s.tid, s.start_ns, s.end_ns, s.label, s.gpu_busy_ns, s.compute_ns,
+                 s.non_compute_ns, s.span_ns, s.idle_ns, s.host_wait_ns, s.kernel_wait_ns,
+                 s.other_wait_ns, s.launches, s.kernels, s.copies, s.memsets, s.syncs,
+                 s.allocations, s.peak_memory_bytes, s.top_kernel, s.top_kernel_ns),
+        std::tie(f.index, f.pid, f.tid, f.start_ns, f.end_ns, f.label, f.gpu_busy_ns, f.compute_ns,
+                 f.non_compute_ns, f.span_ns, f.idle_ns, f.host_wait_ns, f.kernel_wait_ns,
+                 f.other_wait_ns, f.launches, f.kernels, f.copies, f.memsets, f.syncs,
+                 f.allocations, f.peak_memory_bytes, f.top_kernel, f.top_kernel_ns))
+        << "step " << f.index;
+  }
+  ASSERT_EQ(stored->outliers.size(), found.outliers.size());
+  ASSERT_FALSE(found.outliers.empty());
+  EXPECT_EQ(stored->outliers[0].index, found.outliers[0].index);
+  EXPECT_EQ(stored->outliers[0].differs, found.outliers[0].differs);
+  // The steady window from the stored steps is the one the search gives.
+  {
+    db::Reader a(path);
+    db::Reader b(path);
+    StepOptions search;
+    search.range_glob = "ProfilerStep#*";  // a named method always searches
+    const Window from_store = resolve_window(a, parse_window("steady"));
+    const Window from_search = resolve_window(b, parse_window("steady"), search);
+    EXPECT_EQ(from_store.label, from_search.label);
+    ASSERT_EQ(from_store.intervals.size(), from_search.intervals.size());
+    EXPECT_EQ(from_store.intervals[0].start_ns, from_search.intervals[0].start_ns);
+  }
+  // A capture of an older schema has no step tables: one clear error, nothing changed.
+  const std::string old = (dir.path() / "v5.sqlite").string();
+  stepped_capture(true, false).write(old);
+  {
+    db::Connection c(old, db::Connection::Mode::ReadWrite);
+    c.exec("DROP TABLE step; DROP TABLE step_detection; PRAGMA user_version = 5");
+  }
+  db::Reader v5(db::Connection(old, db::Connection::Mode::ReadWrite));
+  EXPECT_THROW(store_steps(v5), db::Error);
+  EXPECT_FALSE(stored_step_report(v5).has_value());
+}
+
+// A search skipped at the end of the run is stored as such: the default window is then the
+// whole capture and says why.
+TEST(StepsStore, ASkippedSearchMakesTheDefaultWindowTheWholeCapture) {
+  TempDir dir;
+  const std::string path = (dir.path() / "skipped.sqlite").string();
+  stepped_capture(true, false).write(path);
+  {
+    db::Connection c(path, db::Connection::Mode::ReadWrite);
+    db::StoredStepDetection none;
+    none.method = "none";
+    none.note = "steps not searched when the run ended: 12 GPU records, more than 10";
+    db::write_steps(c, none, {});
+  }
+  db::Reader reader(path);
+  const Window w = resolve_window(reader, parse_window("steady"));
+  EXPECT_TRUE(w.whole);
+  EXPECT_NE(w.label.find("steps not searched"), std::string::npos) << w.label;
+  // a named method searches regardless
+  db::Reader again(path);
+  StepOptions named;
+  named.range_glob = "ProfilerStep#*";
+  EXPECT_FALSE(resolve_window(again, parse_window("steady"), named).whole);
+}
+
+// Stored rows a run cannot have written are refused with one message, not trusted.
+TEST(StepsStore, ImplausibleStoredRowsAreRefused) {
+  TempDir dir;
+  const std::string path = (dir.path() / "hostile.sqlite").string();
+  stepped_capture(true, false).write(path);
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
+    store_steps(reader);
+  }
+  for (const char* sql : {"UPDATE step SET id = id + 10 WHERE id = 3",
+                          "UPDATE step SET end_ns = start_ns - 1 WHERE id = 2",
+                          "UPDATE step SET start_ns = -5 WHERE id = 1",
+                          "UPDATE step_detection SET steady_first = 99"}) {
+    const std::string copy = (dir.path() / "copy.sqlite").string();
+    std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+    {
+      db::Connection c(copy, db::Connection::Mode::ReadWrite);
+      c.exec(sql);
+    }
+    db::Reader reader(copy);
+    EXPECT_THROW(stored_step_report(reader), db::Error) << sql;
+  }
 }

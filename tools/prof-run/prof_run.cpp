@@ -48,6 +48,7 @@
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
 #include "summary/SummaryStore.h"
+#include "steps/Steps.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
@@ -313,6 +314,17 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
     } catch (const std::exception& e) {
       std::cerr << "[fuselens] summary aggregates not stored (the summary will read every row): "
                 << e.what() << '\n';
+    }
+    // The steps of the run (docs/steps.md), stored for SQL and DataFrame users. Optional too.
+    if (reader) {
+      try {
+        reader->check_table_timestamps("kernel");
+        reader->check_table_timestamps("api_call");
+        const std::string skipped = fuselens::analyzer::store_steps(*reader);
+        if (!skipped.empty()) std::cerr << "[fuselens] steps not stored: " << skipped << '\n';
+      } catch (const std::exception& e) {
+        std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
+      }
     }
     // A capture that failed validation above fails it again here, with the same message.
     if (!reader) reader.emplace(path, db::TimestampCheck::DeferLargeTables);

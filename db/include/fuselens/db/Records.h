@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 5;  ///< db/schema.sql; readers also read versions 1 to 4
+inline constexpr int kSchemaVersion = 6;  ///< db/schema.sql; readers also read versions 1 to 5
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
