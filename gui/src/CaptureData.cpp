@@ -104,7 +104,13 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
         // The window's step search is the steps analysis (default methods): done once.
         into.window.reset();
         analyzer::Window window = analyzer::resolve_window(reader, into.windowSpec);
-        into.steps = window.steps ? *window.steps : analyzer::analyze_steps(reader);
+        if (window.steps) {
+          into.steps = *window.steps;
+        } else if (auto stored = analyzer::stored_step_report(reader)) {
+          into.steps = std::move(*stored);  // found when the run ended (prof-run)
+        } else {
+          into.steps = analyzer::analyze_steps(reader);
+        }
         into.window = std::make_shared<const analyzer::Window>(std::move(window));
         break;
       }
