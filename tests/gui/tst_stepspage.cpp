@@ -77,6 +77,23 @@ class TestStepsPage : public QObject {
         QString::fromStdString(data->window->description).toHtmlEscaped()));
   }
 
+  void aProgramWithoutRepetitionHasNoSteps() {
+    // No steps: the page says why, the timeline has no step lane, the window is the whole capture.
+    const auto data = loadCapture(QString::fromStdString(test::dataFile("no_repetition.sqlite")));
+    QVERIFY2(data->analysisErrors.isEmpty(), qPrintable(data->analysisErrors));
+    QVERIFY(data->steps && data->steps->steps.empty());
+    StepsPage page;
+    page.setCaptures(data, {data});
+    QCOMPARE(page.model()->rowCount(), 0);
+    QVERIFY2(page.headerText().contains(QStringLiteral("No steps")), qPrintable(page.headerText()));
+    TimelineWidget widget;
+    widget.setCapture(data);
+    QCOMPARE(widget.stepLaneItemCount(), 0);
+    QVERIFY(data->window && data->window->whole);
+    const auto whole = analyzer::summarize(db::Reader(test::dataFile("no_repetition.sqlite")));
+    QCOMPARE(data->summary.totals.kernel_count, whole.totals.kernel_count);
+  }
+
   void timelineHasAStepLane() {
     const auto data = loadCapture(QString::fromStdString(kTrain));
     TimelinePage page;
