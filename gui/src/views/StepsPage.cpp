@@ -94,7 +94,8 @@ void StepsPage::showSteps() {
   const bool ready = data_ && data_->has(Analysis::Steps) && data_->steps;
   // Keep the selection when only the window changed (the rows are the same steps).
   const analyzer::StepReport* report = ready ? &*data_->steps : nullptr;
-  if (model_->allRows().size() != (report ? report->steps.size() : 0) || !report) {
+  if (report != shown_ || !report) {
+    shown_ = report;
     model_->setReport(report);
     fitColumns(view_);
   }

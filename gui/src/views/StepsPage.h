@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "steps/Steps.h"
 #include "views/Page.h"
 
 class QPushButton;
@@ -54,6 +55,7 @@ class StepsPage : public Page {
   QPushButton* apply_ = nullptr;
   QPushButton* steady_ = nullptr;
   QTimer* settle_ = nullptr;
+  const analyzer::StepReport* shown_ = nullptr;  ///< the report in the model (data_'s steps)
 };
 
 }  // namespace fuselens::gui
