@@ -95,9 +95,12 @@ struct ExportAnalyses {
 
 /// Runs the analyses above; never throws (each failure becomes that analysis's note). A
 /// non-null `comparison` (compare_ranges of explicit patterns) becomes `variants` instead of the
-/// unfused/fused auto-detection.
+/// unfused/fused auto-detection. `window` (resolved and applied to `reader`) is the window the
+/// flags analysis describes (its verdict, start-up and per-step costs); nullptr: the whole
+/// capture.
 ExportAnalyses load_export_analyses(const db::Reader& reader,
-                                    const CompareReport* comparison = nullptr);
+                                    const CompareReport* comparison = nullptr,
+                                    const Window* window = nullptr);
 
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
@@ -118,12 +121,14 @@ struct ExportRun {
 };
 
 /// Reads every analysis of the capture opened by `reader` (summarize, capture_time_range,
-/// device_memory_series, and with `with_analyses` load_export_analyses(reader, comparison)).
+/// device_memory_series, and with `with_analyses` load_export_analyses(reader, comparison,
+/// window)).
 /// A non-null `comparison` is also copied into ExportRun::comparison. Throws db::Error when a
 /// query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
                           NameKind kernel_names = NameKind::Demangled, bool with_analyses = true,
-                          const CompareReport* comparison = nullptr);
+                          const CompareReport* comparison = nullptr,
+                          const Window* window = nullptr);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.
 struct SideBySideRow {

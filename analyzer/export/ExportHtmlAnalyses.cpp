@@ -90,39 +90,65 @@ HtmlSection peaks_section(const Context& c, const ExportAnalyses& a) {
   return {HtmlSlot::Peaks, "peaks" + c.suffix, c.title("Peaks"), std::move(body)};
 }
 
+/// The verdict that opens the flags section (FlagsVerdict.h): its headline, the start-up line
+/// and the top causes.
+std::string verdict_html(const FlagsReport& r, const std::string& suffix) {
+  const FlagsVerdict& v = r.verdict;
+  std::string out = "<p class=\"verdict\" id=\"flags-verdict" + html_escape(suffix) +
+                    "\"><strong>Verdict:</strong> " + html_escape(v.headline) + "</p>\n";
+  if (!v.causes.empty()) {
+    out += "<ol class=\"causes\">";
+    for (const auto& cause : v.causes) out += "<li>" + html_escape(cause) + "</li>";
+    out += "</ol>\n";
+  }
+  if (!v.startup.empty()) out += paragraph(v.startup, "note");
+  return out;
+}
+
 HtmlSection flags_section(const Context& c, const ExportAnalyses& a) {
   std::string body;
   if (!a.flags) {
     body = paragraph(a.flags_note);
   } else {
-    std::vector<const Hit*> hits;
-    for (const Hit& h : a.flags->hits) hits.push_back(&h);
-    std::stable_sort(hits.begin(), hits.end(),
-                     [](const Hit* x, const Hit* y) { return x->time_ns > y->time_ns; });
+    // The report's order: ranked across rules by time at stake per step (FlagsVerdict.h).
+    const auto& hits = a.flags->hits;
+    const bool steps = !a.flags->window.steps.empty();
     HtmlTable t;
     t.id = "flags-table" + c.suffix;
-    t.columns = {{"Rule", false, true}, {"Kernel / subject"},    {"Range"},
-                 {"Count", true},       {"Time at stake", true}, {"Advice"}};
+    t.columns = {{"Rule", false, true},
+                 {"Kernel / subject"},
+                 {"Range"},
+                 {"Count", true},
+                 {"Time at stake", true},
+                 {steps ? "Per step (share of the step)" : "Share of the window", true},
+                 {"Advice"}};
     t.empty_message = "No rule found anything to flag in this capture.";
     std::vector<std::string> advised;  // rules whose advice is already in the table
     for (std::size_t i = 0; i < hits.size() && i < kFlagRows; ++i) {
-      const Hit& h = *hits[i];
+      const Hit& h = hits[i];
       const bool repeated = std::find(advised.begin(), advised.end(), h.rule) != advised.end();
       if (!repeated) advised.push_back(h.rule);
       // Hits about a time span (gpu_gaps, gpu_utilization) have no subject: show what was
       // measured instead.
       const std::string& subject = h.subject.empty() ? h.detail : h.subject;
+      const std::string share =
+          h.metric("per_step_ns") > 0
+              ? fmt::format("{} ({:.1f} %)", ns_text(h.metric("per_step_ns")),
+                            h.metric("step_percent"))
+              : fmt::format("{:.1f} % of the window", h.metric("window_percent"));
       t.rows.push_back({h.rule, subject.empty() ? "—" : subject, h.range.empty() ? "—" : h.range,
-                        std::to_string(h.count), ns_text(static_cast<double>(h.time_ns)),
+                        std::to_string(h.count), ns_text(static_cast<double>(h.time_ns)), share,
                         repeated ? "(as for the " + h.rule + " row above)" : h.advice});
     }
     if (hits.size() > kFlagRows) {
       t.note = fmt::format("{} more hits not shown; `prof-analyze flags` lists all of them.",
                            hits.size() - kFlagRows);
     }
-    body = paragraph(fmt::format("{} hits from {} rules (default thresholds, docs/rules.md), "
-                                 "by time at stake.",
-                                 a.flags->hits.size(), a.flags->rules_run.size()),
+    body = verdict_html(*a.flags, c.suffix) +
+           paragraph(fmt::format("{} hits from {} rules (default thresholds, docs/rules.md), "
+                                 "ranked across rules by time at stake{}.",
+                                 hits.size(), a.flags->rules_run.size(),
+                                 steps ? " per step" : " in the window"),
                      "note") +
            t.to_html();
   }
@@ -310,14 +336,15 @@ HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
 
 }  // namespace
 
-ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareReport* comparison) {
+ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareReport* comparison,
+                                    const Window* window) {
   ExportAnalyses a;
   guarded<PeaksChoice>(a.peaks, a.peaks_note, "peak profile",
                        [&] { return choose_peaks("auto", reader, builtin_peaks()); });
   guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view",
                      [&] { return calling_context_report(reader, CctOptions{}); });
   guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis",
-                       [&] { return run_flags(reader, FlagsConfig(), NameKind::Short); });
+                       [&] { return run_flags(reader, FlagsConfig(), NameKind::Short, window); });
   try {
     if (comparison) {
       a.variants = *comparison;

@@ -246,6 +246,7 @@ Hit make_hit(std::string rule, const HitSite& site, std::int64_t time_ns, std::i
   h.count = 1;
   h.time_ns = time_ns;
   h.first_ns = start_ns;
+  h.instance_ns.push_back(start_ns);
   return h;
 }
 
@@ -258,6 +259,7 @@ Hit& HitAggregator::add(const HitSite& site, std::int64_t time_ns, std::int64_t 
   ++h.count;
   h.time_ns += time_ns;
   h.first_ns = std::min(h.first_ns, start_ns);
+  h.instance_ns.push_back(start_ns);
   return h;
 }
 
@@ -271,7 +273,10 @@ std::vector<Hit> HitAggregator::take() {
 
 std::string flags_duration(double ns) { return format_duration(ns); }
 
-FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& config) {
+FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& given,
+                      const FlagsWindow& window) {
+  FlagsConfig config = given;
+  config.set_startup_end_ns(window.startup_end_ns);
   FlagsReport report;
   report.origin_ns = trace.origin_ns;
   report.cuda_used = trace.cuda_used;
@@ -286,17 +291,21 @@ FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& config) {
       if (config.enabled(h.rule)) report.hits.push_back(std::move(h));
     }
   }
+  // Rule order first, so that the ranking below breaks ties in it.
   std::stable_sort(report.hits.begin(), report.hits.end(), [](const Hit& a, const Hit& b) {
     const auto ra = rule_order(a.rule), rb = rule_order(b.rule);
     if (ra != rb) return ra < rb;
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     return a.first_ns < b.first_ns;
   });
+  apply_window_to_flags(trace, window, config.get_ns("stream_idle.kernel_wait_ns"), report);
   return report;
 }
 
-FlagsReport run_flags(const db::Reader& reader, const FlagsConfig& config, NameKind names) {
-  FlagsReport report = run_flags(load_flags_trace(reader, names), config);
+FlagsReport run_flags(const db::Reader& reader, const FlagsConfig& config, NameKind names,
+                      const Window* window) {
+  const FlagsWindow context = flags_window(reader, window);
+  FlagsReport report = run_flags(load_flags_trace(reader, names), config, context);
   report.path = reader.path();
   return report;
 }

@@ -33,6 +33,10 @@
 //                    buffers' bytes written and read again (2 x bytes) at the device's DRAM
 //                    bandwidth (measured ceiling, else datasheet).
 //
+// Windows (issue 19): the rules run on a window's rows; start-up is reported once, a finding
+// repeated every step is one hit with its per-step cost, hits are ranked across rules and a
+// verdict opens the report (FlagsVerdict.h, docs/rules.md "Windows, steps and the verdict").
+//
 // Units: every *_ns value is nanoseconds (times on CUPTI's clock), bytes are bytes; threshold
 // keys carry their unit in their name (_us, _ns, _ms, _bytes, _percent).
 // Errors: FlagsError (an unknown rule or threshold key, a malformed KEY=VALUE, a negative or
@@ -48,8 +52,9 @@
 #include <vector>
 
 #include "flags/FlagsTrace.h"
-#include "summary/Summary.h"
+#include "flags/FlagsVerdict.h"
 #include "fuselens/db/Reader.h"
+#include "summary/Summary.h"
 
 namespace fuselens::analyzer {
 
@@ -99,7 +104,13 @@ class FlagsConfig {
   void select_rules(const std::vector<std::string>& rules);
   bool enabled(std::string_view rule) const;
 
+  /// End of the start-up (FlagsVerdict.h; CUPTI clock, 0: none): the timeline rules ignore idle
+  /// time before it. run_flags sets it from the window.
+  std::int64_t startup_end_ns() const { return startup_end_ns_; }
+  void set_startup_end_ns(std::int64_t t_ns) { startup_end_ns_ = t_ns; }
+
  private:
+  std::int64_t startup_end_ns_ = 0;
   std::map<std::string, double, std::less<>> thresholds_;
   std::vector<std::string> selected_;  // empty: all
 };
@@ -115,7 +126,7 @@ struct Hit {
                         ///< empty when the hit is about a time span (gpu_gaps, utilization)
   std::optional<std::uint32_t> device_id, stream_id;
   std::optional<std::uint32_t> pid, tid;  ///< the launching / calling thread when known
-  std::string range;          ///< innermost NVTX range on that thread; empty when none or unknown
+  std::string range;  ///< innermost NVTX range on that thread; empty when none or unknown
   /// Calling context of the launch or call site, "main > run_shape > launch_x [file.cu:120]"
   /// (format_context, FlagsTrace.h; for a chain, the call path its kernels' launches share);
   /// empty when the capture has no calling contexts or the hit is about a time span.
@@ -128,6 +139,9 @@ struct Hit {
   /// Rule-specific measurements (summed over instances unless the key says max_/mean_),
   /// in insertion order; keys carry units like the CSV columns (gpu_ns, bytes, percent).
   std::vector<std::pair<std::string, double>> metrics;
+  /// Start of each instance (CUPTI clock), for the per-step attribution (FlagsVerdict.h);
+  /// emptied once the report is ranked.
+  std::vector<std::int64_t> instance_ns;
 
   /// Adds `value` to metric `key` (appends it when missing).
   void add_metric(const std::string& key, double value);
@@ -144,17 +158,22 @@ struct FlagsReport {
   bool cuda_used = false;      ///< false: the workload never initialized CUDA
   std::vector<std::string> rules_run;
   std::map<std::string, double, std::less<>> thresholds;
-  /// Grouped by rule in flag_rules() order; within a rule, by time at stake descending.
+  /// Ranked across rules by time at stake per step (FlagsVerdict.h), highest first.
   std::vector<Hit> hits;
+  FlagsWindow window;    ///< the window the hits describe
+  FlagsVerdict verdict;  ///< what opens every output
 
   std::size_t hit_count(std::string_view rule) const;
   std::int64_t time_at_stake(std::string_view rule) const;
 };
 
-/// Runs the enabled rules over a loaded trace.
-FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& config);
-/// Loads the capture (kernel names as `names`) and runs the enabled rules.
+/// Runs the enabled rules over a loaded trace (the window's rows) in `window` (the whole trace
+/// without steps when omitted), then ranks the hits and sets the verdict (FlagsVerdict.h).
+FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& config,
+                      const FlagsWindow& window = {});
+/// Loads the capture (kernel names as `names`) and runs the enabled rules in `window`
+/// (flags_window: nullptr is the whole capture, with its steps when it has some).
 FlagsReport run_flags(const db::Reader& reader, const FlagsConfig& config,
-                      NameKind names = NameKind::Short);
+                      NameKind names = NameKind::Short, const Window* window = nullptr);
 
 }  // namespace fuselens::analyzer

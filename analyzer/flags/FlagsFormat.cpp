@@ -46,6 +46,20 @@ std::string where(const Hit& h) {
   return out;
 }
 
+void write_verdict(std::ostream& out, const FlagsReport& r) {
+  const FlagsVerdict& v = r.verdict;
+  out << "Verdict: " << v.headline << "\n";
+  if (!v.causes.empty()) {
+    out << "  top causes:\n";
+    for (std::size_t i = 0; i < v.causes.size(); ++i) {
+      out << fmt::format("  {}. {}\n", i + 1, v.causes[i]);
+    }
+  }
+  // A window other than the whole capture names its start-up on its own "Window:" line.
+  if (!v.startup.empty() && r.window.whole) out << "  " << v.startup << "\n";
+  out << "\n";
+}
+
 void write_table(std::ostream& out, const FlagsReport& r, std::size_t limit) {
   out << "FuseLens flags: " << r.path << "\n";
   std::string rules;
@@ -60,6 +74,7 @@ void write_table(std::ostream& out, const FlagsReport& r, std::size_t limit) {
     }
   }
   out << "Thresholds: " << (changed.empty() ? "defaults" : changed) << "\n\n";
+  write_verdict(out, r);
 
   out << "Summary:\n\n";
   out << fmt::format(" {:<16}  {:>5}  {:>14}  {}\n", "Rule", "Hits", "Time at stake", "Title");
@@ -78,52 +93,52 @@ void write_table(std::ostream& out, const FlagsReport& r, std::size_t limit) {
     out << "No rule fired.\n";
     return;
   }
-  std::string current, advice;
+  out << (r.window.steps.empty() ? "Hits, ranked by time at stake in the window:\n\n"
+                                 : "Hits, ranked by time at stake per step:\n\n");
+  std::string advice;
   std::size_t n = 0;
-  const auto left_out = [&] {
-    const std::size_t total = current.empty() ? 0 : r.hit_count(current);
-    if (limit > 0 && total > limit) {
-      out << fmt::format("      ... {} more {} hits (--limit 0 shows all)\n\n", total - limit,
-                         current);
-    }
-  };
   for (const Hit& h : r.hits) {
-    if (h.rule != current) {
-      left_out();
-      current = h.rule;
-      advice.clear();
-      n = 0;
-      for (const auto& info : flag_rules()) {
-        if (info.id == h.rule) {
-          out << "[" << h.rule << "] " << info.title << " (" << info.source << ")\n\n";
-        }
-      }
-    }
-    if (limit > 0 && n >= limit) continue;
-    out << fmt::format(" {:>3}. {}\n", ++n, where(h));
+    if (limit > 0 && n >= limit) break;
+    out << fmt::format(" {:>3}. [{}] {}\n", ++n, h.rule, where(h));
     if (!h.context.empty()) out << "      called from " << h.context << "\n";
-    out << fmt::format("      at stake {} over {} instance{}, first at {}\n",
-                       format_duration(static_cast<double>(h.time_ns)), h.count,
-                       h.count == 1 ? "" : "s", rel(r, h.first_ns));
+    out << fmt::format(
+        "      at stake {} ({:.1f} % of the window) over {} instance{}, first at {}\n",
+        format_duration(static_cast<double>(h.time_ns)), h.metric("window_percent"), h.count,
+        h.count == 1 ? "" : "s", rel(r, h.first_ns));
     if (!h.detail.empty()) out << "      " << h.detail << "\n";
-    // Advice repeats within a rule: print it when it changes.
+    // Advice repeats: print it when it changes.
     if (!h.advice.empty() && h.advice != advice) out << "      -> " << h.advice << "\n";
     advice = h.advice;
     out << "\n";
   }
-  left_out();
+  if (limit > 0 && r.hits.size() > limit) {
+    out << fmt::format("      ... {} more hits (--limit 0 shows all; --rules picks rules)\n",
+                       r.hits.size() - limit);
+  }
 }
 
 void write_csv(std::ostream& out, const FlagsReport& r) {
   out << "rule,time_ns,count,subject,device_id,stream_id,pid,tid,range,context,first_ns,detail,"
          "advice,metrics\n";
+  const FlagsVerdict& v = r.verdict;
+  std::string causes, numbers;
+  for (const auto& c : v.causes) causes += (causes.empty() ? "" : " | ") + c;
+  numbers = fmt::format(
+      "steps={};busy_percent={};compute_percent={};non_compute_percent={};idle_percent={};"
+      "host_wait_percent={};kernel_wait_percent={};other_wait_percent={};sync_percent={}",
+      v.steps, v.busy_percent, v.compute_percent, v.non_compute_percent, v.idle_percent,
+      v.host_wait_percent, v.kernel_wait_percent, v.other_wait_percent, v.sync_percent);
+  out << "verdict," << v.span_ns << ',' << v.steps << ',' << csv_field(v.kind) << ",,,,,,,,"
+      << csv_field(v.headline) << ',' << csv_field(causes) << ',' << csv_field(numbers) << '\n';
+  if (v.startup_ns > 0) {
+    out << "startup," << v.startup_ns << ",1,,,,,,,,," << csv_field(v.startup) << ",,\n";
+  }
   for (const Hit& h : r.hits) {
     out << csv_field(h.rule) << ',' << h.time_ns << ',' << h.count << ',' << csv_field(h.subject)
         << ',' << id_text(h.device_id) << ',' << id_text(h.stream_id) << ',' << id_text(h.pid)
-        << ',' << id_text(h.tid) << ',' << csv_field(h.range) << ',' << csv_field(h.context)
-        << ',' << h.first_ns << ','
-        << csv_field(h.detail) << ',' << csv_field(h.advice) << ',' << csv_field(metrics_text(h))
-        << '\n';
+        << ',' << id_text(h.tid) << ',' << csv_field(h.range) << ',' << csv_field(h.context) << ','
+        << h.first_ns << ',' << csv_field(h.detail) << ',' << csv_field(h.advice) << ','
+        << csv_field(metrics_text(h)) << '\n';
   }
 }
 
@@ -145,6 +160,24 @@ json flags_to_json(const FlagsReport& r) {
                               {"hits", r.hit_count(id)},
                               {"time_ns", r.time_at_stake(id)}});
   }
+  const FlagsVerdict& v = r.verdict;
+  doc["verdict"] = {{"window", v.window},
+                    {"kind", v.kind},
+                    {"headline", v.headline},
+                    {"causes", v.causes},
+                    {"steps", v.steps},
+                    {"span_ns", v.span_ns},
+                    {"busy_percent", v.busy_percent},
+                    {"compute_percent", v.compute_percent},
+                    {"non_compute_percent", v.non_compute_percent},
+                    {"idle_percent", v.idle_percent},
+                    {"host_wait_percent", v.host_wait_percent},
+                    {"kernel_wait_percent", v.kernel_wait_percent},
+                    {"other_wait_percent", v.other_wait_percent},
+                    {"sync_percent", v.sync_percent},
+                    {"startup_ns", v.startup_ns},
+                    {"startup", v.startup},
+                    {"window_inside_ns", r.window.inside_ns}};
   doc["hits"] = json::array();
   for (const Hit& h : r.hits) {
     json metrics = json::object();

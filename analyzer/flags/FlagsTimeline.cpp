@@ -52,6 +52,7 @@ HitSite stream_site(const FlagsTrace& trace, const TraceOp& op, bool outside = f
 void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector<Hit>& hits) {
   const std::int64_t kernel_wait_ns = config.get_ns("stream_idle.kernel_wait_ns");
   const double min_percent = config.get("stream_idle.min_idle_percent");
+  const std::int64_t startup_end = config.startup_end_ns();  // idle before it is start-up
   using StreamKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;
   std::map<StreamKey, std::vector<std::size_t>> streams;
   for (std::size_t i = 0; i < trace.ops.size(); ++i) {
@@ -76,8 +77,11 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
       const bool same_site = n > 0 && range == prev_range && range >= 0;
       const HitSite own = stream_site(trace, op);
       const HitSite site = same_site || n == 0 ? own : stream_site(trace, op, /*outside=*/true);
-      const std::int64_t gap = n > 0 ? std::max<std::int64_t>(0, op.start_ns - prev_end) : 0;
-      idle.add(own, 0, op.start_ns).add_metric("busy_ns", static_cast<double>(op.duration_ns()));
+      const std::int64_t gap_start = std::max(prev_end, startup_end);
+      const std::int64_t gap = n > 0 ? std::max<std::int64_t>(0, op.start_ns - gap_start) : 0;
+      if (op.start_ns >= startup_end) {  // start-up work is not a site's busy time
+        idle.add(own, 0, op.start_ns).add_metric("busy_ns", static_cast<double>(op.duration_ns()));
+      }
       if (gap > 0) {
         const TraceCall* call = trace.launch_call(op);
         const char* category = "other_ns";
@@ -86,14 +90,15 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
         } else if (gap < kernel_wait_ns) {
           category = "kernel_wait_ns";
         }
-        Hit& h = idle.add(site, gap, prev_end);
+        Hit& h = idle.add(site, gap, gap_start);
         h.add_metric(category, static_cast<double>(gap));
         h.add_metric("gaps", 1);
       }
       prev_end = n > 0 ? std::max(prev_end, op.end_ns) : op.end_ns;
       prev_range = range;
     }
-    const std::int64_t first = trace.ops[ops.front()].start_ns;
+    const std::int64_t first =
+        std::min(prev_end, std::max(trace.ops[ops.front()].start_ns, startup_end));
     auto [span, inserted] =
         spans.try_emplace({std::get<0>(key), std::get<1>(key), std::get<3>(key)}, first, prev_end);
     if (!inserted) {
@@ -150,16 +155,18 @@ std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> devi
 
 void gpu_gaps(const FlagsTrace& trace, const FlagsConfig& config, std::vector<Hit>& hits) {
   const std::int64_t min_gap = config.get_ns("gpu_gaps.min_gap_ms");
+  const std::int64_t startup_end = config.startup_end_ns();  // idle before it is start-up
   for (const auto& [device, ops] : device_ops(trace)) {
     const auto busy = busy_union(trace, ops);
     for (std::size_t n = 1; n < busy.size(); ++n) {
-      const std::int64_t gap = busy[n].start - busy[n - 1].end;
+      const std::int64_t gap_start = std::max(busy[n - 1].end, startup_end);
+      const std::int64_t gap = busy[n].start - gap_start;
       if (gap < std::max<std::int64_t>(min_gap, 1)) continue;
       const TraceOp& next = trace.ops[busy[n].op];
       HitSite site = op_site(trace, next);
-      Hit h = make_hit("gpu_gaps", site, gap, busy[n - 1].end);
+      Hit h = make_hit("gpu_gaps", site, gap, gap_start);
       h.detail = fmt::format("device {} idle for {} from {} until {} starts at {}", device.second,
-                             flags_duration(static_cast<double>(gap)), at(trace, busy[n - 1].end),
+                             flags_duration(static_cast<double>(gap)), at(trace, gap_start),
                              next.name, at(trace, busy[n].start));
       h.advice =
           "Nothing ran on the GPU: look at what the host did then (initialization, data "
@@ -175,7 +182,10 @@ void gpu_utilization(const FlagsTrace& trace, const FlagsConfig& config, std::ve
   for (const auto& [device, ops] : device_ops(trace)) {
     const auto busy = busy_union(trace, ops);
     if (busy.empty()) continue;
-    const std::int64_t first = busy.front().start, last = busy.back().end;
+    // Start-up is reported once by the verdict: the chunks cut the time after it.
+    const std::int64_t last = busy.back().end;
+    const std::int64_t first =
+        std::min(last, std::max(busy.front().start, config.startup_end_ns()));
     std::int64_t span = 0;
     // Timestamps come from the file: a damaged capture may hold any values (found by fuzz/).
     if (__builtin_sub_overflow(last, first, &span) || span <= 0 || chunks <= 0) continue;

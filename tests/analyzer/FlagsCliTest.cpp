@@ -31,10 +31,10 @@ void write_capture_without_process(const std::string& path);
 
 namespace {
 
-using test::TempDir;
 using fuselens::test::Result;
 using fuselens::test::run_cli;
 using fuselens::test::slurp;
+using test::TempDir;
 
 TEST(FlagsConfig, ParsesAndValidatesThresholds) {
   FlagsConfig config;
@@ -69,9 +69,6 @@ TEST(FlagsTrace, StripsCuptiVersionSuffixes) {
   EXPECT_EQ(api_base_name("my_vector"), "my_vector");
   EXPECT_EQ(api_base_name("_v12"), "_v12");
 }
-
-
-
 
 /// The clean capture of FlagsTest.cpp plus one cudaDeviceSynchronize inside its range "step".
 std::string write_sync_capture(const TempDir& dir) {
@@ -146,11 +143,14 @@ TEST(FlagsCli, CsvAndJsonCarryTheHits) {
   const Result csv = run_cli(dir, {"flags", path, "--format", "csv"});
   ASSERT_EQ(csv.status, 0) << csv.err;
   const auto records = test::parse_csv(csv.out);
-  ASSERT_EQ(records.size(), 2U);
+  ASSERT_EQ(records.size(), 3U);  // header, the verdict, the hit (no steps: no start-up)
   EXPECT_EQ(records[0][0], "rule");
   EXPECT_EQ(records[0].size(), records[1].size());
-  EXPECT_EQ(records[1][0], "sync_api");
-  EXPECT_EQ(records[1][1], "1000");  // the 1 us call
+  EXPECT_EQ(records[0].size(), records[2].size());
+  EXPECT_EQ(records[1][0], "verdict");
+  EXPECT_EQ(records[1][3], doc["verdict"]["kind"]);
+  EXPECT_EQ(records[2][0], "sync_api");
+  EXPECT_EQ(records[2][1], "1000");  // the 1 us call
 }
 
 TEST(FlagsCli, ListNeedsNoFileAndCaptureWithoutCudaFails) {

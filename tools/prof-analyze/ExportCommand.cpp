@@ -110,7 +110,7 @@ int run_export(const ExportOptions& options) {
   for (std::size_t i = 0; i < readers.size(); ++i) {
     runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
                                              *format == analyzer::ExportFormat::Html,
-                                             comparison ? &*comparison : nullptr));
+                                             comparison ? &*comparison : nullptr, &windows[i]));
     runs.back().window = windows[i].description;
   }
   analyzer::ExportFile out(options.output);

@@ -78,7 +78,7 @@ int run_flags_command(const FlagsOptions& options) {
   analyzer::Window window;
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
   const analyzer::FlagsReport report =
-      analyzer::run_flags(reader, config, name_kind(options.names));
+      analyzer::run_flags(reader, config, name_kind(options.names), &window);
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);
@@ -124,7 +124,7 @@ Runner add_flags_command(CLI::App& app) {
       ->allow_extra_args(false);
   flags
       ->add_option("--limit", options->limit,
-                   "Table format: at most N hits per rule, highest time at stake first (0: all)")
+                   "Table format: at most N hits, ranked across rules by time at stake (0: all)")
       ->check(CLI::NonNegativeNumber)  // CLI11 would wrap "-3" into a huge unsigned value
       ->capture_default_str();
   flags->add_flag("--list", options->list, "List the rules and thresholds, then exit");
