@@ -121,7 +121,9 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
         into.ranges = analyzer::range_stats(reader);
         break;
       case Analysis::Flags:
-        into.flags = analyzer::run_flags(reader, analyzer::FlagsConfig{});
+        // The window's steps and start-up: time at stake per step, start-up reported once.
+        into.flags = analyzer::run_flags(reader, analyzer::FlagsConfig{}, analyzer::NameKind::Short,
+                                         into.window.get());
         break;
     }
   } catch (const std::exception& e) {
@@ -139,6 +141,8 @@ std::shared_ptr<CaptureData> loadCapture(const QString& path, const ProgressCall
     CaptureData part;
     part.path = data->path;
     part.capture = data->capture;
+    part.windowSpec = data->windowSpec;
+    part.window = data->window;  // resolved by the Steps analysis, which comes first
     loadAnalysis(all[n], part);
     data->take(all[n], std::move(part));
   }

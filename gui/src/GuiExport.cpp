@@ -109,7 +109,8 @@ bool exportHtmlReport(const CaptureData& data, const CaptureData* other, const Q
     const auto runOf = [](const CaptureData& d, const std::string& label) {
       const auto c = d.capture ? d.capture : analyzer::open_capture(d.path.toStdString());
       auto run = analyzer::load_export_run(
-          *(d.window ? c->open_reader(*d.window) : c->open_reader()), label);
+          *(d.window ? c->open_reader(*d.window) : c->open_reader()), label,
+          analyzer::NameKind::Demangled, true, nullptr, d.window.get());
       if (d.window) run.window = d.window->description;
       return run;
     };

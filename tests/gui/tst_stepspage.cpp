@@ -10,6 +10,7 @@
 #include "CaptureLoader.h"
 #include "GuiTestSupport.h"
 #include "MainWindow.h"
+#include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
 #include "models/StepsModel.h"
 #include "models/SummaryModels.h"
@@ -75,6 +76,20 @@ class TestStepsPage : public QObject {
     QCOMPARE(data->window->first_step, expected.steady_first);
     QVERIFY(page.headerText().contains(
         QString::fromStdString(data->window->description).toHtmlEscaped()));
+    // The summary and the flags describe the window as `prof-analyze summary|flags` do.
+    QCOMPARE(data->summary.totals.kernel_count,
+             analyzer::summarize(*test::windowedReader(kTrain)).totals.kernel_count);
+    db::Reader reader(kTrain);
+    const auto window = analyzer::resolve_window(reader, analyzer::parse_window("steady"));
+    analyzer::apply_window(reader, window);
+    const auto flags =
+        analyzer::run_flags(reader, analyzer::FlagsConfig{}, analyzer::NameKind::Short, &window);
+    QVERIFY(data->flags);
+    QCOMPARE(data->flags->hits.size(), flags.hits.size());
+    for (std::size_t i = 0; i < flags.hits.size(); ++i) {
+      QCOMPARE(data->flags->hits[i].rule, flags.hits[i].rule);
+      QCOMPARE(data->flags->hits[i].time_ns, flags.hits[i].time_ns);
+    }
   }
 
   void aProgramWithoutRepetitionHasNoSteps() {
