@@ -15,6 +15,7 @@
 #include "models/StepsModel.h"
 #include "models/SummaryModels.h"
 #include "summary/Summary.h"
+#include "views/FlagsPage.h"
 #include "views/StepsPage.h"
 #include "views/SummaryPage.h"
 #include "views/TimelinePage.h"
@@ -86,6 +87,14 @@ class TestStepsPage : public QObject {
         analyzer::run_flags(reader, analyzer::FlagsConfig{}, analyzer::NameKind::Short, &window);
     QVERIFY(data->flags);
     QCOMPARE(data->flags->hits.size(), flags.hits.size());
+    // The Flags page opens with the window's verdict.
+    QVERIFY(!flags.verdict.headline.empty());
+    FlagsPage flagsPage;
+    flagsPage.setCaptures(data, {data});
+    QVERIFY2(flagsPage.headerText().startsWith(
+                 QStringLiteral("<b>%1</b>")
+                     .arg(QString::fromStdString(flags.verdict.headline).toHtmlEscaped())),
+             qPrintable(flagsPage.headerText()));
     for (std::size_t i = 0; i < flags.hits.size(); ++i) {
       QCOMPARE(data->flags->hits[i].rule, flags.hits[i].rule);
       QCOMPARE(data->flags->hits[i].time_ns, flags.hits[i].time_ns);

@@ -1,5 +1,6 @@
 #pragma once
-// FlagsPage: every hit of the analyzer's flag rules (Flags.h, docs/rules.md) with its rule's
+// FlagsPage: the verdict for the window (FlagsVerdict.h), then every hit of the analyzer's flag
+// rules ranked by time at stake (Flags.h, docs/rules.md), with its rule's
 // title and source, what was measured and what to do. A hit that names a kernel links to it:
 // "Show in timeline" selects its first instance, "Show in summary" filters the kernel table.
 
@@ -19,10 +20,15 @@ class FlagsPage : public Page {
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
   QAbstractItemView* currentTable() const override;
   /// The hits, and the summary and timeline their links and times refer to.
-  QList<Analysis> analyses() const override { return {Analysis::Flags, Analysis::Summary, Analysis::Timeline}; }
+  QList<Analysis> analyses() const override {
+    return {Analysis::Flags, Analysis::Summary, Analysis::Timeline};
+  }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
   FlagsModel* model() const { return model_; }
   QString explanationText() const;
+  /// The text above the table: the verdict for the window (headline, top causes, start-up),
+  /// then how many findings (rich text).
+  QString headerText() const;
   /// Selects the hit at source row `row` (tests).
   void selectHit(int row);
 
