@@ -95,6 +95,15 @@ class TestStepsPage : public QObject {
                  QStringLiteral("<b>%1</b>")
                      .arg(QString::fromStdString(flags.verdict.headline).toHtmlEscaped())),
              qPrintable(flagsPage.headerText()));
+    // The rule filter shows one rule's findings.
+    const QString rule = QString::fromStdString(flags.hits.front().rule);
+    const auto ofRule = std::count_if(flags.hits.begin(), flags.hits.end(), [&](const auto& h) {
+      return h.rule == flags.hits.front().rule;
+    });
+    flagsPage.filterRule(rule);
+    QCOMPARE(flagsPage.shownHits(), static_cast<int>(ofRule));
+    flagsPage.filterRule({});
+    QCOMPARE(flagsPage.shownHits(), static_cast<int>(flags.hits.size()));
     for (std::size_t i = 0; i < flags.hits.size(); ++i) {
       QCOMPARE(data->flags->hits[i].rule, flags.hits[i].rule);
       QCOMPARE(data->flags->hits[i].time_ns, flags.hits[i].time_ns);

@@ -1,10 +1,12 @@
 #include "views/FlagsPage.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -41,9 +43,26 @@ FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
   header_->setWordWrap(true);
   header_->setTextFormat(Qt::RichText);
   layout->addWidget(header_);
+  auto* filterRow = new QHBoxLayout;
+  filterRow->addWidget(new QLabel(QStringLiteral("Rule:"), this));
+  ruleFilter_ = new QComboBox(this);
+  ruleFilter_->setObjectName(QStringLiteral("ruleFilter"));
+  ruleFilter_->setMinimumContentsLength(24);
+  filterRow->addWidget(ruleFilter_);
+  filterRow->addStretch(1);
+  layout->addLayout(filterRow);
   model_ = new FlagsModel(this);
   auto* splitter = new QSplitter(Qt::Vertical, this);
   view_ = makeTableView(model_, &proxy_, splitter);
+  // The rule filter: the findings of one rule (the table's search filters this column).
+  proxy_->setFilterKeyColumn(FlagsModel::Rule);
+  connect(ruleFilter_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    const QString rule = index > 0 ? ruleFilter_->itemData(index).toString() : QString();
+    proxy_->setFilterRegularExpression(
+        rule.isEmpty()
+            ? QRegularExpression()
+            : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(rule))));
+  });
   view_->setObjectName(QStringLiteral("flagsTable"));
   view_->setSelectionMode(QAbstractItemView::SingleSelection);
   auto* bottom = new QWidget(splitter);
@@ -115,6 +134,17 @@ void FlagsPage::showFlags() {
     return;
   }
   const auto& report = *current->flags;
+  {
+    // The rules with findings, in rank order of their first finding.
+    const QSignalBlocker block(ruleFilter_);
+    ruleFilter_->clear();
+    ruleFilter_->addItem(QStringLiteral("all rules"));
+    for (const auto& hit : report.hits) {
+      const QString rule = toQString(hit.rule);
+      if (ruleFilter_->findData(rule) < 0) ruleFilter_->addItem(rule, rule);
+    }
+    proxy_->setFilterRegularExpression(QRegularExpression());
+  }
   model_->setRows(report.hits);
   fitColumns(view_, 420);
   if (!report.hits.empty()) selectHit(0);  // the costliest finding of the first rule
@@ -148,6 +178,13 @@ void FlagsPage::showFlags() {
 QAbstractItemView* FlagsPage::currentTable() const { return view_; }
 
 QString FlagsPage::headerText() const { return header_->text(); }
+
+void FlagsPage::filterRule(const QString& rule) {
+  const int index = rule.isEmpty() ? 0 : ruleFilter_->findData(rule);
+  ruleFilter_->setCurrentIndex(std::max(0, index));
+}
+
+int FlagsPage::shownHits() const { return proxy_->rowCount(); }
 
 QString FlagsPage::explanationText() const {
   return explanation_ ? explanation_->toPlainText() : QString();

@@ -7,6 +7,7 @@
 #include "views/Page.h"
 
 class QTextBrowser;
+class QComboBox;
 class QPushButton;
 
 namespace fuselens::gui {
@@ -29,6 +30,10 @@ class FlagsPage : public Page {
   /// The text above the table: the verdict for the window (headline, top causes, start-up),
   /// then how many findings (rich text).
   QString headerText() const;
+  /// Shows only the findings of `rule` (its id; empty: every rule), as the rule filter does.
+  void filterRule(const QString& rule);
+  /// Rows the table shows (after the rule filter).
+  int shownHits() const;
   /// Selects the hit at source row `row` (tests).
   void selectHit(int row);
 
@@ -46,6 +51,7 @@ class FlagsPage : public Page {
   QSortFilterProxyModel* proxy_ = nullptr;
   QTableView* view_ = nullptr;
   QLabel* header_ = nullptr;
+  QComboBox* ruleFilter_ = nullptr;  ///< "all rules", then each rule with findings
   QTextBrowser* explanation_ = nullptr;
   QPushButton* timelineButton_ = nullptr;
   QPushButton* summaryButton_ = nullptr;
