@@ -13,6 +13,12 @@ std::unique_ptr<const db::Reader> Capture::open_reader() const {
   return std::make_unique<const db::Reader>(path_);
 }
 
+std::unique_ptr<const db::Reader> Capture::open_reader(const Window& window) const {
+  auto reader = std::make_unique<db::Reader>(path_);
+  apply_window(*reader, window);
+  return reader;
+}
+
 CapturePtr open_capture(const std::string& path) { return std::make_shared<const Capture>(path); }
 
 }  // namespace fuselens::analyzer

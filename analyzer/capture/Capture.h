@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fuselens/db/Reader.h"
+#include "window/Window.h"
 
 namespace fuselens::analyzer {
 
@@ -28,6 +29,10 @@ class Capture {
   /// again as db::Reader checks it (the file may have changed since open_capture). Throws
   /// db::Error.
   std::unique_ptr<const db::Reader> open_reader() const;
+  /// open_reader(), restricted to `window` (apply_window): every analysis through it reads only
+  /// the window's rows; unrestricted for a whole window. Throws db::Error, and WindowError when
+  /// nothing of the capture lies inside the window.
+  std::unique_ptr<const db::Reader> open_reader(const Window& window) const;
 
   /// Runs `lookup(const db::Reader&)` on the capture's one shared connection (opened by the
   /// first call, reopened after a failure), one caller at a time, and returns its result: for

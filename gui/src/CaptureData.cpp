@@ -5,11 +5,10 @@
 
 #include <exception>
 
-
 namespace fuselens::gui {
 
 QList<Analysis> allAnalyses() {
-  QList<Analysis> all = {Analysis::Timeline, Analysis::Summary};
+  QList<Analysis> all = {Analysis::Timeline, Analysis::Steps, Analysis::Summary};
   all << Analysis::Ranges;
   all << Analysis::Flags;
   return all;
@@ -19,6 +18,8 @@ QString analysisName(Analysis analysis) {
   switch (analysis) {
     case Analysis::Timeline:
       return QStringLiteral("timeline");
+    case Analysis::Steps:
+      return QStringLiteral("steps");
     case Analysis::Summary:
       return QStringLiteral("summary");
     case Analysis::Ranges:
@@ -29,10 +30,30 @@ QString analysisName(Analysis analysis) {
   return {};
 }
 
+bool windowed(Analysis analysis) {
+  return analysis == Analysis::Summary || analysis == Analysis::Ranges ||
+         analysis == Analysis::Flags;
+}
+
+void CaptureData::unload(Analysis analysis) {
+  const std::size_t i = index(analysis);
+  loaded_[i] = false;
+  errors_[i].clear();
+  milliseconds[i] = -1;
+}
+
+QString CaptureData::windowDescription() const {
+  return window ? QString::fromStdString(window->description) : QStringLiteral("whole capture");
+}
+
 void CaptureData::take(Analysis analysis, CaptureData&& part) {
   switch (analysis) {
     case Analysis::Timeline:
       timeline = std::move(part.timeline);
+      break;
+    case Analysis::Steps:
+      steps = std::move(part.steps);
+      window = std::move(part.window);
       break;
     case Analysis::Summary:
       summary = std::move(part.summary);
@@ -72,12 +93,27 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
   const std::size_t i = CaptureData::index(analysis);
   try {
     if (!into.capture) into.capture = analyzer::open_capture(into.path.toStdString());
-    const auto opened = into.capture->open_reader();
+    const auto opened = windowed(analysis) && into.window ? into.capture->open_reader(*into.window)
+                                                          : into.capture->open_reader();
     const auto& reader = *opened;
     switch (analysis) {
       case Analysis::Timeline:
         into.timeline = analyzer::load_timeline(reader);
         break;
+      case Analysis::Steps: {
+        // The window's step search is the steps analysis (default methods): done once.
+        into.window.reset();
+        analyzer::Window window = analyzer::resolve_window(reader, into.windowSpec);
+        if (window.steps) {
+          into.steps = *window.steps;
+        } else if (auto stored = analyzer::stored_step_report(reader)) {
+          into.steps = std::move(*stored);  // found when the run ended (prof-run)
+        } else {
+          into.steps = analyzer::analyze_steps(reader);
+        }
+        into.window = std::make_shared<const analyzer::Window>(std::move(window));
+        break;
+      }
       case Analysis::Summary:
         into.summary = analyzer::summarize(reader);
         break;
@@ -85,7 +121,9 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
         into.ranges = analyzer::range_stats(reader);
         break;
       case Analysis::Flags:
-        into.flags = analyzer::run_flags(reader, analyzer::FlagsConfig{});
+        // The window's steps and start-up: time at stake per step, start-up reported once.
+        into.flags = analyzer::run_flags(reader, analyzer::FlagsConfig{}, analyzer::NameKind::Short,
+                                         into.window.get());
         break;
     }
   } catch (const std::exception& e) {
@@ -103,6 +141,8 @@ std::shared_ptr<CaptureData> loadCapture(const QString& path, const ProgressCall
     CaptureData part;
     part.path = data->path;
     part.capture = data->capture;
+    part.windowSpec = data->windowSpec;
+    part.window = data->window;  // resolved by the Steps analysis, which comes first
     loadAnalysis(all[n], part);
     data->take(all[n], std::move(part));
   }

@@ -23,18 +23,27 @@
 #include "capture/Capture.h"
 #include "compare/Compare.h"
 #include "flags/Flags.h"
+#include "steps/Steps.h"
 #include "summary/Summary.h"
 #include "timeline/Timeline.h"
+#include "window/Window.h"
 
 namespace fuselens::gui {
 
 /// The analyses loaded per capture, in the order they load when no page asks for one first.
-enum class Analysis { Timeline = 0, Summary, Ranges, Flags };
-inline constexpr int kAnalyses = 4;
+/// Steps also resolves the capture's window (windowSpec); the windowed analyses (windowed())
+/// read only the window and run after it.
+enum class Analysis { Timeline = 0, Steps, Summary, Ranges, Flags };
+inline constexpr int kAnalyses = 5;
 /// Every analysis loaded per capture, in Analysis order.
 QList<Analysis> allAnalyses();
-/// "timeline", "summary", "range statistics", "flag rules": for status messages.
+/// "timeline", "steps", "summary", "range statistics", "flag rules": for status messages.
 QString analysisName(Analysis analysis);
+/// True for the analyses that describe the window (summary, range statistics, flags); the
+/// timeline and the steps show the whole capture, with the window marked.
+bool windowed(Analysis analysis);
+/// The window every capture opens with: steady, as on the command line (docs/windows.md).
+inline constexpr const char* kDefaultWindow = "steady";
 
 struct CaptureData {
   QString path;
@@ -47,11 +56,20 @@ struct CaptureData {
   analyzer::Timeline timeline;
   std::optional<analyzer::FlagsReport> flags;  ///< Analysis::Flags: default rules and thresholds
   std::vector<analyzer::RangeStats> ranges;    ///< Analysis::Ranges: analyzer::range_stats
+  /// Analysis::Steps: analyzer::analyze_steps (default methods) of the whole capture.
+  std::optional<analyzer::StepReport> steps;
+  /// The window the windowed analyses describe, as given (parse_window's input).
+  analyzer::WindowSpec windowSpec = analyzer::parse_window(kDefaultWindow);
+  /// windowSpec resolved on the whole capture (by the Steps job, then by each window change);
+  /// null until then, or when it failed (the windowed analyses then read the whole capture).
+  std::shared_ptr<const analyzer::Window> window;
+  /// Counts window changes: a windowed result computed for an older window is dropped.
+  int windowGeneration = 0;
   /// Analyses that failed on this capture, one line each ("flag rules: message"); the others
   /// still show.
   QString analysisErrors;
   /// Wall time of each analysis's job (ms, -1: not finished), and of opening the capture.
-  std::array<qint64, kAnalyses> milliseconds{-1, -1, -1, -1};
+  std::array<qint64, kAnalyses> milliseconds{-1, -1, -1, -1, -1};
   qint64 openMilliseconds = 0;
   /// Sum of the above: the time every analysis took.
   qint64 loadMilliseconds = 0;
@@ -63,6 +81,11 @@ struct CaptureData {
 
   /// Moves the result of `analysis` from `part` (filled by loadAnalysis) into this capture.
   void take(Analysis analysis, CaptureData&& part);
+  /// Marks `analysis` as not loaded (its window changed; CaptureLoader runs it again).
+  void unload(Analysis analysis);
+  /// The window's description for status bars ("steps 6-65 of 65 (steady), 0.82 s of 8.38 s
+  /// captured; start-up 7.5 s excluded"), "whole capture" without a window.
+  QString windowDescription() const;
 
  private:
   static std::size_t index(Analysis a) { return static_cast<std::size_t>(a); }
@@ -82,7 +105,9 @@ std::shared_ptr<CaptureData> openCapture(const QString& path);
 
 /// Runs `analysis` on `into.capture` (opened from `into.path` when null) and stores its result in
 /// `into` (marking it loaded); an exception of the analyzer is caught and recorded as the
-/// analysis's error. Safe to call from any thread on a CaptureData no other thread uses.
+/// analysis's error. Steps also resolves `into.windowSpec` into `into.window`; a windowed analysis
+/// reads through a reader restricted to `into.window` (whole capture when null). Safe to call
+/// from any thread on a CaptureData no other thread uses.
 void loadAnalysis(Analysis analysis, CaptureData& into);
 
 /// openCapture and every analysis, in order, on the calling thread (tests, benchmarks, the

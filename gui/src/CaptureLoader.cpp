@@ -40,7 +40,7 @@ void CaptureLoader::load(const QString& path) {
             if (self->pending() == 0) Q_EMIT self->idle();
             return;
           }
-          for (Analysis a : allAnalyses()) self->queue_.append({data, a});
+          for (Analysis a : allAnalyses()) self->queue_.append({data, a, 0, {}, {}});
           Q_EMIT self->opened(data);  // the window may prioritize what its visible page needs
           self->dispatch();
         },
@@ -53,9 +53,11 @@ void CaptureLoader::prioritize(const CaptureDataPtr& capture, Analysis analysis)
   for (qsizetype i = 0; i < queue_.size(); ++i) {
     if (queue_[i].data == capture && queue_[i].analysis == analysis) {
       queue_.move(i, 0);
-      return;
+      break;
     }
   }
+  // A windowed analysis waits for its window: resolving it comes first.
+  if (windowed(analysis) && !capture->has(Analysis::Steps)) prioritize(capture, Analysis::Steps);
 }
 
 void CaptureLoader::forget(const CaptureDataPtr& capture) {
@@ -63,8 +65,70 @@ void CaptureLoader::forget(const CaptureDataPtr& capture) {
   if (pending() == 0) Q_EMIT idle();
 }
 
+bool CaptureLoader::runnable(const Job& job) {
+  return !windowed(job.analysis) || job.data->has(Analysis::Steps);
+}
+
 void CaptureLoader::dispatch() {
-  while (running_ < maxRunning_ && !queue_.isEmpty()) run(queue_.takeFirst());
+  while (running_ < maxRunning_) {
+    qsizetype next = 0;
+    while (next < queue_.size() && !runnable(queue_[next])) ++next;
+    if (next == queue_.size()) return;
+    run(queue_.takeAt(next));
+  }
+}
+
+bool CaptureLoader::setWindow(const CaptureDataPtr& capture, const QString& text) {
+  if (!capture) return false;
+  // The loader is the one writer of the captures it opened (they are shared read-only).
+  const auto data = std::const_pointer_cast<CaptureData>(capture);
+  analyzer::WindowSpec spec;
+  try {
+    spec = analyzer::parse_window(text.trimmed().toStdString());
+  } catch (const std::exception& e) {
+    Q_EMIT windowFailed(capture, QString::fromUtf8(e.what()));
+    return false;
+  }
+  ++resolving_;
+  QPointer<CaptureLoader> self(this);
+  const analyzer::CapturePtr c = data->capture;
+  auto future = QtConcurrent::run([self, data, c, spec] {
+    std::shared_ptr<const analyzer::Window> window;
+    QString message;
+    try {
+      window = std::make_shared<const analyzer::Window>(
+          analyzer::resolve_window(*c->open_reader(), spec));
+    } catch (const std::exception& e) {
+      message = QString::fromUtf8(e.what());
+    }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, data, spec, window, message] {
+          if (!self) return;
+          --self->resolving_;
+          if (!window) {
+            Q_EMIT self->windowFailed(data, message);
+          } else {
+            data->windowSpec = spec;
+            data->window = window;
+            ++data->windowGeneration;
+            self->queue_.removeIf(
+                [&](const Job& job) { return job.data == data && windowed(job.analysis); });
+            for (Analysis a : allAnalyses()) {
+              if (!windowed(a)) continue;
+              data->unload(a);
+              self->queue_.append({data, a, 0, {}, {}});
+            }
+            Q_EMIT self->windowChanged(data);  // the window may prioritize its visible page
+            self->dispatch();
+          }
+          if (self->pending() == 0) Q_EMIT self->idle();
+        },
+        Qt::QueuedConnection);
+  });
+  Q_UNUSED(future);
+  return true;
 }
 
 void CaptureLoader::reportProgress(const CaptureData& data, const QString& stage) {
@@ -76,7 +140,11 @@ void CaptureLoader::reportProgress(const CaptureData& data, const QString& stage
 
 void CaptureLoader::run(Job job) {
   ++running_;
+  job.generation = job.data->windowGeneration;
   reportProgress(*job.data, QStringLiteral("loading the %1").arg(analysisName(job.analysis)));
+  // Read here, on the GUI thread, the only one that writes them.
+  job.windowSpec = job.data->windowSpec;
+  job.window = job.data->window;
   QPointer<CaptureLoader> self(this);
   auto future = QtConcurrent::run([self, job] {
     // The job fills a CaptureData of its own; the GUI thread moves the result into the shared
@@ -84,6 +152,8 @@ void CaptureLoader::run(Job job) {
     auto part = std::make_shared<CaptureData>();
     part->path = job.data->path;
     part->capture = job.data->capture;
+    part->windowSpec = job.windowSpec;
+    part->window = job.window;
     loadAnalysis(job.analysis, *part);
     if (!self) return;
     QMetaObject::invokeMethod(
@@ -98,6 +168,14 @@ void CaptureLoader::run(Job job) {
 
 void CaptureLoader::finish(const Job& job, const std::shared_ptr<CaptureData>& part) {
   --running_;
+  if (windowed(job.analysis) && job.generation != job.data->windowGeneration) {
+    dispatch();  // computed for an older window: its job for the new one is queued
+    if (pending() == 0) Q_EMIT idle();
+    return;
+  }
+  if (job.analysis == Analysis::Steps && job.generation != job.data->windowGeneration) {
+    part->window = job.data->window;  // setWindow changed the window meanwhile: it stays
+  }
   job.data->take(job.analysis, std::move(*part));
   Q_EMIT analysisLoaded(job.data, job.analysis);
   bool complete = true;
@@ -126,6 +204,12 @@ void CaptureLoader::startRequest(std::function<std::function<void(CaptureLoader&
 }
 
 namespace {
+
+/// A reader of `capture` restricted to `window` (whole capture when null).
+std::unique_ptr<const db::Reader> windowReader(
+    const analyzer::CapturePtr& capture, const std::shared_ptr<const analyzer::Window>& window) {
+  return window ? capture->open_reader(*window) : capture->open_reader();
+}
 
 /// Runs `analysis` (which returns a report), catching the analyzer's exceptions, and returns
 /// what emits `ready` on the GUI thread.
@@ -170,12 +254,13 @@ CaptureLoader::RequestId CaptureLoader::requestCallingContext(const CaptureDataP
   const RequestId id = ++lastRequest_;
   const analyzer::CapturePtr c = capture->capture;
   const std::string path = capture->path.toStdString();
-  startRequest([id, c, path, options] {
+  const auto w = capture->window;
+  startRequest([id, c, path, options, w] {
     return runReport<analyzer::CctReport>(
         id,
         [&] {
           const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
-          return analyzer::calling_context_report(*opened->open_reader(), options);
+          return analyzer::calling_context_report(*windowReader(opened, w), options);
         },
         &CaptureLoader::callingContextReady);
   });
@@ -187,12 +272,13 @@ CaptureLoader::RequestId CaptureLoader::requestRoofline(const CaptureDataPtr& ca
   const RequestId id = ++lastRequest_;
   const analyzer::CapturePtr c = capture->capture;
   const std::string path = capture->path.toStdString();
-  startRequest([id, c, path, options] {
+  const auto w = capture->window;
+  startRequest([id, c, path, options, w] {
     return runReport<analyzer::RooflineReport>(
         id,
         [&] {
           const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
-          return analyzer::analyze_roofline(*opened->open_reader(), options);
+          return analyzer::analyze_roofline(*windowReader(opened, w), options);
         },
         &CaptureLoader::rooflineReady);
   });
@@ -206,12 +292,13 @@ CaptureLoader::RequestId CaptureLoader::requestRangeComparison(const CaptureData
   const analyzer::CapturePtr c = capture->capture;
   const std::string path = capture->path.toStdString();
   const std::string b = baseline.toStdString(), d = candidate.toStdString();
-  startRequest([id, c, path, b, d] {
+  const auto w = capture->window;
+  startRequest([id, c, path, b, d, w] {
     return runReport<analyzer::CompareReport>(
         id,
         [&] {
           const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
-          return analyzer::compare_ranges(*opened->open_reader(), b, d);
+          return analyzer::compare_ranges(*windowReader(opened, w), b, d);
         },
         &CaptureLoader::compareReady);
   });
@@ -223,14 +310,15 @@ CaptureLoader::RequestId CaptureLoader::requestCaptureComparison(const CaptureDa
   const RequestId id = ++lastRequest_;
   const analyzer::CapturePtr a = baseline->capture, b = candidate->capture;
   const std::string pa = baseline->path.toStdString(), pb = candidate->path.toStdString();
-  startRequest([id, a, b, pa, pb] {
+  const auto wa = baseline->window, wb = candidate->window;
+  startRequest([id, a, b, pa, pb, wa, wb] {
     return runReport<analyzer::CompareReport>(
         id,
         [&] {
           const analyzer::CapturePtr ca = a ? a : analyzer::open_capture(pa);
           const analyzer::CapturePtr cb = b ? b : analyzer::open_capture(pb);
-          const auto ra = ca->open_reader();  // A first: its error is the one reported
-          const auto rb = cb->open_reader();
+          const auto ra = windowReader(ca, wa);  // A first: its error is the one reported
+          const auto rb = windowReader(cb, wb);
           return analyzer::compare_captures(*ra, *rb);
         },
         &CaptureLoader::compareReady);
@@ -241,9 +329,15 @@ CaptureLoader::RequestId CaptureLoader::requestCaptureComparison(const CaptureDa
 CaptureLoader::RequestId CaptureLoader::requestHtmlReport(const CaptureDataPtr& capture,
                                                           const QString& path) {
   const RequestId id = ++lastRequest_;
-  startRequest([id, capture, path]() -> std::function<void(CaptureLoader&)> {
+  // What the report reads, copied here on the GUI thread (setWindow changes the window here).
+  auto reading = std::make_shared<CaptureData>();
+  reading->path = capture->path;
+  reading->displayName = capture->displayName;
+  reading->capture = capture->capture;
+  reading->window = capture->window;
+  startRequest([id, reading, path]() -> std::function<void(CaptureLoader&)> {
     QString error;
-    if (exportHtmlReport(*capture, nullptr, path, &error)) error.clear();
+    if (exportHtmlReport(*reading, nullptr, path, &error)) error.clear();
     return [id, path, error](CaptureLoader& loader) {
       Q_EMIT loader.htmlReportWritten(id, path, error);
     };

@@ -15,6 +15,12 @@
 //                needs, so a million-kernel timeline paints after its own load (about a second),
 //                not after every analysis (several seconds), and a page shown later gets its
 //                analysis next.
+//   window       each capture has a window (CaptureData::windowSpec, steady at first): the
+//                Steps job resolves it once on the whole capture, and the windowed analyses
+//                (summary, range statistics, flags) run after it on readers restricted to it;
+//                setWindow resolves a new one (off the GUI thread), then runs the windowed
+//                analyses again (results of an older window are dropped) and emits
+//                windowChanged; the requests below read the window current when they are made.
 //   requests     the analyses with parameters a page asks for while it is shown: the call path
 //                of the selected timeline item, the calling-context tree of a view and metric,
 //                the roofline against a peak profile, a comparison of two range patterns or of
@@ -46,15 +52,23 @@ class CaptureLoader : public QObject {
 
   /// Starts opening `path`; returns at once.
   void load(const QString& path);
-  /// Runs the job of `analysis` of `capture` next (nothing when it ran or is running).
+  /// Runs the job of `analysis` of `capture` next (nothing when it ran or is running); a
+  /// windowed analysis whose window is not resolved yet gets the Steps job (which resolves it)
+  /// ahead of it.
   void prioritize(const CaptureDataPtr& capture, Analysis analysis);
   /// Drops the queued jobs of `capture` (closed); a running one finishes and is reported.
   void forget(const CaptureDataPtr& capture);
   /// Opens and analysis jobs queued or running.
-  int pending() const { return opening_ + running_ + static_cast<int>(queue_.size()); }
+  int pending() const { return opening_ + resolving_ + running_ + static_cast<int>(queue_.size()); }
   /// Analysis jobs run at once (default: half the cores, at least 1).
   int maxRunning() const { return maxRunning_; }
   void setMaxRunning(int jobs) { maxRunning_ = std::max(1, jobs); }
+
+  /// Sets the window of `capture` to `text` (parse_window's forms: all, steady, steps:A-B,
+  /// range:GLOB, time:T0-T1): resolved off the GUI thread on the whole capture, then
+  /// windowChanged and the windowed analyses again; windowFailed (the window unchanged) when
+  /// `text` is malformed or selects nothing. Returns false at once for a malformed `text`.
+  bool setWindow(const CaptureDataPtr& capture, const QString& text);
 
   /// Number of a request, unique per loader (from 1); its result signal carries it.
   using RequestId = quint64;
@@ -87,6 +101,10 @@ class CaptureLoader : public QObject {
   /// Every analysis of `data` is in.
   void captureLoaded(const fuselens::gui::CaptureDataPtr& data);
   void failed(const QString& path, const QString& message);
+  /// The window of `data` is now data->window (its windowed analyses are queued again).
+  void windowChanged(const fuselens::gui::CaptureDataPtr& data);
+  /// setWindow(`data`, ...) failed: `message` is the analyzer's one line; the window is unchanged.
+  void windowFailed(const fuselens::gui::CaptureDataPtr& data, const QString& message);
   /// Nothing is queued or running any more.
   void idle();
 
@@ -109,7 +127,12 @@ class CaptureLoader : public QObject {
   struct Job {
     std::shared_ptr<CaptureData> data;
     Analysis analysis;
+    int generation = 0;               ///< data->windowGeneration when the job started
+    analyzer::WindowSpec windowSpec;  ///< data's, when the job started
+    std::shared_ptr<const analyzer::Window> window;  ///< data's, when the job started
   };
+  /// A windowed job waits until the window of its capture is resolved (Steps loaded).
+  static bool runnable(const Job& job);
   void dispatch();
   void run(Job job);
   void finish(const Job& job, const std::shared_ptr<CaptureData>& part);
@@ -119,6 +142,7 @@ class CaptureLoader : public QObject {
 
   QList<Job> queue_;
   int opening_ = 0;
+  int resolving_ = 0;  ///< setWindow jobs running
   int running_ = 0;
   int maxRunning_ = 1;
   RequestId lastRequest_ = 0;

@@ -34,11 +34,13 @@ bool exportImage(QWidget* widget, const QString& path, QString* error);
 /// True: every build has the analyzer's HTML report (kept for callers that ask).
 bool htmlReportAvailable();
 /// The analyzer's HTML report of `data` (and of `other`, side by side, when given). Reads the
-/// captures again: call it off the GUI thread.
+/// captures again, each restricted to its window (CaptureData::window, named in the report):
+/// call it off the GUI thread.
 bool exportHtmlReport(const CaptureData& data, const CaptureData* other, const QString& path,
                       QString* error);
 
-/// A PDF report: the summary header and tables, the flags, and `images` (title, page image).
+/// A PDF report: the summary header (with the window it describes) and tables, the flags, and
+/// `images` (title, page image).
 /// Uses QTextDocument: call it on the GUI thread (it is quick).
 bool exportPdfReport(const CaptureData& data, const QList<QPair<QString, QImage>>& images,
                      const QString& path, QString* error);

@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -27,6 +28,7 @@
 #include "views/FlagsPage.h"
 #include "views/HeatmapPage.h"
 #include "views/RooflinePage.h"
+#include "views/StepsPage.h"
 #include "views/SummaryPage.h"
 #include "views/TimelinePage.h"
 #include "views/TimelineWidget.h"
@@ -49,6 +51,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(loader_, &CaptureLoader::analysisLoaded, this, &MainWindow::onAnalysisLoaded);
   connect(loader_, &CaptureLoader::captureLoaded, this, &MainWindow::onCaptureLoaded);
   connect(loader_, &CaptureLoader::failed, this, &MainWindow::onFailed);
+  connect(loader_, &CaptureLoader::windowChanged, this, &MainWindow::onWindowChanged);
+  connect(loader_, &CaptureLoader::windowFailed, this,
+          [this](const CaptureDataPtr& capture, const QString& message) {
+            lastError_ = QStringLiteral("%1: %2").arg(capture->path, message);
+            status_->setText(QStringLiteral("Window not changed: %1").arg(message));
+            showWindow();  // the control shows the window still in force
+          });
   connect(loader_, &CaptureLoader::htmlReportWritten, this,
           [this](quint64, const QString& path, const QString& error) {
             if (error.isEmpty()) {
@@ -57,11 +66,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
               QMessageBox::warning(this, QStringLiteral("Export failed"), error);
             }
           });
-  connect(loader_, &CaptureLoader::progress, this, [this](const QString& path, int percent, const QString& stage) {
-    progress_->setVisible(true);
-    progress_->setValue(percent);
-    status_->setText(QStringLiteral("%1: %2…").arg(QFileInfo(path).fileName(), stage));
-  });
+  connect(loader_, &CaptureLoader::progress, this,
+          [this](const QString& path, int percent, const QString& stage) {
+            progress_->setVisible(true);
+            progress_->setValue(percent);
+            status_->setText(QStringLiteral("%1: %2…").arg(QFileInfo(path).fileName(), stage));
+          });
   connect(loader_, &CaptureLoader::idle, this, [this] {
     progress_->setVisible(false);
     Q_EMIT loadsFinished();
@@ -75,15 +85,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   flags_ = new FlagsPage(tabs_);
   heatmap_ = new HeatmapPage(tabs_);
   compare_ = new ComparePage(tabs_);
-  pages_ = {summary_, timeline_, new CallingContextPage(tabs_), new RooflinePage(tabs_), heatmap_, compare_, flags_};
+  steps_ = new StepsPage(tabs_);
+  pages_ = {summary_, timeline_, steps_, new CallingContextPage(tabs_), new RooflinePage(tabs_),
+            heatmap_, compare_,  flags_};
   for (Page* p : pages_) p->setLoader(loader_);  // one loader runs every page's analyses
   for (auto* p : pages_) tabs_->addTab(p, p->title());
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::requestVisibleAnalyses);
 
-  connect(flags_, &FlagsPage::showKernelInTimeline, this, [this](const QString& name, qint64 fromNs) {
-    showPage(timeline_);
-    timeline_->revealKernel(name, fromNs);
-  });
+  connect(steps_, &StepsPage::windowRequested, this, &MainWindow::setWindow);
+  connect(timeline_, &TimelinePage::windowRequested, this, &MainWindow::setWindow);
+  connect(flags_, &FlagsPage::showKernelInTimeline, this,
+          [this](const QString& name, qint64 fromNs) {
+            showPage(timeline_);
+            timeline_->revealKernel(name, fromNs);
+          });
   connect(flags_, &FlagsPage::showKernelInSummary, this, [this](const QString& text) {
     showPage(summary_);
     summary_->showKernels(text);
@@ -98,6 +113,31 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   captureBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   toolbar->addWidget(captureBox_);
   connect(captureBox_, &QComboBox::currentIndexChanged, this, &MainWindow::setCurrentCapture);
+  toolbar->addSeparator();
+  toolbar->addWidget(new QLabel(QStringLiteral(" Window: "), toolbar));
+  windowBox_ = new QComboBox(toolbar);
+  windowBox_->setObjectName(QStringLiteral("windowBox"));
+  windowBox_->setEditable(true);
+  windowBox_->setInsertPolicy(QComboBox::NoInsert);
+  windowBox_->setMinimumContentsLength(22);
+  windowBox_->addItems({QStringLiteral("steady"), QStringLiteral("all"), QStringLiteral("steps:1-"),
+                        QStringLiteral("time:0s-1s"), QStringLiteral("range:*")});
+  windowBox_->setToolTip(QStringLiteral(
+      "The part of the capture every page describes: all, steady (the steps after warm-up), "
+      "steps:A-B, range:GLOB (NVTX ranges) or time:T0-T1 (seconds from the capture's start; "
+      "suffix ms, us, ns allowed). Select steps on the Steps page or Shift+drag on the timeline "
+      "to set it too."));
+  // An item chosen from the list, or a window typed and entered (Return with a text that is not
+  // an item emits no activated): both once per text until the loader answers.
+  const auto fromBox = [this] {
+    const QString text = windowBox_->currentText().trimmed();
+    if (text == requestedWindow_) return;
+    requestedWindow_ = text;
+    if (!setWindow(text)) requestedWindow_.clear();
+  };
+  connect(windowBox_, &QComboBox::activated, this, fromBox);
+  connect(windowBox_->lineEdit(), &QLineEdit::returnPressed, this, fromBox);
+  toolbar->addWidget(windowBox_);
 
   status_ = new QLabel(this);
   progress_ = new QProgressBar(this);
@@ -105,6 +145,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   progress_->setMaximumWidth(220);
   progress_->setVisible(false);
   statusBar()->addWidget(status_, 1);
+  windowLabel_ = new QLabel(this);
+  windowLabel_->setObjectName(QStringLiteral("windowLabel"));
+  statusBar()->addPermanentWidget(windowLabel_);
   statusBar()->addPermanentWidget(progress_);
 
   createMenus();
@@ -118,16 +161,19 @@ void MainWindow::createMenus() {
   file->addAction(QStringLiteral("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
   recentMenu_ = file->addMenu(QStringLiteral("Open &Recent"));
   rebuildRecentMenu();
-  file->addAction(QStringLiteral("&Close Capture"), QKeySequence::Close, this, &MainWindow::closeCurrent);
+  file->addAction(QStringLiteral("&Close Capture"), QKeySequence::Close, this,
+                  &MainWindow::closeCurrent);
   file->addSeparator();
-  QAction* html = file->addAction(QStringLiteral("Export Report as &HTML…"), this, &MainWindow::exportHtml);
+  QAction* html =
+      file->addAction(QStringLiteral("Export Report as &HTML…"), this, &MainWindow::exportHtml);
   html->setEnabled(htmlReportAvailable());
-  if (!htmlReportAvailable()) html->setToolTip(QStringLiteral("The analyzer's HTML export is not in this build"));
+  if (!htmlReportAvailable())
+    html->setToolTip(QStringLiteral("The analyzer's HTML export is not in this build"));
   file->addAction(QStringLiteral("Export Report as &PDF…"), this, &MainWindow::exportPdf);
-  file->addAction(QStringLiteral("Export View as &Image (PNG, SVG)…"), QKeySequence(QStringLiteral("Ctrl+Shift+S")),
-                  this, &MainWindow::exportImage);
-  file->addAction(QStringLiteral("Export &Table as CSV…"), QKeySequence(QStringLiteral("Ctrl+Shift+E")), this,
-                  &MainWindow::exportCsv);
+  file->addAction(QStringLiteral("Export View as &Image (PNG, SVG)…"),
+                  QKeySequence(QStringLiteral("Ctrl+Shift+S")), this, &MainWindow::exportImage);
+  file->addAction(QStringLiteral("Export &Table as CSV…"),
+                  QKeySequence(QStringLiteral("Ctrl+Shift+E")), this, &MainWindow::exportCsv);
   file->addSeparator();
   file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -169,7 +215,8 @@ void MainWindow::onOpened(const CaptureDataPtr& capture) {
     captureBox_->addItem(capture->displayName, capture->path);
   }
   if (current_ < 0) {
-    setCurrentCapture(static_cast<int>(captures_.size()) - 1);  // asks for the visible page's analyses
+    setCurrentCapture(static_cast<int>(captures_.size()) -
+                      1);  // asks for the visible page's analyses
   } else {
     refreshPages();  // other pages may offer the new capture (Compare)
   }
@@ -178,14 +225,50 @@ void MainWindow::onOpened(const CaptureDataPtr& capture) {
 void MainWindow::onAnalysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
   if (!captures_.contains(capture)) return;  // closed meanwhile
   for (auto* p : pages_) p->analysisLoaded(capture, analysis);
+  if (analysis == Analysis::Steps) showWindow();
   Q_EMIT analysisLoaded(capture, analysis);
   const QString& error = capture->error(analysis);
   if (error.isEmpty()) return;
-  status_->setText(QStringLiteral("%1: the %2 failed: %3").arg(capture->displayName, analysisName(analysis), error));
+  status_->setText(QStringLiteral("%1: the %2 failed: %3")
+                       .arg(capture->displayName, analysisName(analysis), error));
   if (analysis == Analysis::Timeline || analysis == Analysis::Summary) {
     // What every capture has: its failure means the file is damaged; the other pages still show.
-    showError(capture->path, QStringLiteral("The %1 could not be loaded: %2").arg(analysisName(analysis), error));
+    showError(capture->path,
+              QStringLiteral("The %1 could not be loaded: %2").arg(analysisName(analysis), error));
   }
+}
+
+bool MainWindow::setWindow(const QString& window) {
+  const CaptureDataPtr capture = currentCapture();
+  if (!capture) return false;
+  status_->setText(QStringLiteral("Setting the window to %1…").arg(window));
+  return loader_->setWindow(capture, window);
+}
+
+QString MainWindow::windowText() const { return windowLabel_->text(); }
+
+void MainWindow::onWindowChanged(const CaptureDataPtr& capture) {
+  if (!captures_.contains(capture)) return;
+  if (capture == currentCapture()) {
+    for (auto* p : pages_) p->windowChanged(capture, captures_);
+    requestVisibleAnalyses();
+    status_->setText(QStringLiteral("Window: %1").arg(capture->windowDescription()));
+  }
+  showWindow();
+}
+
+void MainWindow::showWindow() {
+  requestedWindow_.clear();  // the loader answered (or the capture changed)
+  const CaptureDataPtr capture = currentCapture();
+  if (!capture || !capture->has(Analysis::Steps)) {
+    windowLabel_->setText(capture ? QStringLiteral("Window: finding the steps…") : QString());
+    return;
+  }
+  windowLabel_->setText(QStringLiteral("Window: %1").arg(capture->windowDescription()));
+  windowLabel_->setToolTip(capture->window ? QString::fromStdString(capture->window->label)
+                                           : QString());
+  const QString spec = QString::fromStdString(capture->windowSpec.text);
+  if (windowBox_->currentText() != spec) windowBox_->setEditText(spec);
 }
 
 void MainWindow::onCaptureLoaded(const CaptureDataPtr& capture) {
@@ -195,7 +278,8 @@ void MainWindow::onCaptureLoaded(const CaptureDataPtr& capture) {
                      .arg(capture->loadMilliseconds)
                      .arg(capture->summary.totals.kernel_count)
                      .arg(capture->timeline.item_count());
-  if (!capture->analysisErrors.isEmpty()) text += QStringLiteral(" · ") + capture->analysisErrors.trimmed();
+  if (!capture->analysisErrors.isEmpty())
+    text += QStringLiteral(" · ") + capture->analysisErrors.trimmed();
   status_->setText(text);
 }
 
@@ -237,7 +321,9 @@ void MainWindow::setCurrentCapture(int index) {
 void MainWindow::refreshPages() {
   const CaptureDataPtr current = currentCapture();
   for (auto* p : pages_) p->setCaptures(current, captures_);
-  setWindowTitle(current ? QStringLiteral("%1 — FuseLens").arg(current->displayName) : QStringLiteral("FuseLens"));
+  showWindow();
+  setWindowTitle(current ? QStringLiteral("%1 — FuseLens").arg(current->displayName)
+                         : QStringLiteral("FuseLens"));
 }
 
 Page* MainWindow::page(const QString& slug) const {
@@ -274,6 +360,20 @@ QStringList MainWindow::screenshotPages(const QString& directory) {
     } while (!pageReady(p) && waited.elapsed() < 60000);
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     const QString path = QDir(directory).filePath(p->slug() + QStringLiteral(".png"));
+    if (grab().save(path)) saved << path;
+  }
+  // The step lane: the timeline over the steps around the start of the steady window.
+  const CaptureDataPtr current = currentCapture();
+  if (current && current->steps && !current->steps->steps.empty()) {
+    const auto& steps = current->steps->steps;
+    const int first = std::max(1, current->steps->steady_first - 4);
+    const int last = std::min(static_cast<int>(steps.size()), first + 10);
+    showPage(timeline_);
+    timeline_->timelineWidget()->setView(
+        static_cast<double>(steps[static_cast<std::size_t>(first - 1)].start_ns),
+        static_cast<double>(steps[static_cast<std::size_t>(last - 1)].end_ns));
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QString path = QDir(directory).filePath(QStringLiteral("timeline-steps.png"));
     if (grab().save(path)) saved << path;
   }
   return saved;
@@ -350,9 +450,10 @@ void MainWindow::closeEvent(QCloseEvent* event) { event->accept(); }
 void MainWindow::exportHtml() {
   const CaptureDataPtr capture = currentCapture();
   if (!capture) return;
-  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report as HTML"),
-                                                    QFileInfo(capture->path).completeBaseName() + QStringLiteral(".html"),
-                                                    QStringLiteral("HTML (*.html)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, QStringLiteral("Export report as HTML"),
+      QFileInfo(capture->path).completeBaseName() + QStringLiteral(".html"),
+      QStringLiteral("HTML (*.html)"));
   if (path.isEmpty()) return;
   status_->setText(QStringLiteral("Writing %1…").arg(path));
   loader_->requestHtmlReport(capture, path);  // htmlReportWritten: connected in the constructor
@@ -368,15 +469,17 @@ void MainWindow::exportPdf() {
   for (Analysis a : needed) ready = ready && capture->has(a);
   if (!ready) {
     for (auto it = needed.rbegin(); it != needed.rend(); ++it) loader_->prioritize(capture, *it);
-    QMessageBox::information(this, QStringLiteral("Export report as PDF"),
-                             QStringLiteral("The summary and the flags of %1 are still loading; export again "
-                                            "when the status bar says the capture is loaded.")
-                                 .arg(capture->displayName));
+    QMessageBox::information(
+        this, QStringLiteral("Export report as PDF"),
+        QStringLiteral("The summary and the flags of %1 are still loading; export again "
+                       "when the status bar says the capture is loaded.")
+            .arg(capture->displayName));
     return;
   }
-  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export report as PDF"),
-                                                    QFileInfo(capture->path).completeBaseName() + QStringLiteral(".pdf"),
-                                                    QStringLiteral("PDF (*.pdf)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, QStringLiteral("Export report as PDF"),
+      QFileInfo(capture->path).completeBaseName() + QStringLiteral(".pdf"),
+      QStringLiteral("PDF (*.pdf)"));
   if (path.isEmpty()) return;
   QList<QPair<QString, QImage>> images;
   images << qMakePair(QStringLiteral("Timeline"), timeline_->timelineWidget()->grab().toImage());
@@ -392,9 +495,9 @@ void MainWindow::exportPdf() {
 void MainWindow::exportImage() {
   Page* p = currentPage();
   if (!p) return;
-  const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export view as image"),
-                                                    p->slug() + QStringLiteral(".png"),
-                                                    QStringLiteral("PNG image (*.png);;SVG drawing (*.svg)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, QStringLiteral("Export view as image"), p->slug() + QStringLiteral(".png"),
+      QStringLiteral("PNG image (*.png);;SVG drawing (*.svg)"));
   QString error;
   if (!path.isEmpty() && !gui::exportImage(p->imageWidget(), path, &error)) {
     QMessageBox::warning(this, QStringLiteral("Export failed"), error);
@@ -405,11 +508,13 @@ void MainWindow::exportCsv() {
   Page* p = currentPage();
   QAbstractItemView* table = p ? p->currentTable() : nullptr;
   if (!table) {
-    QMessageBox::information(this, QStringLiteral("Export table"), QStringLiteral("This page has no table."));
+    QMessageBox::information(this, QStringLiteral("Export table"),
+                             QStringLiteral("This page has no table."));
     return;
   }
   const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export table as CSV"),
-                                                    p->slug() + QStringLiteral(".csv"), QStringLiteral("CSV (*.csv)"));
+                                                    p->slug() + QStringLiteral(".csv"),
+                                                    QStringLiteral("CSV (*.csv)"));
   QString error;
   if (!path.isEmpty() && !gui::exportCsv(*table->model(), path, &error)) {
     QMessageBox::warning(this, QStringLiteral("Export failed"), error);
@@ -417,10 +522,11 @@ void MainWindow::exportCsv() {
 }
 
 void MainWindow::showAbout() {
-  QMessageBox::about(this, QStringLiteral("About FuseLens"),
-                     QStringLiteral("<b>FuseLens %1</b><br>Profiles GPU workloads and shows what kernel "
-                                    "fusion buys.<br>Qt %2")
-                         .arg(QStringLiteral(FUSELENS_VERSION), QString::fromLatin1(qVersion())));
+  QMessageBox::about(
+      this, QStringLiteral("About FuseLens"),
+      QStringLiteral("<b>FuseLens %1</b><br>Profiles GPU workloads and shows what kernel "
+                     "fusion buys.<br>Qt %2")
+          .arg(QStringLiteral(FUSELENS_VERSION), QString::fromLatin1(qVersion())));
 }
 
 }  // namespace fuselens::gui

@@ -3,9 +3,12 @@
 // drop, command line); each loads off the GUI thread (CaptureLoader) in stages with progress in
 // the status bar, the analyses of the visible page first (the timeline of a million kernels
 // paints after its own load, the rest follows in the background); a file that cannot be read
-// gets a dialog with the analyzer's message and the program carries on. The capture selector in the tool bar picks which capture the pages show;
-// every page is a tab (View → page, Ctrl+1…). File → Export writes the report (HTML, PDF), the
-// current view as an image (PNG, SVG) or its table as CSV.
+// gets a dialog with the analyzer's message and the program carries on. The capture selector in the
+// tool bar picks which capture the pages show; every page is a tab (View → page, Ctrl+1…). File →
+// Export writes the report (HTML, PDF), the current view as an image (PNG, SVG) or its table as
+// CSV. The window control in the tool bar (and selecting steps on the Steps page, or Shift+dragging
+// a time range on the timeline) sets the window every page describes; the status bar names it and
+// what lies outside it.
 
 #include <QList>
 #include <QMainWindow>
@@ -28,6 +31,7 @@ class TimelinePage;
 class FlagsPage;
 class ComparePage;
 class HeatmapPage;
+class StepsPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -57,8 +61,18 @@ class MainWindow : public QMainWindow {
   FlagsPage* flagsPage() const { return flags_; }
   ComparePage* comparePage() const { return compare_; }
   HeatmapPage* heatmapPage() const { return heatmap_; }
+  StepsPage* stepsPage() const { return steps_; }
 
-  /// Saves a PNG of the whole window per page into `directory` (<slug>.png); returns the files.
+  /// Sets the window of the current capture (parse_window's forms: all, steady, steps:A-B,
+  /// range:GLOB, time:T0-T1); every page then shows it. False for a malformed window (the
+  /// status bar says why).
+  bool setWindow(const QString& window);
+  /// The status bar's window text: "Window: <Window::description>".
+  QString windowText() const;
+
+  /// Saves a PNG of the whole window per page into `directory` (<slug>.png), and with steps the
+  /// timeline over ten steps around the start of the steady window (timeline-steps.png);
+  /// returns the files.
   QStringList screenshotPages(const QString& directory);
 
   static QStringList recentFiles();
@@ -67,7 +81,8 @@ class MainWindow : public QMainWindow {
   /// Every open and analysis finished (successfully or not): nothing is pending.
   void loadsFinished();
   /// `analysis` of the open `capture` is in (staged loading), after the pages were told.
-  void analysisLoaded(const fuselens::gui::CaptureDataPtr& capture, fuselens::gui::Analysis analysis);
+  void analysisLoaded(const fuselens::gui::CaptureDataPtr& capture,
+                      fuselens::gui::Analysis analysis);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -86,6 +101,9 @@ class MainWindow : public QMainWindow {
   /// The page shows all it can: its analyses of the current capture are in, it runs none.
   bool pageReady(Page* page) const;
   void refreshPages();
+  void onWindowChanged(const CaptureDataPtr& capture);
+  /// Shows the current capture's window in the tool bar and the status bar.
+  void showWindow();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void openDialog();
@@ -107,7 +125,11 @@ class MainWindow : public QMainWindow {
   FlagsPage* flags_ = nullptr;
   ComparePage* compare_ = nullptr;
   HeatmapPage* heatmap_ = nullptr;
+  StepsPage* steps_ = nullptr;
   QComboBox* captureBox_ = nullptr;
+  QComboBox* windowBox_ = nullptr;  ///< editable: all, steady, steps:A-B, time:T0-T1, range:GLOB
+  QLabel* windowLabel_ = nullptr;   ///< the status bar's window
+  QString requestedWindow_;         ///< the window the control asked for, until the loader answers
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QMenu* recentMenu_ = nullptr;

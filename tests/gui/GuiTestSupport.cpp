@@ -4,11 +4,19 @@
 #include <filesystem>
 
 #include "fuselens/db/Writer.h"
+#include "window/Window.h"
 
 namespace fuselens::gui::test {
 
 std::string dataFile(const std::string& name) {
   return std::string(FUSELENS_TEST_DATA_DIR) + "/" + name;
+}
+
+std::unique_ptr<db::Reader> windowedReader(const std::string& path, const std::string& window) {
+  auto reader = std::make_unique<db::Reader>(path);
+  analyzer::apply_window(*reader,
+                         analyzer::resolve_window(*reader, analyzer::parse_window(window)));
+  return reader;
 }
 
 SyntheticCapture writeSyntheticCapture(const std::string& path, std::int64_t kernels, int streams) {

@@ -11,6 +11,7 @@
 
 #include "CaptureData.h"
 #include "CaptureLoader.h"
+#include "GuiTestSupport.h"
 #include "Format.h"
 #include "fuselens/db/Reader.h"
 #include "models/CompareModel.h"
@@ -166,7 +167,9 @@ class TestAnalysisPages : public QObject {
 
     page.compareWith(mlp_);
     QVERIFY(done.wait(60000));
-    const auto two = analyzer::compare_captures(db::Reader(bench_->path.toStdString()), db::Reader(mlp_->path.toStdString()));
+    // Each capture's default window (steady), as the loader reads them.
+    const auto two = analyzer::compare_captures(*test::windowedReader(bench_->path.toStdString()),
+                                                *test::windowedReader(mlp_->path.toStdString()));
     QCOMPARE(page.kernelDiffModel()->rowCount(), static_cast<int>(two.kernel_diff.size()));
     QCOMPARE(page.entryModel()->rowCount(), static_cast<int>(two.entries.size()));
 

@@ -72,8 +72,11 @@ class TestTimelineWidget : public QObject {
     painter.end();
     const auto& t = synthetic_->timeline;
     const auto& stats = widget.lastPaintStats();
-    // Every item is either drawn or stands in a merged block; counters draw one shape each.
-    QCOMPARE(static_cast<std::size_t>(stats.items + stats.mergedItems), t.item_count() + t.counters.size());
+    // Every item is either drawn or stands in a merged block; counters draw one shape each, and
+    // the step lane one item per step.
+    QVERIFY(widget.stepLaneItemCount() > 0);
+    QCOMPARE(static_cast<std::size_t>(stats.items + stats.mergedItems),
+             t.item_count() + t.counters.size() + static_cast<std::size_t>(widget.stepLaneItemCount()));
     QVERIFY(stats.mergedItems > 190000);
     // Bounded by the pixels, not by the items.
     QVERIFY2(stats.items + stats.blocks < static_cast<std::int64_t>(2 * 1000 * rowsOf(t)),
@@ -120,7 +123,9 @@ class TestTimelineWidget : public QObject {
     const auto& kernel = synthetic_->timeline.lanes[0].rows[0].items[5000];
     widget->reveal(kernel.start_ns, kernel.end_ns);
     const double x = widget->xForTime(static_cast<double>(kernel.start_ns + kernel.end_ns) / 2);
-    const QPoint at(static_cast<int>(x), TimelineWidget::kRulerHeight + TimelineWidget::kRowHeight / 2);
+    // The GPU lanes start below the step lane.
+    const int stepLane = widget->stepLaneItemCount() > 0 ? TimelineWidget::kRowHeight + TimelineWidget::kLaneGap : 0;
+    const QPoint at(static_cast<int>(x), TimelineWidget::kRulerHeight + stepLane + TimelineWidget::kRowHeight / 2);
     QCOMPARE(widget->itemAt(at), &kernel);
     QTest::mouseClick(widget, Qt::LeftButton, {}, at);
     QCOMPARE(widget->selectedItem(), &kernel);

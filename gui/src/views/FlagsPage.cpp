@@ -1,10 +1,12 @@
 #include "views/FlagsPage.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -39,17 +41,36 @@ FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
   auto* layout = new QVBoxLayout(this);
   header_ = new QLabel(this);
   header_->setWordWrap(true);
+  header_->setTextFormat(Qt::RichText);
   layout->addWidget(header_);
+  auto* filterRow = new QHBoxLayout;
+  filterRow->addWidget(new QLabel(QStringLiteral("Rule:"), this));
+  ruleFilter_ = new QComboBox(this);
+  ruleFilter_->setObjectName(QStringLiteral("ruleFilter"));
+  ruleFilter_->setMinimumContentsLength(24);
+  filterRow->addWidget(ruleFilter_);
+  filterRow->addStretch(1);
+  layout->addLayout(filterRow);
   model_ = new FlagsModel(this);
   auto* splitter = new QSplitter(Qt::Vertical, this);
   view_ = makeTableView(model_, &proxy_, splitter);
+  // The rule filter: the findings of one rule (the table's search filters this column).
+  proxy_->setFilterKeyColumn(FlagsModel::Rule);
+  connect(ruleFilter_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    const QString rule = index > 0 ? ruleFilter_->itemData(index).toString() : QString();
+    proxy_->setFilterRegularExpression(
+        rule.isEmpty()
+            ? QRegularExpression()
+            : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(rule))));
+  });
   view_->setObjectName(QStringLiteral("flagsTable"));
   view_->setSelectionMode(QAbstractItemView::SingleSelection);
   auto* bottom = new QWidget(splitter);
   auto* bottomLayout = new QVBoxLayout(bottom);
   bottomLayout->setContentsMargins(0, 0, 0, 0);
   explanation_ = new QTextBrowser(bottom);
-  explanation_->setPlaceholderText(QStringLiteral("Select a finding to see what was measured and what to do."));
+  explanation_->setPlaceholderText(
+      QStringLiteral("Select a finding to see what was measured and what to do."));
   bottomLayout->addWidget(explanation_);
   auto* buttons = new QHBoxLayout;
   timelineButton_ = new QPushButton(QStringLiteral("Show kernel in timeline"), bottom);
@@ -107,24 +128,63 @@ void FlagsPage::showFlags() {
     } else if (!current->has(Analysis::Flags)) {
       header_->setText(QStringLiteral("Running the flag rules on %1…").arg(current->displayName));
     } else {
-      header_->setText(QStringLiteral("The flag rules failed on this capture: %1").arg(current->error(Analysis::Flags)));
+      header_->setText(QStringLiteral("The flag rules failed on this capture: %1")
+                           .arg(current->error(Analysis::Flags)));
     }
     return;
   }
   const auto& report = *current->flags;
+  {
+    // The rules with findings, in rank order of their first finding.
+    const QSignalBlocker block(ruleFilter_);
+    ruleFilter_->clear();
+    ruleFilter_->addItem(QStringLiteral("all rules"));
+    for (const auto& hit : report.hits) {
+      const QString rule = toQString(hit.rule);
+      if (ruleFilter_->findData(rule) < 0) ruleFilter_->addItem(rule, rule);
+    }
+    proxy_->setFilterRegularExpression(QRegularExpression());
+  }
   model_->setRows(report.hits);
   fitColumns(view_, 420);
   if (!report.hits.empty()) selectHit(0);  // the costliest finding of the first rule
   std::int64_t stake = 0;
   for (const auto& hit : report.hits) stake += hit.time_ns;
-  header_->setText(QStringLiteral("%1 findings from %2 rules (default thresholds, docs/rules.md). "
-                                  "Findings overlap, so their times at stake do not add up.")
-                       .arg(report.hits.size())
-                       .arg(report.rules_run.size()));
+  // The verdict first (FlagsVerdict.h), then the findings ranked by time at stake per step.
+  QString text;
+  const auto& verdict = report.verdict;
+  if (!verdict.headline.empty()) {
+    text += QStringLiteral("<b>%1</b>").arg(toQString(verdict.headline).toHtmlEscaped());
+    if (!verdict.causes.empty()) {
+      QStringList causes;
+      for (const auto& c : verdict.causes) causes << toQString(c).toHtmlEscaped();
+      text += QStringLiteral("<br>Top causes: ") + causes.join(QStringLiteral("; "));
+    }
+    if (!verdict.startup.empty()) {
+      text += QStringLiteral("<br>") + toQString(verdict.startup).toHtmlEscaped();
+    }
+    text += QStringLiteral("<br>");
+  }
+  text += QStringLiteral(
+              "%1 findings from %2 rules (default thresholds, docs/rules.md), ranked by "
+              "time at stake. Findings overlap, so their times at stake do not add up.")
+              .arg(report.hits.size())
+              .arg(report.rules_run.size())
+              .toHtmlEscaped();
+  header_->setText(text);
   Q_UNUSED(stake);
 }
 
 QAbstractItemView* FlagsPage::currentTable() const { return view_; }
+
+QString FlagsPage::headerText() const { return header_->text(); }
+
+void FlagsPage::filterRule(const QString& rule) {
+  const int index = rule.isEmpty() ? 0 : ruleFilter_->findData(rule);
+  ruleFilter_->setCurrentIndex(std::max(0, index));
+}
+
+int FlagsPage::shownHits() const { return proxy_->rowCount(); }
 
 QString FlagsPage::explanationText() const {
   return explanation_ ? explanation_->toPlainText() : QString();
@@ -144,18 +204,22 @@ void FlagsPage::showHit(int row) {
   }
   const auto& hit = model_->rowAt(row);
   const auto* rule = ruleInfo(hit.rule);
-  QString html = QStringLiteral("<h3>%1</h3>").arg(
-      rule ? toQString(std::string(rule->title)).toHtmlEscaped() : toQString(hit.rule));
-  html += QStringLiteral("<p><b>Subject:</b> %1<br><b>Where:</b> %2<br><b>Instances:</b> %3 · "
-                         "<b>time at stake:</b> %4%5</p>")
+  QString html =
+      QStringLiteral("<h3>%1</h3>")
+          .arg(rule ? toQString(std::string(rule->title)).toHtmlEscaped() : toQString(hit.rule));
+  html += QStringLiteral(
+              "<p><b>Subject:</b> %1<br><b>Where:</b> %2<br><b>Instances:</b> %3 · "
+              "<b>time at stake:</b> %4%5</p>")
               .arg(toQString(hit.subject).toHtmlEscaped(), FlagsModel::where(hit).toHtmlEscaped(),
                    formatCount(hit.count), formatDuration(static_cast<double>(hit.time_ns)),
                    data_->has(Analysis::Timeline)
                        ? QStringLiteral(" · first at %1 after the first record")
-                             .arg(formatDuration(static_cast<double>(hit.first_ns - data_->timeline.begin_ns)))
+                             .arg(formatDuration(
+                                 static_cast<double>(hit.first_ns - data_->timeline.begin_ns)))
                        : QString());
   if (!hit.context.empty()) {
-    html += QStringLiteral("<p><b>Called from:</b> %1</p>").arg(toQString(hit.context).toHtmlEscaped());
+    html +=
+        QStringLiteral("<p><b>Called from:</b> %1</p>").arg(toQString(hit.context).toHtmlEscaped());
   }
   html += QStringLiteral("<p><b>Measured:</b> %1</p><p><b>What to do:</b> %2</p>")
               .arg(toQString(hit.detail).toHtmlEscaped(), toQString(hit.advice).toHtmlEscaped());
@@ -164,7 +228,8 @@ void FlagsPage::showHit(int row) {
     for (const auto& [key, value] : hit.metrics) {
       metrics << QStringLiteral("%1 = %2").arg(toQString(key)).arg(value, 0, 'g', 10);
     }
-    html += QStringLiteral("<p><b>Metrics:</b> %1</p>").arg(metrics.join(QStringLiteral(", ")).toHtmlEscaped());
+    html += QStringLiteral("<p><b>Metrics:</b> %1</p>")
+                .arg(metrics.join(QStringLiteral(", ")).toHtmlEscaped());
   }
   if (rule) {
     html += QStringLiteral("<p><i>Rule <code>%1</code>; source: %2</i></p>")

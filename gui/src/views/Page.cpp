@@ -54,6 +54,11 @@ void Page::showEvent(QShowEvent* event) {
   }
 }
 
+void Page::windowChanged(const CaptureDataPtr& capture, const QList<CaptureDataPtr>& all) {
+  setCaptures(nullptr, all);
+  setCaptures(capture, all);
+}
+
 QString Page::slug() const {
   QString s = title_.toLower();
   s.replace(QLatin1Char(' '), QLatin1Char('-'));

@@ -39,6 +39,10 @@ class Page : public QWidget {
 
   /// Shows `current` (may be null: no capture open). `all` holds every open capture.
   virtual void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) = 0;
+  /// The window of `capture` changed (CaptureData::window): its windowed analyses load again.
+  /// By default the page shows `capture` afresh (setCaptures with none, then with it), so a page
+  /// that requests its own analysis asks again for the new window.
+  virtual void windowChanged(const CaptureDataPtr& capture, const QList<CaptureDataPtr>& all);
   /// The table "Export table as CSV" writes: the one shown, or null when the page has none.
   virtual QAbstractItemView* currentTable() const { return nullptr; }
   /// The widget "Export view as image" saves (a chart, the timeline); the page by default.

@@ -12,6 +12,7 @@
 #include <QTextBrowser>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include <exception>
 
@@ -53,7 +54,8 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
   auto* bottom = new QSplitter(Qt::Horizontal, splitter);
   details_ = new QTextBrowser(bottom);
   details_->setObjectName(QStringLiteral("timelineDetails"));
-  details_->setPlaceholderText(QStringLiteral("Click an item to see its details and launch context."));
+  details_->setPlaceholderText(
+      QStringLiteral("Click an item to see its details and launch context."));
 
   // The calling context: a line saying what is shown (or why nothing is), then the frames.
   auto* pathPanel = new QWidget(bottom);
@@ -83,24 +85,27 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
     header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   }
   header->setSectionResizeMode(CallPathModel::Function, QHeaderView::Stretch);
-  callPathView_->setToolTip(QStringLiteral("Outermost frame first, the launch site last. "
-                                           "Ctrl+C or the context menu copies the call path."));
+  callPathView_->setToolTip(
+      QStringLiteral("Outermost frame first, the launch site last. "
+                     "Ctrl+C or the context menu copies the call path."));
   auto* copy = new QAction(QStringLiteral("Copy call path"), callPathView_);
   copy->setShortcut(QKeySequence::Copy);
   copy->setShortcutContext(Qt::WidgetShortcut);
   callPathView_->addAction(copy);
   callPathView_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(copy, &QAction::triggered, this, &TimelinePage::copyCallPath);
-  connect(callPathView_, &QWidget::customContextMenuRequested, this, [this, copy](const QPoint& at) {
-    QMenu menu(callPathView_);
-    menu.addAction(copy);
-    const QModelIndex index = callPathView_->indexAt(at);
-    QAction* frame = index.isValid() ? menu.addAction(QStringLiteral("Copy frame")) : nullptr;
-    QAction* chosen = menu.exec(callPathView_->viewport()->mapToGlobal(at));
-    if (chosen && chosen == frame) {
-      QApplication::clipboard()->setText(CallPathModel::frameText(callPath_->rowAt(index.row())));
-    }
-  });
+  connect(
+      callPathView_, &QWidget::customContextMenuRequested, this, [this, copy](const QPoint& at) {
+        QMenu menu(callPathView_);
+        menu.addAction(copy);
+        const QModelIndex index = callPathView_->indexAt(at);
+        QAction* frame = index.isValid() ? menu.addAction(QStringLiteral("Copy frame")) : nullptr;
+        QAction* chosen = menu.exec(callPathView_->viewport()->mapToGlobal(at));
+        if (chosen && chosen == frame) {
+          QApplication::clipboard()->setText(
+              CallPathModel::frameText(callPath_->rowAt(index.row())));
+        }
+      });
   pathLayout->addWidget(callPathStatus_);
   pathLayout->addWidget(callPathView_, 1);
 
@@ -116,10 +121,35 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
   splitter->setSizes({580, 300});  // room for a dozen frames
   layout->addWidget(splitter, 1);
 
-  connect(zoomIn, &QToolButton::clicked, timeline_, [this] { timeline_->zoom(0.5, timeline_->width() / 2.0); });
-  connect(zoomOut, &QToolButton::clicked, timeline_, [this] { timeline_->zoom(2.0, timeline_->width() / 2.0); });
+  connect(zoomIn, &QToolButton::clicked, timeline_,
+          [this] { timeline_->zoom(0.5, timeline_->width() / 2.0); });
+  connect(zoomOut, &QToolButton::clicked, timeline_,
+          [this] { timeline_->zoom(2.0, timeline_->width() / 2.0); });
   connect(zoomAll, &QToolButton::clicked, timeline_, &TimelineWidget::zoomAll);
   connect(timeline_, &TimelineWidget::itemSelected, this, &TimelinePage::showDetails);
+  connect(timeline_, &TimelineWidget::stepActivated, this,
+          [this](int index) { Q_EMIT windowRequested(QStringLiteral("steps:%1").arg(index)); });
+  connect(timeline_, &TimelineWidget::timeRangeSelected, this,
+          [this](qint64 startNs, qint64 endNs) {
+            if (data_) Q_EMIT windowRequested(timeWindow(startNs, endNs));
+          });
+}
+
+QString TimelinePage::timeWindow(qint64 startNs, qint64 endNs) const {
+  // Offsets from the capture's first activity (Window::capture_start_ns; the timeline's first
+  // item before the window is resolved), clamped at 0.
+  const qint64 origin = data_ && data_->window ? data_->window->capture_start_ns
+                        : data_                ? data_->timeline.begin_ns
+                                               : 0;
+  const auto ms = [origin](qint64 ns) {
+    return QString::number(static_cast<double>(std::max<qint64>(0, ns - origin)) / 1e6, 'f', 3) +
+           QStringLiteral("ms");
+  };
+  return QStringLiteral("time:%1-%2").arg(ms(startNs), ms(endNs));
+}
+
+void TimelinePage::windowChanged(const CaptureDataPtr& capture, const QList<CaptureDataPtr>&) {
+  if (capture == data_) timeline_->stepsChanged();
 }
 
 TimelinePage::~TimelinePage() = default;
@@ -131,7 +161,9 @@ void TimelinePage::setCaptures(const CaptureDataPtr& current, const QList<Captur
 }
 
 void TimelinePage::analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) {
-  if (capture == data_ && analysis == Analysis::Timeline) showTimeline();
+  if (capture != data_) return;
+  if (analysis == Analysis::Timeline) showTimeline();
+  if (analysis == Analysis::Steps) timeline_->stepsChanged();
 }
 
 void TimelinePage::showTimeline() {
@@ -185,7 +217,8 @@ bool TimelinePage::showLongestKernel() {
   if (!context.ranges.empty()) {
     const auto* range = context.ranges.back();
     const double margin = static_cast<double>(range->end_ns - range->start_ns) * 0.02;
-    timeline_->setView(static_cast<double>(range->start_ns) - margin, static_cast<double>(range->end_ns) + margin);
+    timeline_->setView(static_cast<double>(range->start_ns) - margin,
+                       static_cast<double>(range->end_ns) + margin);
   } else {
     timeline_->reveal(kernel->start_ns, kernel->end_ns);
   }
@@ -205,8 +238,9 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
   callPathRequest_ = 0;  // a lookup still running for the previous selection is dropped
   callPath_->setRows({});
   if (!item || !data_) {
-    callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · select a kernel, copy, memset "
-                                            "or API call to see the frames that launched it."));
+    callPathStatus_->setText(
+        QStringLiteral("<b>Calling context</b> · select a kernel, copy, memset "
+                       "or API call to see the frames that launched it."));
     return;
   }
   const auto& t = data_->timeline;
@@ -226,8 +260,9 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
       correlation = t.api_calls[item->detail].correlation_id;
       break;
     case TimelineItemKind::Nvtx:
-      callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · NVTX ranges have none: "
-                                              "select a kernel, copy, memset or API call."));
+      callPathStatus_->setText(
+          QStringLiteral("<b>Calling context</b> · NVTX ranges have none: "
+                         "select a kernel, copy, memset or API call."));
       return;
   }
   callPathStatus_->setText(QStringLiteral("<b>Calling context</b> · reading…"));
@@ -238,7 +273,8 @@ void TimelinePage::connectLoader(CaptureLoader* loader) {
   connect(loader, &CaptureLoader::callPathReady, this, &TimelinePage::takeCallPath);
 }
 
-void TimelinePage::takeCallPath(quint64 request, const std::shared_ptr<const analyzer::CallPath>& found,
+void TimelinePage::takeCallPath(quint64 request,
+                                const std::shared_ptr<const analyzer::CallPath>& found,
                                 const QString& error) {
   if (request != callPathRequest_) return;  // the selection changed since
   callPathRequest_ = 0;
@@ -254,8 +290,9 @@ void TimelinePage::takeCallPath(quint64 request, const std::shared_ptr<const ana
     return;
   }
   const auto frames = path.frames.size();
-  QString status = QStringLiteral("<b>Calling context</b> · thread %1 · %2 frame%3, outermost first, "
-                                  "launch site last")
+  QString status = QStringLiteral(
+                       "<b>Calling context</b> · thread %1 · %2 frame%3, outermost first, "
+                       "launch site last")
                        .arg(path.tid)
                        .arg(frames)
                        .arg(frames == 1 ? QString() : QStringLiteral("s"));
@@ -287,11 +324,16 @@ void TimelinePage::showDetails(const TimelineItem* item) {
   switch (item->kind) {
     case TimelineItemKind::Kernel: {
       const auto& k = t.kernels[item->detail];
-      html += QStringLiteral("%1<br>grid (%2, %3, %4) · block (%5, %6, %7) · %8 registers/thread · "
-                             "shared %9 static + %10 dynamic · correlation id %11<br>")
+      html += QStringLiteral(
+                  "%1<br>grid (%2, %3, %4) · block (%5, %6, %7) · %8 registers/thread · "
+                  "shared %9 static + %10 dynamic · correlation id %11<br>")
                   .arg(name(k.demangled_name))
-                  .arg(k.grid[0]).arg(k.grid[1]).arg(k.grid[2])
-                  .arg(k.block[0]).arg(k.block[1]).arg(k.block[2])
+                  .arg(k.grid[0])
+                  .arg(k.grid[1])
+                  .arg(k.grid[2])
+                  .arg(k.block[0])
+                  .arg(k.block[1])
+                  .arg(k.block[2])
                   .arg(k.registers_per_thread)
                   .arg(formatBytes(k.static_shared_bytes), formatBytes(k.dynamic_shared_bytes))
                   .arg(k.correlation_id);
@@ -335,8 +377,9 @@ void TimelinePage::showDetails(const TimelineItem* item) {
                 .arg(name(context.call->name))
                 .arg(context.tid)
                 .arg(formatDuration(static_cast<double>(item->start_ns - context.call->start_ns)));
-    html += ranges.isEmpty() ? QStringLiteral(" · outside any NVTX range")
-                             : QStringLiteral(" · inside NVTX ") + ranges.join(QStringLiteral(" › "));
+    html += ranges.isEmpty()
+                ? QStringLiteral(" · outside any NVTX range")
+                : QStringLiteral(" · inside NVTX ") + ranges.join(QStringLiteral(" › "));
   } else if (item->kind != TimelineItemKind::Api && item->kind != TimelineItemKind::Nvtx) {
     html += QStringLiteral("<i>No launching API call in this capture (API tracing off?).</i>");
   }

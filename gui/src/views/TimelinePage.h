@@ -27,8 +27,14 @@ class TimelinePage : public Page {
   ~TimelinePage() override;
 
   void setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>& all) override;
-  QList<Analysis> analyses() const override { return {Analysis::Timeline}; }
+  /// The timeline, and the steps of its step lane.
+  QList<Analysis> analyses() const override { return {Analysis::Timeline, Analysis::Steps}; }
   void analysisLoaded(const CaptureDataPtr& capture, Analysis analysis) override;
+  /// Redraws the window's shading; the view stays.
+  void windowChanged(const CaptureDataPtr& capture, const QList<CaptureDataPtr>& all) override;
+  /// The window of the time range [startNs, endNs] (absolute ns): "time:T0-T1" in ms from the
+  /// capture's first activity, as parse_window reads it.
+  QString timeWindow(qint64 startNs, qint64 endNs) const;
   QWidget* imageWidget() override;
   /// True while the loader looks up the selection's call path.
   bool busy() const override { return callPathRequest_ != 0; }
@@ -44,6 +50,11 @@ class TimelinePage : public Page {
   /// and frame count, or why there is no calling context).
   CallPathModel* callPathModel() const { return callPath_; }
   QString callPathStatus() const;
+
+ Q_SIGNALS:
+  /// A Shift+drag on the timeline chose a time range as the window, or a double click on a step
+  /// of the step lane that step (parse_window's forms).
+  void windowRequested(const QString& window);
 
  protected:
   void connectLoader(CaptureLoader* loader) override;

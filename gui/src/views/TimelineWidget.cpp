@@ -111,6 +111,10 @@ void TimelineWidget::layoutTracks() {
       }
       y += kLaneGap;
     };
+    if (stepLaneItemCount() > 0) {
+      tracks_.push_back({-2, 0, -1, y, kRowHeight, true});
+      y += kRowHeight + kLaneGap;
+    }
     const int lanes = static_cast<int>(t.lanes.size());
     for (int l = 0; l < lanes; ++l) {
       if (t.lanes[static_cast<std::size_t>(l)].kind == LaneKind::Gpu) addLane(l);
@@ -125,6 +129,42 @@ void TimelineWidget::layoutTracks() {
   }
   contentHeight_ = y;
   updateScrollBar();
+}
+
+const analyzer::StepReport* TimelineWidget::steps() const {
+  return data_ && data_->has(Analysis::Steps) && data_->steps ? &*data_->steps : nullptr;
+}
+
+int TimelineWidget::stepLaneItemCount() const {
+  const auto* s = steps();
+  return s ? static_cast<int>(s->steps.size()) : 0;
+}
+
+void TimelineWidget::stepsChanged() {
+  layoutTracks();
+  update();
+}
+
+int TimelineWidget::stepAt(const QPoint& pos) const {
+  const Track* track = trackAt(pos.y());
+  const QRect area = timeArea();
+  if (!track || track->lane != -2 || !area.contains(pos)) return 0;
+  const double t = nsAt(pos.x(), area);
+  for (const auto& step : steps()->steps) {
+    if (t >= static_cast<double>(step.start_ns) && t < static_cast<double>(step.end_ns)) {
+      return step.index;
+    }
+  }
+  return 0;
+}
+
+void TimelineWidget::selectTimeRange(double startNs, double endNs) {
+  if (endNs < startNs) std::swap(startNs, endNs);
+  rangeStartNs_ = startNs;
+  rangeEndNs_ = endNs;
+  update();
+  Q_EMIT timeRangeSelected(static_cast<qint64>(std::floor(startNs)),
+                           static_cast<qint64>(std::ceil(endNs)));
 }
 
 void TimelineWidget::updateScrollBar() {
@@ -207,8 +247,9 @@ const TimelineItem* TimelineWidget::itemAt(const QPoint& pos) const {
   const Track* track = trackAt(pos.y());
   const QRect area = timeArea();
   if (!track || track->lane < 0 || !area.contains(pos)) return nullptr;
-  const auto& row =
-      timeline()->lanes[static_cast<std::size_t>(track->lane)].rows[static_cast<std::size_t>(track->row)];
+  const auto& row = timeline()
+                        ->lanes[static_cast<std::size_t>(track->lane)]
+                        .rows[static_cast<std::size_t>(track->row)];
   const double t = nsAt(pos.x(), area);
   const double tolerance = 2.0 * (viewEnd_ - viewStart_) / area.width();
   std::size_t i = analyzer::first_visible(row, static_cast<std::int64_t>(t - tolerance));
@@ -291,7 +332,13 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
     const int y = area.top() + track.y - scrollY_;
     if (y + track.height < area.top() || y > area.bottom()) continue;
     QString title;
-    if (track.lane >= 0) {
+    if (track.lane == -2) {
+      title = QStringLiteral("Steps (%1)").arg(stepLaneItemCount());
+      p.save();
+      p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
+      paintSteps(p, area, y + 1, track.height - 2);
+      p.restore();
+    } else if (track.lane >= 0) {
       const auto& lane = t.lanes[static_cast<std::size_t>(track.lane)];
       if (track.firstOfLane) {
         title = toQString(lane.title);
@@ -300,7 +347,8 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
       }
       p.save();
       p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
-      paintRow(p, lane, lane.rows[static_cast<std::size_t>(track.row)], area, y + 1, track.height - 2);
+      paintRow(p, lane, lane.rows[static_cast<std::size_t>(track.row)], area, y + 1,
+               track.height - 2);
       p.restore();
     } else {
       const auto& counter = t.counters[static_cast<std::size_t>(track.counter)];
@@ -315,12 +363,73 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
     }
     if (!title.isEmpty()) {
       p.setPen(QColor(0x30, 0x34, 0x3a));
-      p.drawText(QRect(target.left() + 6, y, kGutterWidth - 10, track.lane >= 0 ? kRowHeight : track.height),
+      p.drawText(QRect(target.left() + 6, y, kGutterWidth - 10,
+                       track.lane >= 0 ? kRowHeight : track.height),
                  Qt::AlignLeft | Qt::AlignVCenter, title);
     }
   }
   p.restore();
   paintRuler(p, area, target.top());
+  paintWindow(p, area, target.top());
+}
+
+void TimelineWidget::paintSteps(QPainter& p, const QRect& area, int y, int h) {
+  const auto* report = steps();
+  if (!report) return;
+  std::vector<bool> outlier(report->steps.size() + 1, false);
+  for (const auto& o : report->outliers) {
+    if (o.index >= 1 && o.index < static_cast<int>(outlier.size()))
+      outlier[static_cast<std::size_t>(o.index)] = true;
+  }
+  const QFontMetrics metrics = p.fontMetrics();
+  for (const auto& step : report->steps) {
+    const double a = xOf(static_cast<double>(step.start_ns), area);
+    const double b = xOf(static_cast<double>(step.end_ns), area);
+    if (b < area.left() || a > area.right()) continue;
+    const QColor color = outlier[static_cast<std::size_t>(step.index)] ? QColor(0xe5, 0x73, 0x73)
+                         : report->steady_first > 0 && step.index >= report->steady_first
+                             ? QColor(0x81, 0xc7, 0x84)
+                             : QColor(0xbd, 0xbd, 0xbd);
+    const QRectF r(
+        std::max(a, area.left() - 2.0), y,
+        std::max(1.0, std::min(b, area.right() + 2.0) - std::max(a, area.left() - 2.0) - 1), h);
+    p.fillRect(r, color);
+    const QString label = QString::number(step.index);
+    if (r.width() > metrics.horizontalAdvance(label) + 4) {
+      p.setPen(QColor(0x1c, 0x1e, 0x22));
+      p.drawText(r, Qt::AlignCenter, label);
+    }
+    ++stats_.items;
+  }
+}
+
+void TimelineWidget::paintWindow(QPainter& p, const QRect& area, int top) {
+  const QColor band(0x4a, 0x6f, 0x96);
+  if (data_->window && !data_->window->whole) {
+    // Shade what lies outside the window; mark its intervals on the ruler.
+    const QColor outside(0x60, 0x64, 0x6a, 46);
+    double from = area.left();
+    for (const auto& i : data_->window->intervals) {
+      const double a = std::clamp(xOf(static_cast<double>(i.start_ns), area), double(area.left()),
+                                  double(area.right()));
+      const double b = std::clamp(xOf(static_cast<double>(i.end_ns), area), double(area.left()),
+                                  double(area.right()));
+      if (a > from) p.fillRect(QRectF(from, area.top(), a - from, area.height()), outside);
+      p.fillRect(QRectF(a, top + kRulerHeight - 4, std::max(1.0, b - a), 4), band);
+      from = std::max(from, b);
+    }
+    if (from < area.right())
+      p.fillRect(QRectF(from, area.top(), area.right() - from, area.height()), outside);
+  }
+  if (rangeSelecting_) {
+    const double a = xOf(std::min(rangeStartNs_, rangeEndNs_), area);
+    const double b = xOf(std::max(rangeStartNs_, rangeEndNs_), area);
+    p.fillRect(QRectF(a, area.top(), std::max(1.0, b - a), area.height()),
+               QColor(0x4a, 0x6f, 0x96, 60));
+    p.setPen(band);
+    p.drawText(QRectF(a + 4, area.top() + 2, 200, 16), Qt::AlignLeft | Qt::AlignVCenter,
+               formatDuration(std::abs(rangeEndNs_ - rangeStartNs_)));
+  }
 }
 
 void TimelineWidget::paintRuler(QPainter& p, const QRect& area, int top) {
@@ -341,8 +450,9 @@ void TimelineWidget::paintRuler(QPainter& p, const QRect& area, int top) {
     p.drawLine(x, ruler.bottom(), x, area.bottom());
     p.setPen(QColor(0x55, 0x5b, 0x63));
     p.drawLine(x, ruler.bottom() - 6, x, ruler.bottom());
-    p.drawText(QRect(x + 3, top, 120, kRulerHeight - 6), Qt::AlignLeft | Qt::AlignVCenter,
-               relative && k > 0 ? QStringLiteral("+") + rulerLabel(k * step) : rulerLabel(tick - origin));
+    p.drawText(
+        QRect(x + 3, top, 120, kRulerHeight - 6), Qt::AlignLeft | Qt::AlignVCenter,
+        relative && k > 0 ? QStringLiteral("+") + rulerLabel(k * step) : rulerLabel(tick - origin));
   }
   p.drawText(QRect(6, top, kGutterWidth - 10, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
              QStringLiteral("span %1").arg(formatDuration(viewEnd_ - viewStart_)));
@@ -354,7 +464,9 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
   const std::size_t n = items.size();
   const double nsPerPx = (viewEnd_ - viewStart_) / area.width();
   const double left = area.left();
-  auto toX = [&](std::int64_t ns) { return left + (static_cast<double>(ns) - viewStart_) / nsPerPx; };
+  auto toX = [&](std::int64_t ns) {
+    return left + (static_cast<double>(ns) - viewStart_) / nsPerPx;
+  };
   const QColor merged = mergedColor(lane.kind);
   const QFontMetrics metrics = p.fontMetrics();
   p.setPen(Qt::NoPen);
@@ -369,12 +481,14 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
       continue;
     }
     if (b - a >= 1.0) {  // wide enough to draw on its own
-      const QRectF r(std::max(a, left - 2), y, std::min(b, left + area.width() + 2) - std::max(a, left - 2), h);
+      const QRectF r(std::max(a, left - 2), y,
+                     std::min(b, left + area.width() + 2) - std::max(a, left - 2), h);
       p.fillRect(r, itemColor(item));
       if (r.width() > 36) {
         p.setPen(QColor(0x1c, 0x1e, 0x22));
-        p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                   metrics.elidedText(names_[item.name], Qt::ElideRight, static_cast<int>(r.width()) - 5));
+        p.drawText(
+            r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+            metrics.elidedText(names_[item.name], Qt::ElideRight, static_cast<int>(r.width()) - 5));
         p.setPen(Qt::NoPen);
       }
       if (&item == selected_) {
@@ -400,7 +514,8 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
       if (ma > blockEnd + 1.0 || ma > left + area.width()) break;
       if (toX(m.end_ns) - ma >= 1.0) break;
       const double nextPixel = std::floor(ma) + 1.0;
-      const auto nextNs = static_cast<std::int64_t>(std::ceil(viewStart_ + (nextPixel - left) * nsPerPx));
+      const auto nextNs =
+          static_cast<std::int64_t>(std::ceil(viewStart_ + (nextPixel - left) * nsPerPx));
       const std::size_t j = std::max(i + 1, analyzer::first_starting_at(row, i + 1, nextNs));
       blockEnd = std::max({blockEnd, ma, toX(items[j - 1].end_ns)});
       count += j - i;
@@ -428,16 +543,17 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
   }
 }
 
-void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& track, const QRect& area,
-                                  int y, int h) {
+void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& track,
+                                  const QRect& area, int y, int h) {
   const auto& points = track.points;
   if (points.empty() || track.max_value <= 0) return;
   const double scale = static_cast<double>(h) / static_cast<double>(track.max_value);
   const int width = area.width();
   const double nsPerPx = (viewEnd_ - viewStart_) / width;
   // Value in force at the view's start.
-  auto it = std::upper_bound(points.begin(), points.end(), static_cast<std::int64_t>(viewStart_),
-                             [](std::int64_t t, const analyzer::CounterPoint& pt) { return t < pt.time_ns; });
+  auto it = std::upper_bound(
+      points.begin(), points.end(), static_cast<std::int64_t>(viewStart_),
+      [](std::int64_t t, const analyzer::CounterPoint& pt) { return t < pt.time_ns; });
   std::size_t i = static_cast<std::size_t>(it - points.begin());
   std::int64_t current = i > 0 ? points[i - 1].value : 0;
   QPainterPath path;
@@ -456,7 +572,8 @@ void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& tra
     path.lineTo(area.left() + column + 1, top);
     if (i >= points.size() && static_cast<double>(points.back().time_ns) < columnEnd - nsPerPx) {
       // past the last event: the value stays; finish in one segment
-      path.lineTo(area.left() + width, base - static_cast<double>(std::max<std::int64_t>(current, 0)) * scale);
+      path.lineTo(area.left() + width,
+                  base - static_cast<double>(std::max<std::int64_t>(current, 0)) * scale);
       break;
     }
   }
@@ -481,7 +598,17 @@ QString TimelineWidget::tooltipFor(const TimelineItem& item) const {
 bool TimelineWidget::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip && data_) {
     auto* help = static_cast<QHelpEvent*>(e);
-    if (const auto* item = itemAt(help->pos())) {
+    if (const int index = stepAt(help->pos())) {
+      const auto& step = steps()->steps[static_cast<std::size_t>(index - 1)];
+      QToolTip::showText(
+          help->globalPos(),
+          QStringLiteral("<b>step %1</b><br>wall %2, GPU busy %3 (%4)<br>%5 launches")
+              .arg(index)
+              .arg(formatDuration(static_cast<double>(step.wall_ns())),
+                   formatDuration(static_cast<double>(step.gpu_busy_ns)),
+                   formatPercent(100.0 * step.busy_share()), formatCount(step.launches)),
+          this);
+    } else if (const auto* item = itemAt(help->pos())) {
       QToolTip::showText(help->globalPos(), tooltipFor(*item), this);
     } else {
       QToolTip::hideText();
@@ -513,10 +640,17 @@ void TimelineWidget::mousePressEvent(QMouseEvent* e) {
   pressPos_ = e->pos();
   pressViewStart_ = viewStart_;
   dragging_ = false;
+  rangeSelecting_ = (e->modifiers() & Qt::ShiftModifier) && data_ && timeArea().contains(e->pos());
+  if (rangeSelecting_) rangeStartNs_ = rangeEndNs_ = nsAt(e->pos().x(), timeArea());
 }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   if (!(e->buttons() & Qt::LeftButton)) return;
+  if (rangeSelecting_) {
+    rangeEndNs_ = nsAt(e->pos().x(), timeArea());
+    update();
+    return;
+  }
   const QPoint d = e->pos() - pressPos_;
   if (!dragging_ && d.manhattanLength() < 4) return;
   dragging_ = true;
@@ -530,8 +664,23 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
 void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;
   unsetCursor();
+  if (rangeSelecting_) {
+    rangeSelecting_ = false;
+    rangeEndNs_ = nsAt(e->pos().x(), timeArea());
+    if (std::abs(e->pos().x() - pressPos_.x()) >= 4) {
+      selectTimeRange(rangeStartNs_, rangeEndNs_);
+      rangeSelecting_ = false;
+    }
+    update();
+    return;
+  }
   if (!dragging_) select(itemAt(e->pos()));
   dragging_ = false;
+}
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  if (const int index = stepAt(e->pos())) Q_EMIT stepActivated(index);
 }
 
 void TimelineWidget::keyPressEvent(QKeyEvent* e) {

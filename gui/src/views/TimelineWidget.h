@@ -10,9 +10,16 @@
 // O(width x log n) per row, not O(n): a million kernels fully zoomed out draw as about a
 // thousand blocks. Counters are drawn as one step polygon with each pixel column's maximum.
 //
-// Input: wheel zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the centre,
-// drag or Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a
-// click selects the item under the cursor (itemSelected), hovering shows its tooltip.
+// The step lane (above the GPU lanes, once the steps are in: stepsChanged) draws one item per step
+// of analyzer::analyze_steps, labelled with its index: warm-up steps grey, steady ones green,
+// outliers red. Outside the capture's window (CaptureData::window) the timeline is shaded, and
+// the ruler marks the window's intervals.
+//
+// Input: Shift+drag selects a time range (timeRangeSelected: the main window makes it the window
+// of every page), a double click on a step activates it (stepActivated: that step's window); wheel
+// zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the centre, drag or
+// Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a click selects
+// the item under the cursor (itemSelected), hovering shows its tooltip.
 
 #include <QColor>
 #include <QString>
@@ -59,6 +66,15 @@ class TimelineWidget : public QWidget {
   /// The first item named `name` (short kernel name) at or after `fromNs`, in any Gpu lane.
   const analyzer::TimelineItem* findKernel(const QString& name, std::int64_t fromNs) const;
 
+  /// The steps of the capture came in or the window changed: lays the step lane out again.
+  void stepsChanged();
+  /// Items of the step lane (one per step; 0 without steps or before they are in).
+  int stepLaneItemCount() const;
+  /// The step (1-based) whose item lies under widget point `pos`, 0 when none.
+  int stepAt(const QPoint& pos) const;
+  /// Selects the time range [startNs, endNs] as a Shift+drag does (timeRangeSelected).
+  void selectTimeRange(double startNs, double endNs);
+
   /// Draws the timeline into `target` (what paintEvent does); benchmarks time it.
   void paintTimeline(QPainter& painter, const QRect& target);
 
@@ -78,6 +94,10 @@ class TimelineWidget : public QWidget {
  Q_SIGNALS:
   void itemSelected(const fuselens::analyzer::TimelineItem* item);
   void viewChanged();
+  /// Shift+drag selected [startNs, endNs] (absolute ns, CUPTI clock).
+  void timeRangeSelected(qint64 startNs, qint64 endNs);
+  /// A step of the step lane was double-clicked (1-based index).
+  void stepActivated(int index);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -86,15 +106,16 @@ class TimelineWidget : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   bool event(QEvent* event) override;
 
  private:
   /// One horizontal band: a row of a lane, or a counter track.
   struct Track {
-    int lane = -1, row = 0;  ///< lane index and depth; lane -1 for a counter
+    int lane = -1, row = 0;  ///< lane index and depth; lane -1 for a counter, -2 for the steps
     int counter = -1;
-    int y = 0, height = 0;   ///< in content coordinates (before scrolling)
+    int y = 0, height = 0;  ///< in content coordinates (before scrolling)
     bool firstOfLane = false;
   };
 
@@ -107,7 +128,11 @@ class TimelineWidget : public QWidget {
   void paintRuler(QPainter& p, const QRect& area, int top);
   void paintRow(QPainter& p, const analyzer::TimelineLane& lane, const analyzer::TimelineRow& row,
                 const QRect& area, int y, int h);
-  void paintCounter(QPainter& p, const analyzer::CounterTrack& track, const QRect& area, int y, int h);
+  void paintSteps(QPainter& p, const QRect& area, int y, int h);
+  void paintWindow(QPainter& p, const QRect& area, int top);
+  const analyzer::StepReport* steps() const;
+  void paintCounter(QPainter& p, const analyzer::CounterTrack& track, const QRect& area, int y,
+                    int h);
   QColor itemColor(const analyzer::TimelineItem& item) const;
   QString tooltipFor(const analyzer::TimelineItem& item) const;
 
@@ -124,6 +149,8 @@ class TimelineWidget : public QWidget {
   QPoint pressPos_;
   double pressViewStart_ = 0;
   bool dragging_ = false;
+  bool rangeSelecting_ = false;  ///< a Shift+drag is under way
+  double rangeStartNs_ = 0, rangeEndNs_ = 0;
   PaintStats stats_;
 };
 
