@@ -9,13 +9,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "Spawned.h"
 #include "Subprocess.h"
 #include "TempDir.h"
-#include "summary/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
+#include "summary/SummaryFormat.h"
 
 using fuselens::test::run;
 using fuselens::test::Spawned;
@@ -46,6 +49,52 @@ TEST(ProfRunCli, RefusesUnknownOptionsAndBadValues) {
   expect_refusal(run({PROF_RUN_PATH, "--trace", "cuda,gpu", "--", "/bin/true"}), "gpu");
   expect_refusal(run({PROF_RUN_PATH, "--max-buffers", "lots", "--", "/bin/true"}), "max-buffers");
   expect_refusal(run({PROF_RUN_PATH, "--buffer-kib", "1", "--", "/bin/true"}), "buffer size");
+}
+
+TEST(ProfRunCli, RefusesBadOrContradictoryCaptureControlAndWritesNothing) {
+  TempDir dir;
+  const auto out = dir.file("a.sqlite");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--capture-range", "nvtx:"}, "must not be empty"},
+      {{"--capture-range", "gpu"}, "nvtx:NAME[@DOMAIN]"},
+      {{"--capture-range", "nvtx:a@"}, "must not be empty"},
+      {{"--capture-range-end", "repeat:2"}, "needs --capture-range"},
+      {{"--capture-range", "nvtx:a", "--capture-range-end", "repeat:0"}, "repeat:N"},
+      {{"--capture-range", "nvtx:a", "--steps", "1:1:1"}, "both choose what to record"},
+      {{"--steps", "1:1:0"}, "ACTIVE"},
+      {{"--steps", "1:-1:1"}, "--steps"},
+      {{"--step-range", "iter*"}, "needs --steps"},
+      {{"--delay", "-2"}, "--delay"},
+      {{"--duration", "0"}, "--duration"},
+      {{"--delay", "1", "--capture-range", "cudaProfilerApi"}, "cannot be combined"},
+      {{"--steps", "0:0:1", "--metrics", "roofline"}, "--metrics"},
+  };
+  for (const auto& [options, fragment] : cases) {
+    std::vector<std::string> argv = {PROF_RUN_PATH, "-o", out};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "/bin/true"});
+    SCOPED_TRACE(options.front());
+    expect_refusal(run(argv), fragment);
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST(ProfRunCli, AcceptsEachCaptureControlForm) {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> forms = {
+      {"--capture-range", "nvtx:train"},
+      {"--capture-range", "nvtx:step@app", "--capture-range-end", "repeat:3"},
+      {"--capture-range", "cudaProfilerApi", "--capture-range-end", "stop"},
+      {"--steps", "2:1:3:2", "--step-range", "step#*"},
+      {"--delay", "0.5", "--duration", "2"},
+  };
+  for (const auto& options : forms) {
+    std::vector<std::string> argv = {PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--force"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "/bin/true"});
+    const auto r = run(argv);
+    EXPECT_EQ(r.status, 0) << options.front() << ": " << r.err;
+  }
 }
 
 TEST(ProfRunCli, RefusesACommandThatDoesNotExist) {
@@ -114,7 +163,8 @@ TEST(ProfRunCli, ForwardsSigintAndSigtermToTheWorkload) {
   TempDir dir;
   for (const int signal : {SIGINT, SIGTERM}) {
     const auto path = dir.file("forwarded" + std::to_string(signal) + ".sqlite");
-    Spawned prof_run({PROF_RUN_PATH, "-o", path, "--", "/bin/sh", "-c", "echo ready; exec sleep 60"});
+    Spawned prof_run(
+        {PROF_RUN_PATH, "-o", path, "--", "/bin/sh", "-c", "echo ready; exec sleep 60"});
     ASSERT_TRUE(prof_run.wait_for_output("ready\n", 30s)) << prof_run.err();
     ASSERT_EQ(::kill(prof_run.pid(), signal), 0);
     EXPECT_EQ(prof_run.wait(), 128 + signal) << prof_run.err();
@@ -149,7 +199,9 @@ TEST(ProfRunCli, WorkloadDiesWithAKilledProfRunAndTheCaptureOpens) {
   fuselens::db::Reader reader(path);
   const auto summary = reader.run();
   EXPECT_EQ(summary.end.reason, fuselens::db::EndReason::NotFinalized);
-  EXPECT_EQ(fuselens::analyzer::describe_run_end(summary.end).rfind("ended without prof-run finalizing it", 0), 0u);
+  EXPECT_EQ(fuselens::analyzer::describe_run_end(summary.end)
+                .rfind("ended without prof-run finalizing it", 0),
+            0u);
 }
 
 // --per-process keeps the one capture when no process used CUDA (nothing to split), and refuses
@@ -163,9 +215,11 @@ TEST(ProfRunCli, PerProcessWithoutCudaKeepsTheOneCaptureAndGuardsOldOnes) {
   const auto stale = dir.file("pp.12345.sqlite");
   std::ofstream(stale) << "an earlier run";
   std::filesystem::copy_file(stale, dir.file("pp2.777.sqlite"));
-  expect_refusal(run({PROF_RUN_PATH, "--per-process", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"}),
-                 "pp2.777.sqlite' exists (use --force to overwrite)");
-  const auto forced = run({PROF_RUN_PATH, "--per-process", "--force", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"});
+  expect_refusal(
+      run({PROF_RUN_PATH, "--per-process", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"}),
+      "pp2.777.sqlite' exists (use --force to overwrite)");
+  const auto forced = run(
+      {PROF_RUN_PATH, "--per-process", "--force", "-o", dir.file("pp2.sqlite"), "--", "/bin/true"});
   EXPECT_EQ(forced.status, 0) << forced.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("pp2.777.sqlite")));
   EXPECT_TRUE(std::filesystem::exists(stale));  // another output's files are left alone
