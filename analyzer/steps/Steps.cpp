@@ -13,6 +13,7 @@
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "fuselens/db/TraceCursors.h"
 #include "steps/StepsData.h"
 
 namespace fuselens::analyzer {
@@ -362,6 +363,18 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
   std::sort(report.steps.begin(), report.steps.end(), [](const Step& a, const Step& b) {
     return std::tuple(a.start_ns, a.pid, a.tid) < std::tuple(b.start_ns, b.pid, b.tid);
   });
+  // Under prof-run's capture control only the recorded windows hold GPU work: the steps are those
+  // that start inside one (the NVTX ranges outside are recorded too, since they open windows).
+  if (const auto recorded = db::capture_windows(reader); !recorded.empty()) {
+    std::erase_if(report.steps, [&recorded](const Step& s) {
+      for (const auto& w : recorded) {
+        if (s.start_ns >= w.start_ns && s.start_ns < w.end_ns) return false;
+      }
+      return true;
+    });
+    report.note += " (those inside the " + std::to_string(recorded.size()) + " recorded window" +
+                   (recorded.size() == 1 ? ")" : "s)");
+  }
   for (std::size_t i = 0; i < report.steps.size(); ++i)
     report.steps[i].index = static_cast<int>(i + 1);
   report.step_count = static_cast<int>(report.steps.size());

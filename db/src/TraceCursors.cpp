@@ -239,6 +239,19 @@ Cursor<ThreadRow> threads(const Reader& reader, bool ordered) {
       });
 }
 
+std::vector<TimeSpan> capture_windows(const Reader& reader) {
+  std::vector<TimeSpan> out;
+  if (!reader.has_table("capture_window")) return out;
+  auto s = reader.prepare("SELECT start_ns, end_ns FROM capture_window ORDER BY start_ns");
+  while (s.step()) {
+    const std::int64_t start = s.int64(0);
+    const std::int64_t end = s.is_null(1) ? kMaxTimestampNs : s.int64(1);
+    if (start < 0 || end < start || end > kMaxTimestampNs) continue;
+    out.push_back({start, end});
+  }
+  return out;
+}
+
 TimeExtent time_extent(const Reader& reader, TimedTable table) {
   const char* sql = "SELECT min(start_ns), max(end_ns) FROM kernel";
   switch (table) {

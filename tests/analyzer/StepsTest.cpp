@@ -511,3 +511,26 @@ TEST(StepsStore, ImplausibleStoredRowsAreRefused) {
     EXPECT_THROW(stored_step_report(reader), db::Error) << sql;
   }
 }
+
+// Under prof-run's capture control (capture_window rows) the steps are those that start inside a
+// recorded window: the step ranges outside are in the capture (they open windows) but hold no
+// recorded work.
+TEST(Steps, OnlyStepsInsideRecordedWindowsCount) {
+  TempDir dir;
+  const std::string path = (dir.path() / "windows.sqlite").string();
+  stepped_capture(true, false).write(path);
+  {
+    db::Connection c(path, db::Connection::Mode::ReadWrite);
+    // steps 3 and 4 (0-based 2 and 3) start at 4000 and 5000 us
+    c.exec("INSERT INTO capture_window (pid, start_ns, end_ns, reason) VALUES (1, " +
+           std::to_string(analyzer::test::kFlagsT0 + us(3999)) + ", " +
+           std::to_string(analyzer::test::kFlagsT0 + us(6000)) + ", 'steps')");
+  }
+  db::Reader reader(path);
+  const StepReport r = analyze_steps(reader);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].label, "ProfilerStep#2");
+  EXPECT_EQ(r.steps[1].label, "ProfilerStep#3");
+  EXPECT_EQ(r.steps[0].index, 1);
+  EXPECT_NE(r.note.find("inside the 1 recorded window"), std::string::npos) << r.note;
+}

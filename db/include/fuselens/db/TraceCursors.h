@@ -104,6 +104,12 @@ enum class TimedTable { Kernel, Memcpy, Memset, MemoryEvent, ApiCall, NvtxRange,
 /// start and end, a range never ended counting its start).
 TimeExtent time_extent(const Reader& reader, TimedTable table);
 
+/// The spans recorded under prof-run's capture control (capture_window, schema 6), every
+/// process's, by start; a window still open when its process ended runs to kMaxTimestampNs.
+/// Empty when the whole run was recorded (or the capture predates the table). Rows with
+/// implausible times are skipped.
+std::vector<TimeSpan> capture_windows(const Reader& reader);
+
 /// One calling-context node: id, parent_id (0 for the root), frame_id (0 for none), pid.
 struct CctNodeRow {
   std::int64_t id = 0, parent_id = 0, frame_id = 0, pid = 0;
