@@ -364,11 +364,12 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
     return std::tuple(a.start_ns, a.pid, a.tid) < std::tuple(b.start_ns, b.pid, b.tid);
   });
   // Under prof-run's capture control only the recorded windows hold GPU work: the steps are those
-  // that start inside one (the NVTX ranges outside are recorded too, since they open windows).
+  // that overlap one (the NVTX ranges outside are recorded too, since they open windows; a step
+  // whose push opened a window starts a moment before it).
   if (const auto recorded = db::capture_windows(reader); !recorded.empty()) {
     std::erase_if(report.steps, [&recorded](const Step& s) {
       for (const auto& w : recorded) {
-        if (s.start_ns >= w.start_ns && s.start_ns < w.end_ns) return false;
+        if (s.start_ns < w.end_ns && s.end_ns > w.start_ns) return false;
       }
       return true;
     });

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <string_view>
@@ -144,9 +145,9 @@ void CaptureControl::open() noexcept {
   windows_opened_.fetch_add(1);
   const std::size_t i = window_count_.load();
   if (i < kMaxWindows) {
-    windows_[i].start_ns = cupti_now();
-    windows_[i].end_ns = 0;
-    window_count_.store(i + 1);
+    windows_[i].start_ns.store(cupti_now());
+    windows_[i].end_ns.store(0);
+    window_count_.store(i + 1, std::memory_order_release);
   } else {
     windows_lost_.fetch_add(1);
   }
@@ -159,7 +160,7 @@ void CaptureControl::close() noexcept {
   if (!state_.compare_exchange_strong(on, 2)) return;
   target_.set_recording(false);
   const std::size_t n = window_count_.load();
-  if (n > 0 && windows_[n - 1].end_ns == 0) windows_[n - 1].end_ns = cupti_now();
+  if (n > 0 && windows_[n - 1].end_ns.load() == 0) windows_[n - 1].end_ns.store(cupti_now());
   state_.store(0);
 }
 
@@ -352,6 +353,17 @@ void CaptureControl::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId i
   }
 }
 
+bool CaptureControl::keeps(std::uint64_t start_ns) const noexcept {
+  const std::size_t n = std::min(window_count_.load(std::memory_order_acquire), kMaxWindows);
+  for (std::size_t i = n; i-- > 0;) {  // the latest windows first: records arrive in time order
+    const std::uint64_t start = windows_[i].start_ns.load(std::memory_order_relaxed);
+    const std::uint64_t end = windows_[i].end_ns.load(std::memory_order_relaxed);
+    if (start_ns >= start && (end == 0 || start_ns < end)) return true;
+    if (start_ns >= start) return false;  // after this window's end, before the next one
+  }
+  return windows_lost_.load() > 0;  // beyond the log: keep rather than lose
+}
+
 void CaptureControl::finish() noexcept {
   if (finished_.exchange(true)) return;
   {
@@ -370,7 +382,7 @@ void CaptureControl::write_final(CaptureSink& sink) noexcept {
     const std::size_t n = window_count_.load();
     rows.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      rows.push_back({pid_, windows_[i].start_ns, windows_[i].end_ns, reason_});
+      rows.push_back({pid_, windows_[i].start_ns.load(), windows_[i].end_ns.load(), reason_});
     }
     sink.handle_capture_windows(rows);
     if (windows_lost_.load() > 0) {

@@ -29,11 +29,12 @@
 #include <thread>
 
 #include "CallbackHandler.h"
+#include "CaptureWriter.h"
 #include "fuselens/collector/Config.h"
 
 namespace fuselens::collector {
 
-class CaptureControl final : public CallbackHandler {
+class CaptureControl final : public CallbackHandler, public CaptureWriter::ApiFilter {
  public:
   /// What a window switches (the session, Collector.h).
   class Switch {
@@ -58,10 +59,12 @@ class CaptureControl final : public CallbackHandler {
                    const void* data) noexcept override;
   void finish() noexcept override;
   void write_final(CaptureSink& sink) noexcept override;
+  /// True when `start_ns` (CUPTI ns) lies in a window opened so far (an open one has no end).
+  bool keeps(std::uint64_t start_ns) const noexcept override;
 
  private:
-  struct WindowEntry {
-    std::uint64_t start_ns = 0, end_ns = 0;
+  struct WindowEntry {  // written by the switching thread, read by the writer thread
+    std::atomic<std::uint64_t> start_ns{0}, end_ns{0};
   };
   static constexpr std::size_t kMaxWindows = 4096;
   static constexpr std::size_t kMaxDomains = 64;
@@ -90,7 +93,7 @@ class CaptureControl final : public CallbackHandler {
   std::atomic<int> state_{0};  // 0 off, 1 on, 2 switching
   std::atomic<std::uint32_t> windows_opened_{0};
   std::atomic<bool> finished_{false};
-  std::array<WindowEntry, kMaxWindows> windows_{};
+  std::array<WindowEntry, kMaxWindows> windows_;
   std::atomic<std::size_t> window_count_{0};  // entries [0, count) started
   std::atomic<std::uint64_t> windows_lost_{0};
 

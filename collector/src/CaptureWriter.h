@@ -59,6 +59,18 @@ class CaptureWriter final : public CaptureSink {
   void handle_threads(const std::vector<db::ThreadInfo>& threads) override;
   void handle_calling_contexts(const db::CallingContextTree& tree) override;
   void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) override;
+
+  /// Which API call records to store (capture control: those that start inside a recorded
+  /// window). Called on the writer thread; must not block.
+  class ApiFilter {
+   public:
+    virtual bool keeps(std::uint64_t start_ns) const noexcept = 0;
+
+   protected:
+    ~ApiFilter() = default;
+  };
+  /// Sets the filter (nullptr: keep every record); the filter must outlive the writer.
+  void set_api_filter(const ApiFilter* filter) noexcept { api_filter_.store(filter); }
   void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) override;
 
   bool finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept override;
@@ -70,6 +82,7 @@ class CaptureWriter final : public CaptureSink {
   };
 
   void writer_loop() noexcept;
+  std::atomic<const ApiFilter*> api_filter_{nullptr};
   void write_batch(db::RecordBatch& batch) noexcept;
 
   db::Writer writer_;

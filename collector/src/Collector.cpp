@@ -208,6 +208,9 @@ bool Collector::enable_cupti() noexcept {
     }
   }
   if (controlled_ && control) {
+    const char* api_mode = std::getenv("FUSELENS_CONTROL_API");
+    switch_api_ = !(api_mode && std::string_view(api_mode) == "filter");
+    if (!switch_api_) sink_->set_api_filter(control.get());
     const bool at_start = control->records_at_start();
     if (!at_start) set_recording(false);  // off until the first window opens
     if (control->start(subscriber_)) {
@@ -341,20 +344,57 @@ void Collector::enable_calling_contexts() noexcept {
 }
 
 void Collector::set_recording(bool on) noexcept {
-  // Called by CaptureControl, one thread at a time; no lock of ours is held.
+  // Called by CaptureControl, one thread at a time; no lock of ours is held. On opening, the API
+  // activity comes first and the GPU kinds after it (a kernel recorded in the window has its
+  // launch call); on closing, the reverse.
   const std::uint32_t flag = on ? 1 : 0;
-  for (const auto kind : switched_kinds_) {
-    if (on) {
-      cuptiActivityEnable(kind);
-    } else {
-      cuptiActivityDisable(kind);
+  const auto kinds = [this, on] {
+    for (const auto kind : switched_kinds_) {
+      if (on) {
+        cuptiActivityEnable(kind);
+      } else {
+        cuptiActivityDisable(kind);
+      }
     }
-  }
-  const std::uint8_t api = on ? 1 : 0;
-  for (const auto id : runtime_api_ids_) cuptiActivityEnableRuntimeApi(id, api);
-  for (const auto id : driver_api_ids_) cuptiActivityEnableDriverApi(id, api);
+  };
+  // API activity (switch mode): the per-call selection alone did not come back once every
+  // selected call was switched off (measured on the H100: no api_call rows inside windows), so
+  // the kind is switched too, and after enabling it (which selects every call) the calls outside
+  // the selection are switched off again, as cupti_activity.h describes. Filter mode leaves it
+  // on and the writer drops the records outside windows.
+  const auto select = [on](CUpti_ActivityKind kind, CUpti_CallbackId size,
+                           const std::vector<CUpti_CallbackId>& selected,
+                           CUptiResult (*enable_one)(CUpti_CallbackId, uint8_t)) {
+    if (selected.empty()) return;
+    if (!on) {
+      for (const auto id : selected) enable_one(id, 0);
+      cuptiActivityDisable(kind);
+      return;
+    }
+    cuptiActivityEnable(kind);
+    std::size_t next = 0;  // `selected` is in increasing id order (for_each_named_callback)
+    for (CUpti_CallbackId id = 1; id < size; ++id) {
+      const bool wanted = next < selected.size() && selected[next] == id;
+      if (wanted) ++next;
+      enable_one(id, wanted ? 1 : 0);
+    }
+  };
+  const auto api = [&] {
+    if (!switch_api_) return;
+    select(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_api_ids_,
+           &cuptiActivityEnableRuntimeApi);
+    select(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_api_ids_,
+           &cuptiActivityEnableDriverApi);
+  };
   if (subscriber_) {
     for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+  }
+  if (on) {
+    api();
+    kinds();
+  } else {
+    kinds();
+    api();
   }
   // The records of a window just closed reach the writer with the next periodic flush (a flush
   // from inside a CUPTI callback is not made).

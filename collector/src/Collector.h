@@ -94,6 +94,11 @@ class Collector final : private ExitGuard::Target,
 
   // What capture control switches (filled once in enable_cupti, read by set_recording)
   bool controlled_ = false;
+  // How API activity follows the windows: switched with them (kind and selection; the default),
+  // or left on and filtered by the writer (FUSELENS_CONTROL_API=filter, kept for comparison:
+  // docs/BENCHMARKS.md, "Capture control", measured 1.24x unprofiled outside windows against
+  // 1.08x switched).
+  bool switch_api_ = true;
   std::vector<CUpti_ActivityKind> switched_kinds_;
   std::vector<CUpti_CallbackId> runtime_api_ids_, driver_api_ids_, context_ids_;
   CUpti_CallbackDomain context_domain_ = CUPTI_CB_DOMAIN_DRIVER_API;

@@ -523,7 +523,7 @@ TEST(Steps, OnlyStepsInsideRecordedWindowsCount) {
     db::Connection c(path, db::Connection::Mode::ReadWrite);
     // steps 3 and 4 (0-based 2 and 3) start at 4000 and 5000 us
     c.exec("INSERT INTO capture_window (pid, start_ns, end_ns, reason) VALUES (1, " +
-           std::to_string(analyzer::test::kFlagsT0 + us(3999)) + ", " +
+           std::to_string(analyzer::test::kFlagsT0 + us(4000) + 300) + ", " +
            std::to_string(analyzer::test::kFlagsT0 + us(6000)) + ", 'steps')");
   }
   db::Reader reader(path);
@@ -533,4 +533,21 @@ TEST(Steps, OnlyStepsInsideRecordedWindowsCount) {
   EXPECT_EQ(r.steps[1].label, "ProfilerStep#3");
   EXPECT_EQ(r.steps[0].index, 1);
   EXPECT_NE(r.note.find("inside the 1 recorded window"), std::string::npos) << r.note;
+}
+
+// A step whose own push opened the window starts a moment before the window: it still counts.
+TEST(Steps, AStepThatOpenedItsWindowCounts) {
+  TempDir dir;
+  const std::string path = (dir.path() / "opened.sqlite").string();
+  stepped_capture(true, false).write(path);
+  {
+    db::Connection c(path, db::Connection::Mode::ReadWrite);
+    c.exec("INSERT INTO capture_window (pid, start_ns, end_ns, reason) VALUES (1, " +
+           std::to_string(analyzer::test::kFlagsT0 + us(4000) + 300) + ", " +
+           std::to_string(analyzer::test::kFlagsT0 + us(5000) + 200) + ", 'steps')");
+  }
+  db::Reader reader(path);
+  const StepReport r = analyze_steps(reader);
+  ASSERT_EQ(r.steps.size(), 2u);  // the step that opened it, and the next, whose push is inside
+  EXPECT_EQ(r.steps[0].label, "ProfilerStep#2");
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "Subprocess.h"
 #include "TestSupport.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/TraceCursors.h"
 #include "summary/Summary.h"
 #include "window/Window.h"
 
@@ -236,4 +238,78 @@ TEST(WindowCli, WindowsThatSelectNothingFailWithOneLineAndWriteNothing) {
     EXPECT_TRUE(r.out.empty()) << shown;
     EXPECT_FALSE(std::filesystem::exists(out)) << shown;
   }
+}
+
+// The C++ loop with NVTX steps (tests/data/step_loop.sqlite, H100): 40 marked steps, the same
+// count found automatically, three kernels and a copy in each, as the program reported launching.
+TEST(WindowCaptures, TheCppStepLoopHasItsFortyStepsByMarksAndAutomatically) {
+  db::Reader reader(data("step_loop.sqlite"));
+  const StepReport marked = analyze_steps(reader);
+  StepOptions automatic;
+  automatic.automatic = true;
+  const StepReport found = analyze_steps(reader, automatic);
+  EXPECT_EQ(marked.method, StepMethod::Range);
+  ASSERT_EQ(marked.steps.size(), 40u);
+  EXPECT_EQ(found.steps.size(), marked.steps.size());
+  std::ifstream in(data("step_loop.launched.json"));
+  const auto launched = nlohmann::json::parse(in);
+  ASSERT_EQ(launched["steps"].size(), 40u);
+  for (std::size_t i = 0; i < 40; ++i) {
+    std::int64_t kernels = 0;
+    for (const auto& [name, n] : launched["steps"][i]["kernels"].items()) kernels += n.get<int>();
+    EXPECT_EQ(marked.steps[i].kernels, kernels) << "step " << i + 1;
+    EXPECT_EQ(marked.steps[i].copies, launched["steps"][i]["copies"].get<int>()) << i + 1;
+  }
+  const Window steady = resolve_window(reader, parse_window("steady"));
+  EXPECT_GT(steady.first_step, 1);  // the first steps (allocations, first launches) are warm-up
+  EXPECT_EQ(steady.last_step, 40);
+}
+
+// The same loop under `prof-run --steps 5:2:3:2` (H100): two recorded windows, the steps inside
+// them (8-10 and 18-20 of the program, 1-based) and exactly their kernels; none of the start-up
+// or the tail, none of the skipped steps.
+TEST(WindowCaptures, AStepScheduleCaptureHoldsExactlyItsActiveSteps) {
+  const std::string path = data("step_loop_schedule.sqlite");
+  db::Reader reader(path);
+  const auto recorded = db::capture_windows(reader);
+  ASSERT_EQ(recorded.size(), 2u);
+  const StepReport r = analyze_steps(reader);
+  ASSERT_EQ(r.steps.size(), 6u);
+  const std::vector<std::string> labels{"step#7",  "step#8",  "step#9",
+                                        "step#17", "step#18", "step#19"};
+  std::ifstream in(data("step_loop_schedule.launched.json"));
+  const auto launched = nlohmann::json::parse(in);
+  std::map<std::string, std::int64_t> expected;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    EXPECT_EQ(r.steps[i].label, labels[i]);
+    const int program_step = std::stoi(labels[i].substr(5));
+    for (const auto& [name, n] : launched["steps"][program_step]["kernels"].items())
+      expected[name] += n.get<int>();
+  }
+  db::Reader again(path);
+  const Window all = resolve_window(again, parse_window("all"));
+  apply_window(again, all);
+  const Summary s = summarize(again, NameKind::Short);
+  std::map<std::string, std::int64_t> got;
+  for (const auto& k : s.kernels) got[k.name] = k.stats.count;
+  EXPECT_EQ(got, expected);
+}
+
+// prof-run stored the steps of the real training run when it ended: they equal what the search
+// finds now, and the default window reads them.
+TEST(WindowCaptures, TheStoredStepsOfTheTrainingRunEqualTheSearch) {
+  db::Reader reader(data("train_steps.sqlite"));
+  const auto stored = stored_step_report(reader);
+  ASSERT_TRUE(stored.has_value());
+  const StepReport found = analyze_steps(reader);
+  ASSERT_EQ(stored->steps.size(), 65u);
+  ASSERT_EQ(found.steps.size(), 65u);
+  EXPECT_EQ(stored->steady_first, found.steady_first);
+  for (std::size_t i = 0; i < found.steps.size(); ++i) {
+    EXPECT_EQ(stored->steps[i].start_ns, found.steps[i].start_ns) << i;
+    EXPECT_EQ(stored->steps[i].kernels, found.steps[i].kernels) << i;
+    EXPECT_EQ(stored->steps[i].gpu_busy_ns, found.steps[i].gpu_busy_ns) << i;
+  }
+  const Window steady = resolve_window(reader, parse_window("steady"));
+  EXPECT_EQ(steady.first_step, found.steady_first);
 }

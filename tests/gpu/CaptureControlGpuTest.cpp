@@ -56,6 +56,11 @@ class CaptureControlGpu : public ::testing::Test {
   std::map<std::string, long> recorded_kernels() {
     fuselens::db::Reader reader(dir.file("c.sqlite"));
     EXPECT_EQ(reader.run().dropped_records, 0u);
+    // every recorded kernel comes with its launch call (API activity is switched with the window)
+    EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM "
+                               "api_call a WHERE a.pid = k.pid AND a.correlation_id = "
+                               "k.correlation_id)"),
+              0);
     std::map<std::string, long> counts;
     for (const char* name : {"warmup_kernel", "scale_kernel", "add_kernel", "reduce_kernel",
                              "tiny_kernel", "tail_kernel"}) {

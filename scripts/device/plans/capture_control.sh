@@ -8,6 +8,8 @@
 #         opens), inside (a capture range open for the whole loop). Raw samples in
 #         $R/capture_cost.jsonl; per round the ratio of each setting to none, then the geometric
 #         mean of the ratios with a 95 % bootstrap interval (2000 resamples of the rounds).
+#         CONTROL_AB=1 adds outside_filter and inside_filter: the same with FUSELENS_CONTROL_API=filter
+#         (API activity left on and filtered by the writer instead of switched with the windows).
 # Runtime: about 2 minutes for cost at the defaults (32 processes of ~2 s), plus the test.
 set -u
 SECTIONS=${SECTIONS:-"test cost"}
@@ -39,7 +41,9 @@ PY
   }
   loop="step_loop --steps $steps --tiny $tiny --json /tmp/cc_launched.json"
   for round in $(seq 1 "${ROUNDS:-8}"); do
-    for setting in $(printf '%s\n' none full outside inside | shuf); do
+    settings="none full outside inside"
+    [ -n "${CONTROL_AB:-}" ] && settings="$settings outside_filter inside_filter"
+    for setting in $(printf '%s\n' $settings | shuf); do
       case $setting in
         none) sample "$round" none $pin $loop ;;
         full) sample "$round" full $pin prof-run -o /tmp/cc.sqlite --force -- $loop ;;
@@ -47,6 +51,10 @@ PY
           --capture-range nvtx:never-opens -- $loop ;;
         inside) sample "$round" inside $pin prof-run -o /tmp/cc.sqlite --force \
           --capture-range nvtx:train -- $loop ;;
+        outside_filter) FUSELENS_CONTROL_API=filter sample "$round" outside_filter $pin prof-run \
+          -o /tmp/cc.sqlite --force --capture-range nvtx:never-opens -- $loop ;;
+        inside_filter) FUSELENS_CONTROL_API=filter sample "$round" inside_filter $pin prof-run \
+          -o /tmp/cc.sqlite --force --capture-range nvtx:train -- $loop ;;
       esac
     done
   done
@@ -59,7 +67,7 @@ for line in open(sys.argv[1]):
     if r["value"] is not None:
         by_round[r["round"]][r["setting"]] = r["value"]
 random.seed(19)
-for setting in ["full", "outside", "inside"]:
+for setting in ["full", "outside", "inside", "outside_filter", "inside_filter"]:
     ratios = [v[setting] / v["none"] for v in by_round.values() if setting in v and "none" in v]
     if not ratios:
         print(f"{setting:8s} no complete rounds"); continue
