@@ -241,7 +241,8 @@ TEST(WindowCli, WindowsThatSelectNothingFailWithOneLineAndWriteNothing) {
 }
 
 // The C++ loop with NVTX steps (tests/data/step_loop.sqlite, H100): 40 marked steps, the same
-// count found automatically, three kernels and a copy in each, as the program reported launching.
+// count found automatically and by its step function `train_step`, the kernels and the copy of
+// each as the program reported launching them.
 TEST(WindowCaptures, TheCppStepLoopHasItsFortyStepsByMarksAndAutomatically) {
   db::Reader reader(data("step_loop.sqlite"));
   const StepReport marked = analyze_steps(reader);
@@ -251,6 +252,9 @@ TEST(WindowCaptures, TheCppStepLoopHasItsFortyStepsByMarksAndAutomatically) {
   EXPECT_EQ(marked.method, StepMethod::Range);
   ASSERT_EQ(marked.steps.size(), 40u);
   EXPECT_EQ(found.steps.size(), marked.steps.size());
+  StepOptions by_function;
+  by_function.function = "train_step";
+  EXPECT_EQ(analyze_steps(reader, by_function).steps.size(), marked.steps.size());
   std::ifstream in(data("step_loop.launched.json"));
   const auto launched = nlohmann::json::parse(in);
   ASSERT_EQ(launched["steps"].size(), 40u);

@@ -63,7 +63,7 @@ class CaptureControlGpu : public ::testing::Test {
               0);
     std::map<std::string, long> counts;
     for (const char* name : {"warmup_kernel", "scale_kernel", "add_kernel", "reduce_kernel",
-                             "tiny_kernel", "tail_kernel"}) {
+                             "tiny_kernel", "log_kernel", "tail_kernel"}) {
       const long n = reader.query_int(
           std::string("SELECT COUNT(*) FROM kernel k JOIN strings s ON s.id = k.short_name_id"
                       " WHERE s.value = '") +

@@ -25,6 +25,7 @@ if has captures; then
     echo "-- $c"
     prof-analyze steps "$R/$c.sqlite" | head -n 3
     prof-analyze steps "$R/$c.sqlite" --auto | head -n 3
+    [ "$c" = step_loop ] && prof-analyze steps "$R/$c.sqlite" --step-function train_step | head -n 4
     sqlite3 "$R/$c.sqlite" "SELECT method, note FROM step_detection; SELECT COUNT(*) FROM step;
       SELECT pid, start_ns, end_ns, reason FROM capture_window;" 2>/dev/null | head -n 12
   done
