@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "steps/Steps.h"
-#include "summary/SummaryStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
+#include "steps/Steps.h"
+#include "summary/SummaryStore.h"
 
 namespace {
 
@@ -55,8 +55,8 @@ struct KernelKind {
 };
 
 std::vector<KernelKind> kernel_kinds(std::mt19937_64& rng) {
-  static const char* ops[] = {"gemm", "bias_relu", "softmax", "layernorm", "swish", "add",
-                              "reduce", "transpose", "evonorm", "copy"};
+  static const char* ops[] = {"gemm", "bias_relu", "softmax",   "layernorm", "swish",
+                              "add",  "reduce",    "transpose", "evonorm",   "copy"};
   std::uniform_int_distribution<std::uint64_t> base(2'000, 400'000);
   std::vector<KernelKind> kinds;
   for (int i = 0; i < kNames; ++i) {
@@ -98,7 +98,8 @@ db::CallingContextTree context_tree(std::vector<std::uint32_t>& launch_site) {
     const auto l = node(step, frame("Layer::run(int) [" + std::to_string(layer) + "]", "layer.cpp",
                                     100 + static_cast<std::uint32_t>(layer)));
     for (int op = 0; op < kNames / kLayers + 1; ++op) {
-      const auto o = node(l, frame("op_" + std::to_string(op), "ops.cpp", 200 + static_cast<std::uint32_t>(op)));
+      const auto o = node(
+          l, frame("op_" + std::to_string(op), "ops.cpp", 200 + static_cast<std::uint32_t>(op)));
       launch_site.push_back(node(o, launch_frame));
     }
   }
@@ -120,8 +121,10 @@ bool parse(int argc, char** argv, Options& o) {
     if ((a == "--kernels" || a == "--seed") && i + 1 < argc) {
       const long long v = std::strtoll(argv[++i], &end, 10);
       if (*end != '\0' || v <= 0) return false;
-      if (a == "--kernels") o.kernels = v;
-      else o.seed = static_cast<std::uint64_t>(v);
+      if (a == "--kernels")
+        o.kernels = v;
+      else
+        o.seed = static_cast<std::uint64_t>(v);
     } else if (a == "--no-aggregates") {
       o.aggregates = false;
     } else if (a == "--store-aggregates") {
@@ -175,7 +178,8 @@ int main(int argc, char** argv) {
 
     const std::uint64_t t_begin = 1'795'355'418'935'892'046ULL;  // CUPTI clock, as a real H100 run
     db::RunInfo info;
-    info.command_line = {"/opt/bench/train", "--steps", std::to_string(opt.kernels / kKernelsPerStep)};
+    info.command_line = {"/opt/bench/train", "--steps",
+                         std::to_string(opt.kernels / kKernelsPerStep)};
     info.working_directory = "/opt/bench";
     info.host_name = "synthetic";
     info.fuselens_version = "synthetic";
@@ -291,7 +295,8 @@ int main(int argc, char** argv) {
         batch.kernels.push_back(std::move(k));
         tree.contexts.push_back(
             {call.correlation_id, kThreads[thread],
-             launch_site[static_cast<std::size_t>(layer * (kNames / kLayers + 1) + name % (kNames / kLayers + 1))]});
+             launch_site[static_cast<std::size_t>(layer * (kNames / kLayers + 1) +
+                                                  name % (kNames / kLayers + 1))]});
         if (batch.kernels.size() >= static_cast<std::size_t>(kBatch)) {
           writer.write(batch);
           batch.clear();
@@ -347,7 +352,8 @@ int main(int argc, char** argv) {
     process.end_utc_ns = std::max(host[0], host[1]);
     process.records_written = writer.records_written();
     writer.write_process(process);
-    writer.finalize({db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000});
+    writer.finalize(
+        {db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000});
     const auto t_store = std::chrono::steady_clock::now();
     if (opt.aggregates) {  // as prof-run does
       fuselens::analyzer::store_summary_aggregates(opt.out);
@@ -359,12 +365,13 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bytes = std::filesystem::file_size(opt.out);
     std::printf(
-        "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT nodes;"
+        "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT "
+        "nodes;"
         " %.1f MB, %.1f bytes per kernel; written in %.1f s (summary aggregates: %.1f s)\n",
         opt.out.c_str(), static_cast<long long>(opt.kernels), static_cast<long long>(opt.kernels),
         static_cast<long long>(others), static_cast<long long>(ranges), tree.nodes.size(),
-        static_cast<double>(bytes) / 1e6, static_cast<double>(bytes) / static_cast<double>(opt.kernels),
-        seconds, store_seconds);
+        static_cast<double>(bytes) / 1e6,
+        static_cast<double>(bytes) / static_cast<double>(opt.kernels), seconds, store_seconds);
   } catch (const std::exception& e) {
     std::cerr << "synthetic_capture: error: " << e.what() << "\n";
     return 1;

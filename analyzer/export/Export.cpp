@@ -131,8 +131,9 @@ const char* to_string(ExportFormat format) {
 TimeRange capture_time_range(const db::Reader& reader) {
   TimeRange range;
   for (const db::TimedTable table :
-       {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset, db::TimedTable::MemoryEvent,
-        db::TimedTable::ApiCall, db::TimedTable::NvtxRange, db::TimedTable::NvtxMark}) {
+       {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset,
+        db::TimedTable::MemoryEvent, db::TimedTable::ApiCall, db::TimedTable::NvtxRange,
+        db::TimedTable::NvtxMark}) {
     widen(reader, table, range);
   }
   return range;

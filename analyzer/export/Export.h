@@ -25,10 +25,10 @@
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
 #include "flags/Flags.h"
+#include "fuselens/db/Reader.h"
 #include "roofline/Peaks.h"
 #include "roofline/Roofline.h"
 #include "summary/Summary.h"
-#include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {
 

@@ -39,8 +39,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
+#include "summary/Summary.h"
 
 namespace fuselens::analyzer {
 

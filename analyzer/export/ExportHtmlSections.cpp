@@ -102,10 +102,9 @@ std::vector<std::string> stats_cells(double percent, const DurationStats& s) {
 HtmlSection run_section(const std::vector<ExportRun>& runs) {
   using Field = std::pair<std::string, std::vector<std::string>>;
   std::vector<Field> fields{
-      {"Capture", {}},     {"Window", {}},          {"Command", {}},
-      {"Working directory", {}}, {"Host", {}},      {"Recorded by", {}},
-      {"Trace", {}},       {"Started", {}},         {"Wall time", {}},
-      {"Run", {}},         {"Dropped records", {}}, {"CUDA processes", {}}};
+      {"Capture", {}},   {"Window", {}},      {"Command", {}},         {"Working directory", {}},
+      {"Host", {}},      {"Recorded by", {}}, {"Trace", {}},           {"Started", {}},
+      {"Wall time", {}}, {"Run", {}},         {"Dropped records", {}}, {"CUDA processes", {}}};
   for (const ExportRun& run : runs) {
     const Summary& s = run.summary;
     const db::RunInfo& info = s.run.info;

@@ -13,7 +13,6 @@
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
-#include "fuselens/db/TraceCursors.h"
 #include "steps/StepsData.h"
 
 namespace fuselens::analyzer {

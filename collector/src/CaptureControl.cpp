@@ -25,7 +25,7 @@ struct ThreadRanges {
   std::uint64_t step = 0;         // bit d: the push at depth d began a step
   std::uint64_t step_active = 0;  // bit d: ... an active one
   std::uint64_t step_position = 0;
-  std::uint32_t steps_open = 0;   // step ranges open on this thread
+  std::uint32_t steps_open = 0;  // step ranges open on this thread
 };
 thread_local ThreadRanges t_ranges;
 
@@ -78,7 +78,8 @@ bool CaptureControl::records_at_start() const noexcept {
 
 bool CaptureControl::start(CUpti_SubscriberHandle subscriber) noexcept {
   const bool nvtx = config_.steps || config_.capture_range.kind == CaptureRange::Kind::Nvtx;
-  if (nvtx && (!subscriber || cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)) {
+  if (nvtx &&
+      (!subscriber || cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)) {
     log("capture control: cannot observe NVTX ranges; nothing will be recorded");
     return false;
   }
@@ -175,7 +176,8 @@ bool CaptureControl::capture_range_matches(const void* domain, bool named_domain
     bool found = false;
     const std::size_t n = domain_count_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < n && !found; ++i) {
-      found = domain_handles_[i].load(std::memory_order_relaxed) == domain && domain_names_[i] == want;
+      found =
+          domain_handles_[i].load(std::memory_order_relaxed) == domain && domain_names_[i] == want;
     }
     if (!found) return false;
   }
@@ -276,16 +278,17 @@ void CaptureControl::on_nvtx(CUpti_CallbackId id, const void* data) noexcept {
   const void* p = nvtx.functionParams;
   if (!p) return;
   auto range_id = [&] {
-    return nvtx.functionReturnValue
-               ? static_cast<std::uint64_t>(*static_cast<const nvtxRangeId_t*>(nvtx.functionReturnValue))
-               : 0;
+    return nvtx.functionReturnValue ? static_cast<std::uint64_t>(*static_cast<const nvtxRangeId_t*>(
+                                          nvtx.functionReturnValue))
+                                    : 0;
   };
   switch (id) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
       on_push(nullptr, false, static_cast<const nvtxRangePushA_params*>(p)->message);
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      on_push(nullptr, false, ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+      on_push(nullptr, false,
+              ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
       const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
@@ -300,7 +303,8 @@ void CaptureControl::on_nvtx(CUpti_CallbackId id, const void* data) noexcept {
       on_start(nullptr, false, static_cast<const nvtxRangeStartA_params*>(p)->message, range_id());
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      on_start(nullptr, false, ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib),
+      on_start(nullptr, false,
+               ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib),
                range_id());
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
@@ -347,7 +351,8 @@ void CaptureControl::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId i
     // Open before cuProfilerStart's work, close after cuProfilerStop's.
     if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && call.callbackSite == CUPTI_API_EXIT) {
       open();
-    } else if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && call.callbackSite == CUPTI_API_ENTER) {
+    } else if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
+               call.callbackSite == CUPTI_API_ENTER) {
       close();
     }
   }

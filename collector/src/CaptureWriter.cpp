@@ -125,8 +125,9 @@ void CaptureWriter::writer_loop() noexcept {
       try {
         converter_.convert_buffer(item.buffer, item.valid_size, batch);
         if (const ApiFilter* filter = api_filter_.load()) {
-          std::erase_if(batch.api_calls,
-                        [filter](const db::ApiCallRecord& r) { return !filter->keeps(r.start_ns); });
+          std::erase_if(batch.api_calls, [filter](const db::ApiCallRecord& r) {
+            return !filter->keeps(r.start_ns);
+          });
         }
       } catch (const std::exception& e) {
         log("cannot convert an activity buffer: {}", e.what());

@@ -171,7 +171,8 @@ bool Collector::enable_cupti() noexcept {
   if (config_.controlled()) {
     controlled_ = true;
     try {
-      control = std::make_unique<CaptureControl>(config_, static_cast<CaptureControl::Switch&>(*this), pid_);
+      control = std::make_unique<CaptureControl>(config_,
+                                                 static_cast<CaptureControl::Switch&>(*this), pid_);
     } catch (...) {
       log("capture control: start failed; recording the whole run");
       controlled_ = false;
@@ -266,13 +267,14 @@ int for_each_named_callback(CUpti_CallbackDomain domain, CUpti_CallbackId size,
 }  // namespace
 
 void Collector::enable_work_driver_api() noexcept {
-  const int selected = for_each_named_callback(
-      CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
-      [this](CUpti_CallbackId cbid) {
-        if (cuptiActivityEnableDriverApi(cbid, 1) != CUPTI_SUCCESS) return false;
-        driver_api_ids_.push_back(cbid);
-        return true;
-      });
+  const int selected =
+      for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverWork,
+                              [this](CUpti_CallbackId cbid) {
+                                if (cuptiActivityEnableDriverApi(cbid, 1) != CUPTI_SUCCESS)
+                                  return false;
+                                driver_api_ids_.push_back(cbid);
+                                return true;
+                              });
   if (selected == 0) {
     log("cannot trace driver API launches: kernels launched through the driver API will have no "
         "launch call");
@@ -281,13 +283,14 @@ void Collector::enable_work_driver_api() noexcept {
 
 int Collector::enable_work_runtime_api() noexcept {
   // Without CUPTI_ACTIVITY_KIND_RUNTIME, which would override this selection (cupti_activity.h).
-  const int selected = for_each_named_callback(
-      CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimeWork,
-      [this](CUpti_CallbackId id) {
-        if (cuptiActivityEnableRuntimeApi(id, 1) != CUPTI_SUCCESS) return false;
-        runtime_api_ids_.push_back(id);
-        return true;
-      });
+  const int selected =
+      for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                              kRuntimeWork, [this](CUpti_CallbackId id) {
+                                if (cuptiActivityEnableRuntimeApi(id, 1) != CUPTI_SUCCESS)
+                                  return false;
+                                runtime_api_ids_.push_back(id);
+                                return true;
+                              });
   if (selected == 0) {
     log("cannot select runtime API calls: tracing every runtime API call instead");
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) {

@@ -38,8 +38,8 @@
 
 #include "ActivityBuffers.h"
 #include "CallbackHandlers.h"
-#include "CaptureControl.h"
 #include "CallingContext.h"
+#include "CaptureControl.h"
 #include "CaptureSink.h"
 #include "CaptureWriter.h"
 #include "ContextCapture.h"

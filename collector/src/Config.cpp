@@ -9,9 +9,16 @@ namespace fuselens::collector {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, std::uint32_t>, 10> kGroups = {{
-    {"cuda", kTraceCuda}, {"sync", kTraceSync}, {"memory", kTraceMemory}, {"api", kTraceApi},
-    {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
-    {"overhead", kTraceOverhead}, {"context", kTraceContext}, {"args", kTraceArgs},
+    {"cuda", kTraceCuda},
+    {"sync", kTraceSync},
+    {"memory", kTraceMemory},
+    {"api", kTraceApi},
+    {"runtime", kTraceRuntime},
+    {"driver", kTraceDriver},
+    {"nvtx", kTraceNvtx},
+    {"overhead", kTraceOverhead},
+    {"context", kTraceContext},
+    {"args", kTraceArgs},
 }};
 
 std::uint32_t group_bits(std::string_view item) {
@@ -19,9 +26,10 @@ std::uint32_t group_bits(std::string_view item) {
   for (const auto& [name, value] : kGroups) {
     if (name == item) return value;
   }
-  throw ConfigError("unknown trace group '" + std::string(item) +
-                    "' (known: cuda, sync, memory, api, runtime, driver, nvtx, overhead, context, args, all; "
-                    "+GROUP / -GROUP change the default)");
+  throw ConfigError(
+      "unknown trace group '" + std::string(item) +
+      "' (known: cuda, sync, memory, api, runtime, driver, nvtx, overhead, context, args, all; "
+      "+GROUP / -GROUP change the default)");
 }
 
 std::uint32_t parse_uint(std::string_view name, std::string_view text) {
@@ -104,8 +112,9 @@ void CollectorConfig::validate() const {
     throw ConfigError("unknown cache control '" + cache_control + "' (known: all, none)");
   }
   if (cache_control == "all" && metric_replay == "kernel") {
-    throw ConfigError("cache control 'all' needs application replay: CUPTI's kernel replay runs "
-                      "its passes inside the launch call, where no cache can be flushed");
+    throw ConfigError(
+        "cache control 'all' needs application replay: CUPTI's kernel replay runs "
+        "its passes inside the launch call, where no cache can be flushed");
   }
   check_range("metric pass", metric_pass, 0, 1000);
   const bool range = capture_range.kind != CaptureRange::Kind::None;
@@ -131,7 +140,8 @@ namespace {
 std::uint32_t step_field(std::string_view text, std::string_view field) {
   std::uint32_t v = 0;
   const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-  if (field.empty() || ec != std::errc() || ptr != field.data() + field.size() || v >= 1'000'000'000) {
+  if (field.empty() || ec != std::errc() || ptr != field.data() + field.size() ||
+      v >= 1'000'000'000) {
     throw ConfigError("--steps '" + std::string(text) +
                       "': expected WAIT:WARMUP:ACTIVE[:REPEAT] as whole numbers");
   }
@@ -286,7 +296,8 @@ std::string per_process_output(const std::string& output, std::uint32_t pid) {
   return output.substr(0, at) + "." + std::to_string(pid) + output.substr(at);
 }
 
-std::optional<std::uint32_t> per_process_pid(const std::string& output, const std::string& candidate) {
+std::optional<std::uint32_t> per_process_pid(const std::string& output,
+                                             const std::string& candidate) {
   const std::size_t at = pid_insert_position(output);
   const std::string_view head(output.data(), at), tail(output.data() + at, output.size() - at);
   const std::string_view c(candidate);
@@ -294,7 +305,8 @@ std::optional<std::uint32_t> per_process_pid(const std::string& output, const st
       c.substr(c.size() - tail.size()) != tail || c[head.size()] != '.') {
     return std::nullopt;
   }
-  const std::string_view digits = c.substr(head.size() + 1, c.size() - tail.size() - head.size() - 1);
+  const std::string_view digits =
+      c.substr(head.size() + 1, c.size() - tail.size() - head.size() - 1);
   if (digits.empty() || digits.front() == '0') return std::nullopt;
   std::uint32_t pid = 0;
   const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);

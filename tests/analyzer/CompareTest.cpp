@@ -28,10 +28,10 @@
 namespace fuselens::analyzer {
 namespace {
 
-using test::TempDir;
 using fuselens::test::Result;
 using fuselens::test::run_cli;
 using fuselens::test::slurp;
+using test::TempDir;
 
 constexpr std::uint32_t kPid = 100, kTid = 1;
 const std::string kFusionBench = std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite";
@@ -466,8 +466,8 @@ TEST(CompareCli, TimeSpanJudgesFailIfSlowerOnTheSpan) {
   c.launch("k_half", 20100, 21000, {500});
   c.launch("k_half", 20200, 24500, {500});
   const Written w(c);
-  const std::vector<std::string> base{"compare", w.path, "--baseline", "op/base/*", "--candidate",
-                                      "op/cand/*", "--fail-if-slower", "5"};
+  const std::vector<std::string> base{"compare",     w.path,      "--baseline",       "op/base/*",
+                                      "--candidate", "op/cand/*", "--fail-if-slower", "5"};
   const Result gpu = run_cli(w.dir, base);
   EXPECT_EQ(gpu.status, 0) << gpu.err;
   EXPECT_NE(gpu.out.find("Span speedup"), std::string::npos) << gpu.out;

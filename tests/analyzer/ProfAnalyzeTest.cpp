@@ -22,17 +22,14 @@
 namespace fuselens::analyzer {
 namespace {
 
-using test::TempDir;
 using fuselens::test::Result;
 using fuselens::test::run_cli;
 using fuselens::test::slurp;
-
-
+using test::TempDir;
 
 std::size_t line_count(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
-
 
 void expect_one_error_line(const Result& r) {
   EXPECT_EQ(line_count(r.err), 1U) << r.err;

@@ -268,8 +268,8 @@ TEST(StepsRealCapture, CctTorchAutomaticCountEqualsTheMarkedCount) {
 }
 
 // tests/data/train_steps.sqlite (H100, the collector with capture control): a PyTorch CNN training
-// run with a real start-up (most of its first step) and 65 steps marked ProfilerStep#0..64. Every method
-// finds the same 65 steps; the first, start-up, is never steady.
+// run with a real start-up (most of its first step) and 65 steps marked ProfilerStep#0..64. Every
+// method finds the same 65 steps; the first, start-up, is never steady.
 TEST(StepsRealCapture, TrainStepsMarkedFunctionAndAutomaticAgree) {
   db::Reader reader(data("train_steps.sqlite"));
   const StepReport marked = analyze_steps(reader);

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 #include <string>

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <string>
 #include <stdlib.h>
+#include <string>
 
 #include "fuselens/collector/Config.h"
 
@@ -71,7 +71,8 @@ TEST(Config, ReadsTheEnvironment) {
   EXPECT_EQ(c.flush_period_ms, 250u);
   setenv(kEnvMaxBuffers, "eight", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
-  for (const char* v : {kEnvOutput, kEnvTrace, kEnvBufferKiB, kEnvMaxBuffers, kEnvFlushMs}) unsetenv(v);
+  for (const char* v : {kEnvOutput, kEnvTrace, kEnvBufferKiB, kEnvMaxBuffers, kEnvFlushMs})
+    unsetenv(v);
 }
 
 TEST(Config, ReadsTheCallingContextSettings) {
@@ -113,7 +114,7 @@ TEST(Config, PerProcessOutputInsertsThePidBeforeTheExtension) {
   EXPECT_EQ(per_process_output("/tmp/a.fuselens.sqlite", 7), "/tmp/a.fuselens.7.sqlite");
   EXPECT_EQ(per_process_output("/tmp/run", 7), "/tmp/run.7");
   EXPECT_EQ(per_process_output("/tmp/v1.2/run", 7), "/tmp/v1.2/run.7");  // a dot in a folder name
-  EXPECT_EQ(per_process_output("/tmp/.run", 7), "/tmp/.run.7");          // a hidden file, no extension
+  EXPECT_EQ(per_process_output("/tmp/.run", 7), "/tmp/.run.7");  // a hidden file, no extension
   EXPECT_EQ(per_process_output("run.sqlite", 1), "run.1.sqlite");
 }
 
@@ -121,9 +122,10 @@ TEST(Config, PerProcessPidRecognizesOnlyThatRunsFiles) {
   const std::string out = "/tmp/run.sqlite";
   EXPECT_EQ(per_process_pid(out, "/tmp/run.4242.sqlite"), 4242u);
   EXPECT_EQ(per_process_pid(out, per_process_output(out, 4294967295u)), 4294967295u);
-  for (const char* other : {"/tmp/run.sqlite", "/tmp/run..sqlite", "/tmp/run.x1.sqlite", "/tmp/run.01.sqlite",
-                            "/tmp/run.-1.sqlite", "/tmp/run.42.sqlite-wal", "/tmp/run.42.db", "/tmp/rung.42.sqlite",
-                            "/tmp/run.4294967296.sqlite", "/other/run.42.sqlite", "/tmp/run.1.2.sqlite"}) {
+  for (const char* other :
+       {"/tmp/run.sqlite", "/tmp/run..sqlite", "/tmp/run.x1.sqlite", "/tmp/run.01.sqlite",
+        "/tmp/run.-1.sqlite", "/tmp/run.42.sqlite-wal", "/tmp/run.42.db", "/tmp/rung.42.sqlite",
+        "/tmp/run.4294967296.sqlite", "/other/run.42.sqlite", "/tmp/run.1.2.sqlite"}) {
     EXPECT_FALSE(per_process_pid(out, other).has_value()) << other;
   }
   EXPECT_EQ(per_process_pid("/tmp/run", "/tmp/run.12"), 12u);
@@ -153,8 +155,8 @@ TEST(Config, ParsesCaptureControl) {
   EXPECT_EQ(s.active, 3u);
   EXPECT_EQ(s.repeat, 4u);
   EXPECT_EQ(parse_steps("0:0:1").repeat, 0u);
-  for (const char* bad : {"", "1:1", "1:1:0", "1:1:1:1:1", "a:1:1", "-1:1:1", "1::1", "1:1:1:",
-                          "1000000000:0:1"})
+  for (const char* bad :
+       {"", "1:1", "1:1:0", "1:1:1:1:1", "a:1:1", "-1:1:1", "1::1", "1:1:1:", "1000000000:0:1"})
     EXPECT_THROW(parse_steps(bad), ConfigError) << bad;
 }
 
@@ -209,6 +211,7 @@ TEST(Config, ReadsCaptureControlFromTheEnvironment) {
   EXPECT_EQ(c.step_range, "iter*");
   setenv(kEnvDelayMs, "ten", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
-  for (const char* v : {kEnvCaptureRange, kEnvCaptureRangeEnd, kEnvSteps, kEnvStepRange, kEnvDelayMs})
+  for (const char* v :
+       {kEnvCaptureRange, kEnvCaptureRangeEnd, kEnvSteps, kEnvStepRange, kEnvDelayMs})
     unsetenv(v);
 }

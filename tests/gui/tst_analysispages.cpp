@@ -11,8 +11,8 @@
 
 #include "CaptureData.h"
 #include "CaptureLoader.h"
-#include "GuiTestSupport.h"
 #include "Format.h"
+#include "GuiTestSupport.h"
 #include "fuselens/db/Reader.h"
 #include "models/CompareModel.h"
 #include "models/FlagsModel.h"
@@ -26,7 +26,9 @@ using namespace fuselens;
 using namespace fuselens::gui;
 
 namespace {
-QString capture(const char* name) { return QStringLiteral(FUSELENS_TEST_DATA_DIR "/") + QString::fromLatin1(name); }
+QString capture(const char* name) {
+  return QStringLiteral(FUSELENS_TEST_DATA_DIR "/") + QString::fromLatin1(name);
+}
 constexpr auto kMode = QAbstractItemModelTester::FailureReportingMode::QtTest;
 }  // namespace
 
@@ -47,9 +49,12 @@ class TestAnalysisPages : public QObject {
     QTest::addColumn<QStringList>("names");
     QTest::addColumn<QString>("baseline");
     QTest::addColumn<QString>("candidate");
-    QTest::newRow("fused") << QStringList{"gemm/unfused/M64", "gemm/fused/M64"} << "*/unfused/*" << "*/fused/*";
-    QTest::newRow("other") << QStringList{"op/b/x", "op/a/x"} << "*/a/*" << "*/b/*";
-    QTest::newRow("flat") << QStringList{"mlp/step0", "forward"} << "" << "";
+    QTest::newRow("fused") << QStringList{"gemm/unfused/M64", "gemm/fused/M64"} << "*/unfused/*"
+                           << "*/fused/*";
+    QTest::newRow("other") << QStringList{"op/b/x", "op/a/x"} << "*/a/*"
+                           << "*/b/*";
+    QTest::newRow("flat") << QStringList{"mlp/step0", "forward"} << ""
+                          << "";
   }
   void suggestRangePatterns() {
     QFETCH(QStringList, names);
@@ -64,21 +69,27 @@ class TestAnalysisPages : public QObject {
     FlagsPage page;
     QAbstractItemModelTester tester(page.model(), kMode);
     page.setCaptures(bench_, {bench_});
-    const auto expected = analyzer::run_flags(db::Reader(bench_->path.toStdString()), analyzer::FlagsConfig{});
+    const auto expected =
+        analyzer::run_flags(db::Reader(bench_->path.toStdString()), analyzer::FlagsConfig{});
     QCOMPARE(page.model()->rowCount(), static_cast<int>(expected.hits.size()));
     for (int r = 0; r < page.model()->rowCount(); ++r) {
       const auto& hit = expected.hits[static_cast<std::size_t>(r)];
       QCOMPARE(page.model()->index(r, FlagsModel::Rule).data().toString(), toQString(hit.rule));
-      QCOMPARE(page.model()->index(r, FlagsModel::TimeAtStake).data(TableModel::RawRole).toLongLong(), hit.time_ns);
+      QCOMPARE(
+          page.model()->index(r, FlagsModel::TimeAtStake).data(TableModel::RawRole).toLongLong(),
+          hit.time_ns);
     }
     // A hit that names a kernel links to it.
     int kernelHit = -1;
     for (int r = 0; r < page.model()->rowCount() && kernelHit < 0; ++r) {
-      if (toQString(expected.hits[static_cast<std::size_t>(r)].rule) == QLatin1String("launch_short")) kernelHit = r;
+      if (toQString(expected.hits[static_cast<std::size_t>(r)].rule) ==
+          QLatin1String("launch_short"))
+        kernelHit = r;
     }
     QVERIFY(kernelHit >= 0);
     page.selectHit(kernelHit);
-    QVERIFY(page.explanationText().contains(toQString(expected.hits[static_cast<std::size_t>(kernelHit)].advice)));
+    QVERIFY(page.explanationText().contains(
+        toQString(expected.hits[static_cast<std::size_t>(kernelHit)].advice)));
     // The launch call path, as prof-analyze flags prints it ("called from ...").
     const auto& context = expected.hits[static_cast<std::size_t>(kernelHit)].context;
     QVERIFY(!context.empty());
@@ -88,7 +99,8 @@ class TestAnalysisPages : public QObject {
     QVERIFY(button && button->isEnabled());
     button->click();
     QCOMPARE(spy.count(), 1);
-    QCOMPARE(spy[0][0].toString(), toQString(expected.hits[static_cast<std::size_t>(kernelHit)].subject));
+    QCOMPARE(spy[0][0].toString(),
+             toQString(expected.hits[static_cast<std::size_t>(kernelHit)].subject));
   }
 
   void heatmapCellsEqualRangeStatsAndCompare() {
@@ -106,8 +118,11 @@ class TestAnalysisPages : public QObject {
       const auto row = latency.rows.indexOf(parts[0] + QStringLiteral(" · ") + parts[2]);
       const auto column = latency.columns.indexOf(parts[1]);
       QVERIFY(row >= 0 && column >= 0);
-      QCOMPARE(*latency.at(static_cast<int>(row), static_cast<int>(column)), r.median_gpu_ns_per_iter);
-      QCOMPARE(model.index(static_cast<int>(row), static_cast<int>(column) + 1).data(TableModel::RawRole).toDouble(),
+      QCOMPARE(*latency.at(static_cast<int>(row), static_cast<int>(column)),
+               r.median_gpu_ns_per_iter);
+      QCOMPARE(model.index(static_cast<int>(row), static_cast<int>(column) + 1)
+                   .data(TableModel::RawRole)
+                   .toDouble(),
                r.median_gpu_ns_per_iter);
       ++checked;
     }
@@ -118,7 +133,8 @@ class TestAnalysisPages : public QObject {
     const auto report = analyzer::compare_ranges(reader, "*/unfused/*", "*/fused/*");
     QCOMPARE(report.entries.size(), std::size_t{5});
     for (const auto& e : report.entries) {
-      const auto row = model.heatmap().rows.indexOf(toQString(e.op) + QStringLiteral(" · ") + toQString(e.shape));
+      const auto row = model.heatmap().rows.indexOf(toQString(e.op) + QStringLiteral(" · ") +
+                                                    toQString(e.shape));
       QVERIFY2(row >= 0, qPrintable(toQString(e.op + " " + e.shape)));
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 0), *e.speedup);
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 1), 1.0);
@@ -126,7 +142,8 @@ class TestAnalysisPages : public QObject {
     // Span speedups over "unfused" equal compare_ranges' span speedups.
     model.setHeatmap(buildHeatmap(ranges, HeatmapMetric::SpanSpeedup, QStringLiteral("unfused")));
     for (const auto& e : report.entries) {
-      const auto row = model.heatmap().rows.indexOf(toQString(e.op) + QStringLiteral(" · ") + toQString(e.shape));
+      const auto row = model.heatmap().rows.indexOf(toQString(e.op) + QStringLiteral(" · ") +
+                                                    toQString(e.shape));
       QVERIFY(row >= 0 && e.span_speedup);
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 0), *e.span_speedup);
       QCOMPARE(*model.heatmap().at(static_cast<int>(row), 1), 1.0);
@@ -153,15 +170,25 @@ class TestAnalysisPages : public QObject {
     QSignalSpy done(&page, &ComparePage::finished);
     page.setCaptures(bench_, {bench_, mlp_});  // suggests */unfused/* vs */fused/* and runs it
     QVERIFY(done.wait(60000));
-    const auto report = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()), "*/unfused/*", "*/fused/*");
+    const auto report = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()),
+                                                 "*/unfused/*", "*/fused/*");
     QCOMPARE(page.entryModel()->rowCount(), static_cast<int>(report.entries.size()));
     for (int r = 0; r < page.entryModel()->rowCount(); ++r) {
       const auto& e = report.entries[static_cast<std::size_t>(r)];
-      QCOMPARE(page.entryModel()->index(r, CompareEntryModel::Speedup).data(TableModel::RawRole).toDouble(),
+      QCOMPARE(page.entryModel()
+                   ->index(r, CompareEntryModel::Speedup)
+                   .data(TableModel::RawRole)
+                   .toDouble(),
                *e.speedup);
-      QCOMPARE(page.entryModel()->index(r, CompareEntryModel::SpanSpeedup).data(TableModel::RawRole).toDouble(),
+      QCOMPARE(page.entryModel()
+                   ->index(r, CompareEntryModel::SpanSpeedup)
+                   .data(TableModel::RawRole)
+                   .toDouble(),
                *e.span_speedup);
-      QCOMPARE(page.entryModel()->index(r, CompareEntryModel::BaselineSpan).data(TableModel::RawRole).toDouble(),
+      QCOMPARE(page.entryModel()
+                   ->index(r, CompareEntryModel::BaselineSpan)
+                   .data(TableModel::RawRole)
+                   .toDouble(),
                e.baseline->median_span_ns_per_iter);
     }
 
@@ -188,11 +215,15 @@ class TestAnalysisPages : public QObject {
     QVERIFY(!page.busy() && done.isEmpty());  // hidden: computed on first show (staged loading)
     page.show();
     QVERIFY(done.wait(60000));
-    const auto report = analyzer::calling_context_report(db::Reader(bench_->path.toStdString()), {});
+    const auto report =
+        analyzer::calling_context_report(db::Reader(bench_->path.toStdString()), {});
     if (report.available) {
       QCOMPARE(page.model()->rowCount(), static_cast<int>(report.rows[0].children.size()));
       const auto& first = report.rows[static_cast<std::size_t>(report.rows[0].children[0])];
-      QCOMPARE(page.model()->index(0, CallingContextModel::Inclusive).data(TableModel::RawRole).toLongLong(),
+      QCOMPARE(page.model()
+                   ->index(0, CallingContextModel::Inclusive)
+                   .data(TableModel::RawRole)
+                   .toLongLong(),
                first.inclusive.gpu_time_ns);
     } else {
       QCOMPARE(page.model()->rowCount(), 0);
@@ -206,17 +237,20 @@ class TestAnalysisPages : public QObject {
     QList<quint64> answered;
     std::shared_ptr<const analyzer::CompareReport> report;
     connect(&loader, &CaptureLoader::compareReady, this,
-            [&](quint64 id, const std::shared_ptr<const analyzer::CompareReport>& r, const QString& error) {
+            [&](quint64 id, const std::shared_ptr<const analyzer::CompareReport>& r,
+                const QString& error) {
               answered << id;
               QVERIFY2(r && error.isEmpty(), qPrintable(error));
               report = r;
             });
-    const auto id = loader.requestRangeComparison(bench_, QStringLiteral("*/unfused/*"), QStringLiteral("*/fused/*"));
+    const auto id = loader.requestRangeComparison(bench_, QStringLiteral("*/unfused/*"),
+                                                  QStringLiteral("*/fused/*"));
     QVERIFY(id > 0);
     QCOMPARE(loader.pending(), 0);  // a request is not part of loading a capture
     QTRY_COMPARE_WITH_TIMEOUT(answered.size(), 1, 60000);
     QCOMPARE(answered.front(), id);
-    const auto expected = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()), "*/unfused/*", "*/fused/*");
+    const auto expected = analyzer::compare_ranges(db::Reader(bench_->path.toStdString()),
+                                                   "*/unfused/*", "*/fused/*");
     QCOMPARE(report->entries.size(), expected.entries.size());
 
     // A capture that cannot be opened: no report, the reader's message.

@@ -15,17 +15,17 @@
 #include <filesystem>
 
 #include "CaptureLoader.h"
-#include "GuiTestSupport.h"
 #include "GuiExport.h"
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
-#include "summary/Summary.h"
-#include "summary/SummaryFormat.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "models/CompareModel.h"
 #include "models/FlagsModel.h"
 #include "models/HeatmapModel.h"
 #include "models/SummaryModels.h"
+#include "summary/Summary.h"
+#include "summary/SummaryFormat.h"
 #include "views/ComparePage.h"
 #include "views/FlagsPage.h"
 #include "views/HeatmapPage.h"
@@ -38,7 +38,9 @@ using namespace fuselens::gui;
 
 namespace {
 
-QString capture(const char* name) { return QStringLiteral(FUSELENS_TEST_DATA_DIR "/") + QString::fromLatin1(name); }
+QString capture(const char* name) {
+  return QStringLiteral(FUSELENS_TEST_DATA_DIR "/") + QString::fromLatin1(name);
+}
 
 /// The message db::Reader gives for `path`.
 QString readerError(const QString& path) {
@@ -84,8 +86,10 @@ class TestMainWindow : public QObject {
     QCOMPARE(current->displayName, QStringLiteral("fusion_bench.sqlite"));
 
     // The pages describe the default window (steady), as prof-analyze does.
-    const auto summary = analyzer::summarize(*test::windowedReader(capture("fusion_bench.sqlite").toStdString()));
-    QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), static_cast<int>(summary.kernels.size()));
+    const auto summary =
+        analyzer::summarize(*test::windowedReader(capture("fusion_bench.sqlite").toStdString()));
+    QCOMPARE(window.summaryPage()->kernelModel()->rowCount(),
+             static_cast<int>(summary.kernels.size()));
     QCOMPARE(window.summaryPage()->apiModel()->rowCount(), static_cast<int>(summary.api.size()));
     QCOMPARE(window.summaryPage()->nvtxModel()->rowCount(), static_cast<int>(summary.nvtx.size()));
 
@@ -93,7 +97,8 @@ class TestMainWindow : public QObject {
     QVERIFY(timeline);
     QVERIFY(timeline->item_count() >= static_cast<std::size_t>(summary.totals.kernel_count));
 
-    QCOMPARE(window.flagsPage()->model()->rowCount(), static_cast<int>(current->flags->hits.size()));
+    QCOMPARE(window.flagsPage()->model()->rowCount(),
+             static_cast<int>(current->flags->hits.size()));
     QVERIFY(window.heatmapPage()->model()->rowCount() > 0);
     QTRY_VERIFY_WITH_TIMEOUT(window.comparePage()->entryModel()->rowCount() > 0, 30000);
     QVERIFY(MainWindow::recentFiles().contains(capture("fusion_bench.sqlite")));
@@ -101,7 +106,8 @@ class TestMainWindow : public QObject {
     // Switching captures updates the pages.
     window.setCurrentCapture(1 - bench);
     QCOMPARE(window.currentCapture()->displayName, QStringLiteral("pytorch_mlp.sqlite"));
-    const auto mlp = analyzer::summarize(*test::windowedReader(capture("pytorch_mlp.sqlite").toStdString()));
+    const auto mlp =
+        analyzer::summarize(*test::windowedReader(capture("pytorch_mlp.sqlite").toStdString()));
     QCOMPARE(window.summaryPage()->kernelModel()->rowCount(), static_cast<int>(mlp.kernels.size()));
   }
 
@@ -146,7 +152,8 @@ class TestMainWindow : public QObject {
     QVERIFY(checked);
     QCOMPARE(loaded.size(), allAnalyses().size());  // then every other one, in the background
     for (Analysis a : allAnalyses()) QVERIFY(window.currentCapture()->has(a));
-    QVERIFY2(window.currentCapture()->analysisErrors.isEmpty(), qPrintable(window.currentCapture()->analysisErrors));
+    QVERIFY2(window.currentCapture()->analysisErrors.isEmpty(),
+             qPrintable(window.currentCapture()->analysisErrors));
   }
 
   void aPageShownWhileLoadingGetsItsAnalysisNext() {
@@ -190,9 +197,11 @@ class TestMainWindow : public QObject {
     QVERIFY(summary.kernelModel()->rowCount() > 0);
     QVERIFY(timeline.timelineWidget()->timeline() != nullptr);
     // The header says how the run ended in the CLI's words (analyzer::describe_run_end).
-    const QString ended = QString::fromStdString(analyzer::describe_run_end(data->summary.run.end)).toHtmlEscaped();
+    const QString ended =
+        QString::fromStdString(analyzer::describe_run_end(data->summary.run.end)).toHtmlEscaped();
     bool said = false;
-    for (const auto* label : summary.findChildren<QLabel*>()) said = said || label->text().contains(ended);
+    for (const auto* label : summary.findChildren<QLabel*>())
+      said = said || label->text().contains(ended);
     QVERIFY2(said, qPrintable(ended));
   }
 
@@ -250,13 +259,15 @@ class TestMainWindow : public QObject {
     QFile svg(dir.filePath(QStringLiteral("t.svg")));
     QVERIFY(svg.open(QIODevice::ReadOnly));
     QVERIFY(svg.readAll().contains("<svg"));
-    QVERIFY(exportPdfReport(*window.currentCapture(), {{QStringLiteral("Timeline"), timeline->grab().toImage()}},
+    QVERIFY(exportPdfReport(*window.currentCapture(),
+                            {{QStringLiteral("Timeline"), timeline->grab().toImage()}},
                             dir.filePath(QStringLiteral("r.pdf")), &error));
     QFile pdf(dir.filePath(QStringLiteral("r.pdf")));
     QVERIFY(pdf.open(QIODevice::ReadOnly));
     QVERIFY(pdf.read(5) == "%PDF-");
     if (htmlReportAvailable()) {
-      QVERIFY2(exportHtmlReport(*window.currentCapture(), nullptr, dir.filePath(QStringLiteral("r.html")), &error),
+      QVERIFY2(exportHtmlReport(*window.currentCapture(), nullptr,
+                                dir.filePath(QStringLiteral("r.html")), &error),
                qPrintable(error));
       QFile html(dir.filePath(QStringLiteral("r.html")));
       QVERIFY(html.open(QIODevice::ReadOnly));

@@ -26,7 +26,8 @@ class TestTimelineWidget : public QObject {
   Q_OBJECT
 
  private:
-  std::string syntheticPath_ = (std::filesystem::temp_directory_path() / "tst_timelinewidget.sqlite").string();
+  std::string syntheticPath_ =
+      (std::filesystem::temp_directory_path() / "tst_timelinewidget.sqlite").string();
   CaptureDataPtr synthetic_;
 
   // The Function column of every row of the page's calling context, outermost first.
@@ -75,8 +76,9 @@ class TestTimelineWidget : public QObject {
     // Every item is either drawn or stands in a merged block; counters draw one shape each, and
     // the step lane one item per step.
     QVERIFY(widget.stepLaneItemCount() > 0);
-    QCOMPARE(static_cast<std::size_t>(stats.items + stats.mergedItems),
-             t.item_count() + t.counters.size() + static_cast<std::size_t>(widget.stepLaneItemCount()));
+    QCOMPARE(
+        static_cast<std::size_t>(stats.items + stats.mergedItems),
+        t.item_count() + t.counters.size() + static_cast<std::size_t>(widget.stepLaneItemCount()));
     QVERIFY(stats.mergedItems > 190000);
     // Bounded by the pixels, not by the items.
     QVERIFY2(stats.items + stats.blocks < static_cast<std::int64_t>(2 * 1000 * rowsOf(t)),
@@ -124,8 +126,10 @@ class TestTimelineWidget : public QObject {
     widget->reveal(kernel.start_ns, kernel.end_ns);
     const double x = widget->xForTime(static_cast<double>(kernel.start_ns + kernel.end_ns) / 2);
     // The GPU lanes start below the step lane.
-    const int stepLane = widget->stepLaneItemCount() > 0 ? TimelineWidget::kRowHeight + TimelineWidget::kLaneGap : 0;
-    const QPoint at(static_cast<int>(x), TimelineWidget::kRulerHeight + stepLane + TimelineWidget::kRowHeight / 2);
+    const int stepLane =
+        widget->stepLaneItemCount() > 0 ? TimelineWidget::kRowHeight + TimelineWidget::kLaneGap : 0;
+    const QPoint at(static_cast<int>(x),
+                    TimelineWidget::kRulerHeight + stepLane + TimelineWidget::kRowHeight / 2);
     QCOMPARE(widget->itemAt(at), &kernel);
     QTest::mouseClick(widget, Qt::LeftButton, {}, at);
     QCOMPARE(widget->selectedItem(), &kernel);
@@ -159,14 +163,18 @@ class TestTimelineWidget : public QObject {
     QVERIFY(page.revealKernel(QStringLiteral("path_kernel"), capture->timeline.begin_ns));
     QTRY_VERIFY_WITH_TIMEOUT(page.callPathModel()->rowCount() > 0, 30000);  // the loader's lookup
     const QStringList frames = functions(page);
-    QVERIFY2(inOrder(frames, {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::a(float*)"),
-                              QStringLiteral("(anonymous namespace)::b(float*)")}),
-             qPrintable(frames.join(QStringLiteral(" > "))));
+    QVERIFY2(
+        inOrder(frames, {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::a(float*)"),
+                         QStringLiteral("(anonymous namespace)::b(float*)")}),
+        qPrintable(frames.join(QStringLiteral(" > "))));
     QVERIFY2(frames.last().startsWith(QStringLiteral("__device_stub_")), qPrintable(frames.last()));
-    for (const auto& f : frames) QVERIFY2(!f.contains(QStringLiteral("cudaLaunchKernel")), qPrintable(f));
+    for (const auto& f : frames)
+      QVERIFY2(!f.contains(QStringLiteral("cudaLaunchKernel")), qPrintable(f));
     const auto* model = page.callPathModel();
-    const int b = static_cast<int>(frames.indexOf(QStringLiteral("(anonymous namespace)::b(float*)")));
-    QCOMPARE(model->index(b, CallPathModel::Source).data().toString(), QStringLiteral("cct_paths.cu:22"));
+    const int b =
+        static_cast<int>(frames.indexOf(QStringLiteral("(anonymous namespace)::b(float*)")));
+    QCOMPARE(model->index(b, CallPathModel::Source).data().toString(),
+             QStringLiteral("cct_paths.cu:22"));
     QCOMPARE(model->index(b, CallPathModel::Module).data().toString(), QStringLiteral("cct_paths"));
     QCOMPARE(model->index(0, CallPathModel::Depth).data().toString(), QStringLiteral("1"));
     const QString status = page.callPathStatus();
@@ -181,12 +189,14 @@ class TestTimelineWidget : public QObject {
     QTest::keyClick(view, Qt::Key_C, Qt::ControlModifier);
     const QString copied = QApplication::clipboard()->text();
     QCOMPARE(copied, model->pathText());
-    QVERIFY2(copied.contains(QStringLiteral("(anonymous namespace)::b(float*) [cct_paths.cu:22]  (cct_paths)")),
+    QVERIFY2(copied.contains(
+                 QStringLiteral("(anonymous namespace)::b(float*) [cct_paths.cu:22]  (cct_paths)")),
              qPrintable(copied));
     QCOMPARE(copied.count(QLatin1Char('\n')), frames.size() - 1);
 
     // Its launching API call has the same calling context.
-    const auto context = analyzer::launch_context(capture->timeline, *page.timelineWidget()->selectedItem());
+    const auto context =
+        analyzer::launch_context(capture->timeline, *page.timelineWidget()->selectedItem());
     QVERIFY(context.call != nullptr);
     page.timelineWidget()->select(context.call);
     QTRY_COMPARE_WITH_TIMEOUT(functions(page), frames, 30000);
@@ -201,7 +211,8 @@ class TestTimelineWidget : public QObject {
     QVERIFY(copy);
     page.timelineWidget()->select(copy);
     QTRY_VERIFY_WITH_TIMEOUT(page.callPathModel()->rowCount() > 0, 30000);
-    QVERIFY2(inOrder(functions(page), {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::d(float*)")}),
+    QVERIFY2(inOrder(functions(page),
+                     {QStringLiteral("main"), QStringLiteral("(anonymous namespace)::d(float*)")}),
              qPrintable(functions(page).join(QStringLiteral(" > "))));
 
     // Nothing selected: the frames go, the hint comes back.
@@ -211,7 +222,8 @@ class TestTimelineWidget : public QObject {
   }
 
   void schemaVersion1CaptureHasNoCallingContext() {
-    auto capture = loadCapture(QStringLiteral(FUSELENS_TEST_DATA_DIR "/fusion_bench_schema_v1.sqlite"));
+    auto capture =
+        loadCapture(QStringLiteral(FUSELENS_TEST_DATA_DIR "/fusion_bench_schema_v1.sqlite"));
     TimelinePage page;
     page.setCaptures(capture, {capture});
     QVERIFY(page.showLongestKernel());

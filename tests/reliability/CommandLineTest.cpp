@@ -60,18 +60,35 @@ std::vector<Command> commands() {
   const Option names{"--names", {"pretty"}};
   // --window and the step methods of every analysing subcommand (analyzer/window/Window.h)
   const Option window{"--window",
-                      {"", "nope", "steps:0", "steps:5-2", "steps:-3", "steps:1-x", "range:",
-                       "time:", "time:5-1", "time:abc-2", "time:-1-2", "time:1e30-1e31"}};
+                      {"", "nope", "steps:0", "steps:5-2", "steps:-3", "steps:1-x",
+                       "range:", "time:", "time:5-1", "time:abc-2", "time:-1-2", "time:1e30-1e31"}};
   const Option step_range{"--step-range", {}};
   const Option step_function{"--step-function", {}};
   const Option auto_steps{"--auto-steps", {}, true};
   return {
-      {"prof-analyze summary", analyze, a, {"summary", "--help"}, {"summary", kCapture},
-       {format, names, {"--section", {"kernel", "all,nope"}}, window, step_range, step_function,
+      {"prof-analyze summary",
+       analyze,
+       a,
+       {"summary", "--help"},
+       {"summary", kCapture},
+       {format,
+        names,
+        {"--section", {"kernel", "all,nope"}},
+        window,
+        step_range,
+        step_function,
         auto_steps}},
-      {"prof-analyze steps", analyze, a, {"steps", "--help"}, {"steps", kCapture},
+      {"prof-analyze steps",
+       analyze,
+       a,
+       {"steps", "--help"},
+       {"steps", kCapture},
        {format, window, step_range, step_function, {"--auto", {}, true}}},
-      {"prof-analyze cct", analyze, a, {"cct", "--help"}, {"cct", kCapture},
+      {"prof-analyze cct",
+       analyze,
+       a,
+       {"cct", "--help"},
+       {"cct", kCapture},
        {{"--view", {"sideways"}},
         {"--metric", {"flops"}},
         {"--depth", {"-1", "abc", "1.5"}},
@@ -80,35 +97,76 @@ std::vector<Command> commands() {
         {"--show-internal", {}, true},
         {"--phase", {"sideways"}},
         {"--split-phase", {}, true},
-        format, window, step_range, step_function, auto_steps}},
-      {"prof-analyze flags", analyze, a, {"flags", "--help"}, {"flags", kCapture},
+        format,
+        window,
+        step_range,
+        step_function,
+        auto_steps}},
+      {"prof-analyze flags",
+       analyze,
+       a,
+       {"flags", "--help"},
+       {"flags", kCapture},
        {format,
         names,
         {"--threshold", {"x", "launch_short.runtime_cutoff_us=abc", "no_such.key=1"}},
         {"--rules", {"no_such_rule"}},
         {"--fail-on", {"no_such_rule"}},
         {"--limit", {"-3", "abc", "2.5"}},
-        {"--list", {}, true}, window, step_range, step_function, auto_steps}},
-      {"prof-analyze compare", analyze, a, {"compare", "--help"}, {"compare", kCapture, kCapture},
+        {"--list", {}, true},
+        window,
+        step_range,
+        step_function,
+        auto_steps}},
+      {"prof-analyze compare",
+       analyze,
+       a,
+       {"compare", "--help"},
+       {"compare", kCapture, kCapture},
        {{"--baseline", {}},
         {"--candidate", {}},
         format,
         names,
         {"--diff-threshold", {"abc", "-1"}},
         {"--fail-if-slower", {"abc", "-5"}},
-        {"--time", {"wall", ""}}, window, step_range, step_function, auto_steps}},
-      {"prof-analyze export", analyze, a, {"export", "--help"},
+        {"--time", {"wall", ""}},
+        window,
+        step_range,
+        step_function,
+        auto_steps}},
+      {"prof-analyze export",
+       analyze,
+       a,
+       {"export", "--help"},
        {"export", kCapture, "--format", "html", "-o", "@OUT"},
        {{"--format", {"pdf", ""}},
         {"--output", {}},
         names,
         {"--baseline", {}},
-        {"--candidate", {}}, window, step_range, step_function, auto_steps}},
-      {"prof-analyze roofline", analyze, a, {"roofline", "--help"}, {"roofline", kCapture},
-       {{"--peaks", {"no-such-gpu"}}, {"--peaks-file", {"/nonexistent/peaks.json"}}, format, names,
-        window, step_range, step_function, auto_steps}},
+        {"--candidate", {}},
+        window,
+        step_range,
+        step_function,
+        auto_steps}},
+      {"prof-analyze roofline",
+       analyze,
+       a,
+       {"roofline", "--help"},
+       {"roofline", kCapture},
+       {{"--peaks", {"no-such-gpu"}},
+        {"--peaks-file", {"/nonexistent/peaks.json"}},
+        format,
+        names,
+        window,
+        step_range,
+        step_function,
+        auto_steps}},
 #ifdef FUSELENS_WITH_COLLECTOR  // prof-run and prof-ceilings: built with the GPU side only
-      {"prof-run", prof_run, "prof-run: error: ", {"--help"}, {"-o", "@OUT", "--", "/bin/true"},
+      {"prof-run",
+       prof_run,
+       "prof-run: error: ",
+       {"--help"},
+       {"-o", "@OUT", "--", "/bin/true"},
        {{"--output", {}},
         {"--force", {}, true},
         {"--trace", {"no_such_group", "+nope"}},
@@ -126,7 +184,11 @@ std::vector<Command> commands() {
         {"--duration", {"0", "-2", "abc"}},
         {"--steps", {"1:1", "1:1:0", "a:b:c", "1:1:1:1:1"}},
         {"--step-range", {""}}}},
-      {"prof-ceilings", ceilings, "prof-ceilings: error: ", {"--help"}, {"--into", "@OUT"},
+      {"prof-ceilings",
+       ceilings,
+       "prof-ceilings: error: ",
+       {"--help"},
+       {"--into", "@OUT"},
        {{"--into", {}},
         {"--device", {"abc", "1.5"}},
         {"--only", {"dram,nope", "disk"}},
@@ -166,7 +228,8 @@ std::vector<std::string> with(const Command& c, const std::string& out,
 
 std::string shown(const std::vector<std::string>& args) {
   std::string s;
-  for (std::size_t i = 1; i < args.size(); ++i) s += (i > 1 ? " " : "") + (args[i].empty() ? "''" : args[i]);
+  for (std::size_t i = 1; i < args.size(); ++i)
+    s += (i > 1 ? " " : "") + (args[i].empty() ? "''" : args[i]);
   return s;
 }
 
@@ -199,8 +262,8 @@ TEST(CommandLine, EveryOptionOfEveryToolIsInTheTable) {
                                      << " that this test does not cover: add it to commands()";
     }
     for (const auto& o : in_table) {
-      EXPECT_TRUE(in_help.count(o)) << c.label << ": the table names " << o
-                                    << ", which --help no longer lists";
+      EXPECT_TRUE(in_help.count(o))
+          << c.label << ": the table names " << o << ", which --help no longer lists";
     }
   }
 }

@@ -20,7 +20,6 @@
 // --force, output not writable, collector not loadable), 1 when the capture could not be
 // finalized.
 
-#include <CLI/CLI.hpp>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <limits.h>
@@ -30,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -47,13 +47,13 @@
 
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
-#include "summary/SummaryStore.h"
-#include "steps/Steps.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
+#include "steps/Steps.h"
+#include "summary/SummaryStore.h"
 
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
@@ -104,7 +104,8 @@ std::string find_command(const std::string& command) {
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const std::size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string dir =
+        dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
     if (dir.empty()) dir = ".";
     const fs::path candidate = fs::path(dir) / command;
     if (is_executable_file(candidate)) return candidate.string();
@@ -117,7 +118,8 @@ std::string find_command(const std::string& command) {
 fs::path self_directory() {
   char buffer[PATH_MAX] = {};
   const auto n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  return n > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(n))).parent_path() : fs::path(".");
+  return n > 0 ? fs::path(std::string(buffer, static_cast<std::size_t>(n))).parent_path()
+               : fs::path(".");
 }
 
 // The collector next to prof-run, in ../lib (installed tree) or in the build tree's collector
@@ -177,7 +179,7 @@ void forward_signal(int signal) {
 struct Options {
   std::string output;
   bool force = false;
-  bool per_process = false;  // --per-process: a capture per CUDA process
+  bool per_process = false;       // --per-process: a capture per CUDA process
   bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   CollectorConfig config;
@@ -205,9 +207,10 @@ Options parse(int argc, char** argv) {
       break;
     }
   }
-  CLI::App app{"prof-run: run a CUDA program with the FuseLens collector and record its GPU "
-               "activity into one SQLite capture.",
-               "prof-run"};
+  CLI::App app{
+      "prof-run: run a CUDA program with the FuseLens collector and record its GPU "
+      "activity into one SQLite capture.",
+      "prof-run"};
   app.set_version_flag("--version", FUSELENS_VERSION);
   app.add_option("-o,--output", o.output, "Capture file (default: <command>.fuselens.sqlite)");
   app.add_flag("--force", o.force, "Overwrite an existing capture");
@@ -226,10 +229,11 @@ Options parse(int argc, char** argv) {
                  "(the command runs once per single-pass counter group; needs a program that "
                  "launches the same kernels every run)")
       ->capture_default_str();
-  app.add_option("--cache-control", o.config.cache_control,
-                 "With --replay application: all (flush the L2 and the SMs' instruction caches before "
-                 "each profiled launch, as Nsight Compute does by default) or none; default all "
-                 "there, none for kernel replay");
+  app.add_option(
+      "--cache-control", o.config.cache_control,
+      "With --replay application: all (flush the L2 and the SMs' instruction caches before "
+      "each profiled launch, as Nsight Compute does by default) or none; default all "
+      "there, none for kernel replay");
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.add_flag("--per-process", o.per_process,
@@ -274,9 +278,11 @@ Options parse(int argc, char** argv) {
     throw UsageError("no command to profile: usage: prof-run [options] -- CMD ARGS...");
   }
   for (int i = separator + 1; i < argc; ++i) o.command.emplace_back(argv[i]);
-  const bool replay_given = app.count("--replay") > 0, cache_given = app.count("--cache-control") > 0;
+  const bool replay_given = app.count("--replay") > 0,
+             cache_given = app.count("--cache-control") > 0;
   if ((replay_given || cache_given) && o.config.metrics.empty()) {
-    throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") + " needs --metrics");
+    throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") +
+                     " needs --metrics");
   }
   if (o.config.metric_replay == "application" && !cache_given) o.config.cache_control = "all";
   if (o.config.metric_replay == "application" && o.per_process) {
@@ -308,8 +314,8 @@ Options parse(int argc, char** argv) {
 
 // The per-process captures (--per-process) next to `output` that belong to the run started at
 // `start_utc_ns`, by pid; stale ones of earlier runs are left out.
-std::vector<std::pair<std::uint32_t, std::string>> per_process_captures(const fs::path& output,
-                                                                      std::uint64_t start_utc_ns) {
+std::vector<std::pair<std::uint32_t, std::string>> per_process_captures(
+    const fs::path& output, std::uint64_t start_utc_ns) {
   std::vector<std::pair<std::uint32_t, std::string>> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(output.parent_path(), ec)) {
@@ -317,7 +323,8 @@ std::vector<std::pair<std::uint32_t, std::string>> per_process_captures(const fs
     const auto pid = fuselens::collector::per_process_pid(output.string(), path);
     if (!pid) continue;
     try {
-      if (fuselens::db::Reader(path).run().info.start_utc_ns == start_utc_ns) found.emplace_back(*pid, path);
+      if (fuselens::db::Reader(path).run().info.start_utc_ns == start_utc_ns)
+        found.emplace_back(*pid, path);
     } catch (const std::exception&) {
       // not a capture of this run (or unreadable): not ours to finalize
     }
@@ -337,7 +344,8 @@ void clear_per_process_captures(const fs::path& output, bool force) {
     }
   }
   if (stale.empty()) return;
-  if (!force) throw UsageError("'" + stale.front().string() + "' exists (use --force to overwrite)");
+  if (!force)
+    throw UsageError("'" + stale.front().string() + "' exists (use --force to overwrite)");
   for (const auto& p : stale) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix);
   }
@@ -383,15 +391,17 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
     }
     return true;
   } catch (const std::exception& e) {
-    std::cerr << "prof-run: error: cannot finalize the capture '" << path << "': " << e.what() << '\n';
+    std::cerr << "prof-run: error: cannot finalize the capture '" << path << "': " << e.what()
+              << '\n';
     return false;
   }
 }
 
 // Runs the command with the collector injected, recording into `capture`; `run` > 0 is an
 // application-replay run (FUSELENS_METRIC_PASS). Returns the waitpid status.
-int run_workload(const Options& options, const std::string& executable, const std::string& collector,
-                 const std::string& cupti, const std::string& capture, std::uint32_t run) {
+int run_workload(const Options& options, const std::string& executable,
+                 const std::string& collector, const std::string& cupti, const std::string& capture,
+                 std::uint32_t run) {
   std::vector<std::string> command = options.command;
   std::vector<char*> child_argv;
   for (auto& a : command) child_argv.push_back(a.data());
@@ -419,10 +429,14 @@ int run_workload(const Options& options, const std::string& executable, const st
     ::setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
     ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
     ::setenv(fuselens::collector::kEnvOutput, capture.c_str(), 1);
-    ::setenv(fuselens::collector::kEnvTrace, fuselens::collector::trace_to_string(options.config.trace).c_str(), 1);
-    ::setenv(fuselens::collector::kEnvBufferKiB, std::to_string(options.config.buffer_kib).c_str(), 1);
-    ::setenv(fuselens::collector::kEnvMaxBuffers, std::to_string(options.config.max_buffers).c_str(), 1);
-    ::setenv(fuselens::collector::kEnvFlushMs, std::to_string(options.config.flush_period_ms).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvTrace,
+             fuselens::collector::trace_to_string(options.config.trace).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvBufferKiB, std::to_string(options.config.buffer_kib).c_str(),
+             1);
+    ::setenv(fuselens::collector::kEnvMaxBuffers,
+             std::to_string(options.config.max_buffers).c_str(), 1);
+    ::setenv(fuselens::collector::kEnvFlushMs,
+             std::to_string(options.config.flush_period_ms).c_str(), 1);
     if (!options.config.metrics.empty()) {
       ::setenv(fuselens::collector::kEnvMetrics, options.config.metrics.c_str(), 1);
       ::setenv(fuselens::collector::kEnvMetricReplay, options.config.metric_replay.c_str(), 1);
@@ -435,9 +449,10 @@ int run_workload(const Options& options, const std::string& executable, const st
       const auto& cfg = options.config;
       ::setenv(c::kEnvCaptureRange, options.capture_range.c_str(), 1);
       ::setenv(c::kEnvCaptureRangeEnd,
-               cfg.capture_range_windows == 1   ? "stop"
-               : cfg.capture_range_windows == 0 ? "repeat"
-                                                : ("repeat:" + std::to_string(cfg.capture_range_windows)).c_str(),
+               cfg.capture_range_windows == 1 ? "stop"
+               : cfg.capture_range_windows == 0
+                   ? "repeat"
+                   : ("repeat:" + std::to_string(cfg.capture_range_windows)).c_str(),
                1);
       ::setenv(c::kEnvDelayMs, std::to_string(cfg.delay_ms).c_str(), 1);
       ::setenv(c::kEnvDurationMs, std::to_string(cfg.duration_ms).c_str(), 1);
@@ -447,7 +462,8 @@ int run_workload(const Options& options, const std::string& executable, const st
     }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::execv(executable.c_str(), child_argv.data());
-    std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno) << '\n';
+    std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno)
+              << '\n';
     ::_exit(127);
   }
   g_child = child;
@@ -472,8 +488,9 @@ int run_workload(const Options& options, const std::string& executable, const st
 // (run 0 wrote `output`; RangeProfiler.h), each into a capture of its own that is merged into
 // `output` and removed. Stops at a run that a signal ended; a run that cannot be merged leaves
 // its reason in the capture's metric_session.status.
-void replay_runs(const Options& options, const std::string& executable, const std::string& collector,
-                 const std::string& cupti, const std::string& output, const fuselens::db::RunInfo& info) {
+void replay_runs(const Options& options, const std::string& executable,
+                 const std::string& collector, const std::string& cupti, const std::string& output,
+                 const fuselens::db::RunInfo& info) {
   std::int64_t runs = 0;
   try {
     const fuselens::db::Reader reader(output);
@@ -481,7 +498,8 @@ void replay_runs(const Options& options, const std::string& executable, const st
       if (s.status == "ok" && s.replay == "application") runs = std::max(runs, s.passes);
     }
   } catch (const std::exception& e) {
-    std::cerr << "[fuselens] application replay: cannot read the first run's counters: " << e.what() << '\n';
+    std::cerr << "[fuselens] application replay: cannot read the first run's counters: " << e.what()
+              << '\n';
     return;
   }
   auto remove_capture = [](const std::string& path) {
@@ -495,10 +513,12 @@ void replay_runs(const Options& options, const std::string& executable, const st
       remove_capture(path);
       fuselens::db::Writer::create(path, info);
     } catch (const std::exception& e) {
-      std::cerr << "[fuselens] application replay: cannot create '" << path << "': " << e.what() << '\n';
+      std::cerr << "[fuselens] application replay: cannot create '" << path << "': " << e.what()
+                << '\n';
       return;
     }
-    const int status = run_workload(options, executable, collector, cupti, path, static_cast<std::uint32_t>(run));
+    const int status =
+        run_workload(options, executable, collector, cupti, path, static_cast<std::uint32_t>(run));
     if (WIFSIGNALED(status)) {
       std::cerr << "[fuselens] application replay: run " << run + 1 << " ended by signal "
                 << WTERMSIG(status) << "; its counters and those of later runs are missing\n";
@@ -506,10 +526,12 @@ void replay_runs(const Options& options, const std::string& executable, const st
       return;
     }
     try {
-      const auto merged = fuselens::collector::merge_replay_run(output, path, static_cast<int>(run + 1));
+      const auto merged =
+          fuselens::collector::merge_replay_run(output, path, static_cast<int>(run + 1));
       if (!merged.error.empty()) std::cerr << "[fuselens] " << merged.error << '\n';
     } catch (const std::exception& e) {
-      std::cerr << "[fuselens] application replay: cannot merge run " << run + 1 << ": " << e.what() << '\n';
+      std::cerr << "[fuselens] application replay: cannot merge run " << run + 1 << ": " << e.what()
+                << '\n';
     }
     remove_capture(path);
   }
@@ -538,7 +560,8 @@ int main(int argc, char** argv) {
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
     cupti = check_collector_loads(collector);
     if (options.force) {
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix);
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        fs::remove(output.string() + suffix);
     }
     if (options.per_process) clear_per_process_captures(output, options.force);
     run.command_line = options.command;
@@ -582,9 +605,11 @@ int main(int argc, char** argv) {
     finalized = finalize_capture(output.string(), end, metrics);
   } else {
     // Each process's capture holds the run row of the whole run, ended as prof-run saw it.
-    for (const auto& [pid, path] : own) finalized = finalize_capture(path, end, metrics) && finalized;
+    for (const auto& [pid, path] : own)
+      finalized = finalize_capture(path, end, metrics) && finalized;
     std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(output.string() + suffix, ec);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      fs::remove(output.string() + suffix, ec);
   }
   if (!finalized) return exit_code != 0 ? exit_code : 1;
   return exit_code;

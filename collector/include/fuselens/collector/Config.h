@@ -11,12 +11,12 @@
 namespace fuselens::collector {
 
 // Environment variables read by the collector (set by prof-run).
-inline constexpr const char* kEnvOutput = "FUSELENS_OUTPUT";          // capture path (absolute)
-inline constexpr const char* kEnvTrace = "FUSELENS_TRACE";            // trace groups, see below
+inline constexpr const char* kEnvOutput = "FUSELENS_OUTPUT";           // capture path (absolute)
+inline constexpr const char* kEnvTrace = "FUSELENS_TRACE";             // trace groups, see below
 inline constexpr const char* kEnvBufferKiB = "FUSELENS_BUFFER_KIB";    // one activity buffer
 inline constexpr const char* kEnvMaxBuffers = "FUSELENS_MAX_BUFFERS";  // pool cap
 inline constexpr const char* kEnvFlushMs = "FUSELENS_FLUSH_MS";        // periodic flush period
-inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";        // counter set (RangeProfiler.h)
+inline constexpr const char* kEnvMetrics = "FUSELENS_METRICS";  // counter set (RangeProfiler.h)
 inline constexpr const char* kEnvMetricReplay = "FUSELENS_METRIC_REPLAY";  // kernel|application
 inline constexpr const char* kEnvMetricPass = "FUSELENS_METRIC_PASS";      // application: run index
 inline constexpr const char* kEnvCacheControl = "FUSELENS_CACHE_CONTROL";  // all|none
@@ -30,8 +30,8 @@ inline constexpr const char* kEnvCaptureRange = "FUSELENS_CAPTURE_RANGE";       
 inline constexpr const char* kEnvCaptureRangeEnd = "FUSELENS_CAPTURE_RANGE_END";  // stop|repeat[:N]
 inline constexpr const char* kEnvDelayMs = "FUSELENS_DELAY_MS";        // ms after the launch
 inline constexpr const char* kEnvDurationMs = "FUSELENS_DURATION_MS";  // ms of recording
-inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";             // WAIT:WARMUP:ACTIVE[:REPEAT]
-inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";    // glob of the step ranges
+inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";           // WAIT:WARMUP:ACTIVE[:REPEAT]
+inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";  // glob of the step ranges
 inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
@@ -67,10 +67,11 @@ enum TraceGroup : std::uint32_t {
   kTraceDefault = kTraceAll & ~kTraceDriver & ~kTraceArgs & ~kTraceRuntime & ~kTraceSync,
 };
 
-/// How the "context" group obtains the native stack at an API call (collector/src/ContextCapture.h):
-/// Cached (the default): a per-thread cache of checked call paths keyed by the stack pointer,
-/// unwinding (libunwind unw_step) only on a miss; Unwind: libunwind's unw_backtrace at every call
-/// (the first method, for comparison); None: no native stack (measures the callback alone).
+/// How the "context" group obtains the native stack at an API call
+/// (collector/src/ContextCapture.h): Cached (the default): a per-thread cache of checked call paths
+/// keyed by the stack pointer, unwinding (libunwind unw_step) only on a miss; Unwind: libunwind's
+/// unw_backtrace at every call (the first method, for comparison); None: no native stack (measures
+/// the callback alone).
 enum class ContextMethod { Cached, Unwind, None };
 
 /// Thrown by the parsers for a bad value; the message is one line naming the value.
@@ -118,9 +119,9 @@ std::string trace_to_string(std::uint32_t mask);
 ContextMethod parse_context_method(std::string_view name);
 
 struct CollectorConfig {
-  std::string output;                     ///< capture file; empty disables the collector
+  std::string output;  ///< capture file; empty disables the collector
   std::uint32_t trace = kTraceDefault;
-  std::uint32_t buffer_kib = 4096;        ///< bytes per activity buffer / 1024
+  std::uint32_t buffer_kib = 4096;  ///< bytes per activity buffer / 1024
   /// Pool cap: at most (max_buffers + 2) * buffer_kib KiB held (the 2: BufferPool.h's overflow
   /// buffers, in which records that find the pool full are counted as dropped).
   std::uint32_t max_buffers = 64;
@@ -137,7 +138,8 @@ struct CollectorConfig {
   /// single-pass group of counters; this process collects group `metric_pass`, and no memory is
   /// saved or restored). RangeProfiler.h has both.
   std::string metric_replay = "kernel";
-  /// Application replay: the index of the counter group this run collects (kEnvMetricPass, 0-based).
+  /// Application replay: the index of the counter group this run collects (kEnvMetricPass,
+  /// 0-based).
   std::uint32_t metric_pass = 0;
   /// Caches before each profiled launch (kEnvCacheControl; prof-run --cache-control), after
   /// Nsight Compute's --cache-control: "all" writes back and evicts the GPU's L2 and evicts the
@@ -191,6 +193,7 @@ struct CollectorConfig {
 std::string per_process_output(const std::string& output, std::uint32_t pid);
 /// The pid when `candidate` is per_process_output(output, pid) for some pid (decimal, no sign, no
 /// leading zero), else nullopt. Compares the paths as strings: pass both in the same form.
-std::optional<std::uint32_t> per_process_pid(const std::string& output, const std::string& candidate);
+std::optional<std::uint32_t> per_process_pid(const std::string& output,
+                                             const std::string& candidate);
 
 }  // namespace fuselens::collector

@@ -39,7 +39,7 @@ inline constexpr std::string_view kDeferredTables[] = {"kernel", "api_call"};
 
 /// When Reader's constructor runs the timestamp check.
 enum class TimestampCheck {
-  All,               ///< every timed table (the default)
+  All,  ///< every timed table (the default)
   /// every timed table but kDeferredTables; a caller that reads the rows of one of those calls
   /// Reader::check_table_timestamps first. For an analysis that can answer from the derived
   /// tables (the summary's stored aggregates) without reading ten million kernel rows.

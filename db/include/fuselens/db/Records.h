@@ -17,21 +17,46 @@ inline constexpr int kSchemaVersion = 6;  ///< db/schema.sql; readers also read 
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
-  Unknown = 0, HostToDevice = 1, DeviceToHost = 2, HostToArray = 3, ArrayToHost = 4,
-  ArrayToArray = 5, ArrayToDevice = 6, DeviceToArray = 7, DeviceToDevice = 8, HostToHost = 9,
+  Unknown = 0,
+  HostToDevice = 1,
+  DeviceToHost = 2,
+  HostToArray = 3,
+  ArrayToHost = 4,
+  ArrayToArray = 5,
+  ArrayToDevice = 6,
+  DeviceToArray = 7,
+  DeviceToDevice = 8,
+  HostToHost = 9,
   PeerToPeer = 10,
 };
 enum class MemoryKind : int {
-  Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Array = 4, Managed = 5, DeviceStatic = 6,
+  Unknown = 0,
+  Pageable = 1,
+  Pinned = 2,
+  Device = 3,
+  Array = 4,
+  Managed = 5,
+  DeviceStatic = 6,
   ManagedStatic = 7,
 };
 enum class MemoryOperation : int { Allocation = 1, Release = 2 };
 enum class ApiDomain : int { Runtime = 1, Driver = 2 };
 enum class SyncType : int {
-  Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3,
+  Unknown = 0,
+  EventSynchronize = 1,
+  StreamWaitEvent = 2,
+  StreamSynchronize = 3,
   ContextSynchronize = 4,
 };
-enum class PayloadKind : int { None = 0, Double = 1, UInt64 = 2, Int64 = 3, UInt32 = 4, Int32 = 5, Float = 6 };
+enum class PayloadKind : int {
+  None = 0,
+  Double = 1,
+  UInt64 = 2,
+  Int64 = 3,
+  UInt32 = 4,
+  Int32 = 5,
+  Float = 6
+};
 enum class EndReason : int { NotFinalized = 0, Exited = 1, Signaled = 2, ProfilerInterrupted = 3 };
 
 /// Human-readable names of the enumerations ("Host-to-Device", "Device", ...), as in schema.sql.
@@ -105,8 +130,8 @@ struct NvtxRangeRecord {
   std::uint32_t depth = 0;
   std::uint32_t category = 0, color = 0;
   PayloadKind payload_kind = PayloadKind::None;
-  double payload_real = 0;        ///< valid for Double and Float
-  std::int64_t payload_int = 0;   ///< valid for the integer kinds (UInt64 stored as int64 bits)
+  double payload_real = 0;       ///< valid for Double and Float
+  std::int64_t payload_int = 0;  ///< valid for the integer kinds (UInt64 stored as int64 bits)
 };
 
 struct NvtxMarkRecord {
@@ -209,7 +234,7 @@ struct RunInfo {
   std::string working_directory;
   std::string host_name;
   std::string fuselens_version;
-  std::string trace;            ///< activity groups, comma separated
+  std::string trace;  ///< activity groups, comma separated
   std::uint64_t start_utc_ns = 0;
 };
 
