@@ -27,7 +27,6 @@ constexpr std::size_t kMaxPeriod = 4096;
 constexpr std::size_t kMaxMeasured = 65536;  // launches the match fraction is measured over  // the
                                              // longest step it looks for, in kernel launches
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
 /// Ranges matching `pattern`, outermost per thread, in time order.
 std::vector<Step> steps_from_ranges(const db::Reader& reader, const std::string& pattern) {
@@ -211,26 +210,6 @@ std::vector<Step> steps_from_period(const std::vector<Launch>& launches, StepRep
 const char* step_method_name(StepMethod method) {
   static constexpr const char* kNames[] = {"range", "function", "auto"};
   return kNames[static_cast<int>(method)];
-}
-
-bool glob_match_nocase(const std::string& pattern, const std::string& text) {
-  std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || lower(pattern[p]) == lower(text[t]))) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 PeriodFit find_period(const std::vector<std::string>& names,

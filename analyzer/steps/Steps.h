@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fuselens/db/Glob.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {
@@ -111,8 +112,8 @@ struct StepReport {
 /// without repetition returns no steps and says why in `note`.
 StepReport analyze_steps(const db::Reader& reader, const StepOptions& options = {});
 
-/// Glob match (`*`, `?`), ASCII case-insensitive.
-bool glob_match_nocase(const std::string& pattern, const std::string& text);
+/// Glob match (`*`, `?`), ASCII case-insensitive, linear and non-recursive (db/Glob.h).
+using db::glob_match_nocase;
 
 /// The automatic method on one sequence of names in launch order: the smallest period p >= 2 with
 /// a match fraction (name[i] == name[i+p] over the last three quarters) of at least 0.9, at least

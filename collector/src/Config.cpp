@@ -148,7 +148,6 @@ std::uint32_t step_field(std::string_view text, std::string_view field) {
   return v;
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 }  // namespace
 
@@ -202,27 +201,6 @@ StepSchedule parse_steps(std::string_view text) {
   return s;
 }
 
-bool glob_match_nocase(std::string_view pattern, std::string_view text) noexcept {
-  // The classic iterative matcher: on a mismatch, go back to the last '*' and let it take one
-  // more character.
-  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || lower(pattern[p]) == lower(text[t]))) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 CollectorConfig CollectorConfig::from_environment() {
   CollectorConfig config;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "fuselens/db/Glob.h"
+
 namespace fuselens::collector {
 
 // Environment variables read by the collector (set by prof-run).
@@ -105,9 +107,9 @@ struct StepSchedule {
 /// Parses "W:U:A" or "W:U:A:R" (decimal, ACTIVE >= 1, each below 10^9). Throws ConfigError.
 StepSchedule parse_steps(std::string_view text);
 
-/// Glob match, `*` and `?`, ASCII case-insensitive, of the whole `text`; linear in
-/// |pattern| x |text| at worst, iterative, no allocation (the collector's NVTX callbacks use it).
-bool glob_match_nocase(std::string_view pattern, std::string_view text) noexcept;
+/// Glob match, `*` and `?`, ASCII case-insensitive (db/Glob.h: iterative, no allocation; the
+/// collector's NVTX callbacks use it).
+using db::glob_match_nocase;
 
 /// Parses a comma-separated list of group names ("cuda,nvtx", "all"). When every item starts with
 /// '+' or '-' the list changes the default instead ("+args": the default and args; "-context,
