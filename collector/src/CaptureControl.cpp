@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CaptureSink.h"
+#include "ExitGuard.h"
 #include "Log.h"
 
 namespace fuselens::collector {
@@ -114,6 +115,7 @@ bool CaptureControl::start(CUpti_SubscriberHandle subscriber) noexcept {
 }
 
 void CaptureControl::timer_loop() noexcept {
+  ExitGuard::add_own_thread(::pthread_self());  // a fatal signal here must not wait on a flush
   ::pthread_setname_np(::pthread_self(), "fuselens-timer");
   const std::uint64_t t0 = config_.start_utc_ns != 0 ? config_.start_utc_ns : utc_now_ns();
   auto wait_until = [&](std::uint64_t utc_ns) {  // false: stopped
