@@ -2,6 +2,12 @@
 
 namespace fuselens::db::detail {
 
+void throw_implausible_time(const Statement& s, const char* field, std::int64_t value) {
+  throw Error("'" + s.database_path() +
+              "' is damaged: its tables and their indexes disagree (a row read has " + field + " " +
+              std::to_string(value) + "; times must lie in [0, 2^62) ns)");
+}
+
 std::string filtered_sql(const std::string& select_from, const std::string& extra_where,
                          const ActivityFilter& filter, const FilterColumns& columns,
                          const std::string& order_by, std::vector<std::int64_t>& binds) {

@@ -82,6 +82,10 @@ double Statement::real(int column) const { return sqlite3_column_double(stmt_, c
 bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
+std::string Statement::database_path() const {
+  const char* p = db_ != nullptr ? sqlite3_db_filename(db_, "main") : nullptr;
+  return p != nullptr ? std::string(p) : std::string();
+}
 std::string Statement::text(int column) const {
   const auto* p = sqlite3_column_text(stmt_, column);
   return p ? std::string(reinterpret_cast<const char*>(p),

@@ -7,7 +7,12 @@
 // Rows come in the order the named query states (ORDER BY where it says so; otherwise the order
 // SQLite scans, which the analyses have always relied on and which stays that of the query).
 // Integer columns are read as SQLite int64 values, exactly as the analyses read them before;
-// callers narrow them. Errors: db::Error from SQLite (a corrupt capture).
+// callers narrow them. Every time a row carries (start_ns, end_ns, timestamp_ns, first_ns,
+// last_ns, duration_ns) is checked as it is read: Reader's check at open scans the tables, but a
+// query SQLite serves from an index reads the index's copy of the columns, which a damaged file
+// can hold differently (found by the fuzzer: a flipped bit in an index gave an API call an end
+// time of -7.4e18 ns and overflowed the launch-latency arithmetic). Errors: db::Error from
+// SQLite (a corrupt capture) and for a time outside [0, kMaxTimestampNs).
 
 #include <cstdint>
 #include <optional>
@@ -16,9 +21,42 @@
 #include <utility>
 #include <vector>
 
+#include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::db {
+
+namespace detail {
+
+/// Throws db::Error naming the capture, the field and its value: a row read through `s` holds a
+/// time outside [0, kMaxTimestampNs).
+[[noreturn]] void throw_implausible_time(const Statement& s, const char* field, std::int64_t value);
+
+/// Checks one time field: plain int64 or optional (nullopt passes). `never_ended_ok`: the value
+/// INT64_MAX, which cursors use for a range that never ended, passes.
+template <typename T>
+void check_time(const Statement& s, const char* field, const T& value, bool never_ended_ok) {
+  if constexpr (requires { value.has_value(); }) {
+    if (value) check_time(s, field, *value, never_ended_ok);
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (value >= 0 && value < kMaxTimestampNs) return;
+    if (never_ended_ok && value == INT64_MAX) return;
+    throw_implausible_time(s, field, value);
+  }
+}
+
+/// Checks every time field `row` has (see the file comment).
+template <typename Row>
+void check_row_times(const Statement& s, const Row& r) {
+  if constexpr (requires { r.start_ns; }) check_time(s, "start_ns", r.start_ns, false);
+  if constexpr (requires { r.end_ns; }) check_time(s, "end_ns", r.end_ns, true);
+  if constexpr (requires { r.timestamp_ns; }) check_time(s, "timestamp_ns", r.timestamp_ns, false);
+  if constexpr (requires { r.first_ns; }) check_time(s, "first_ns", r.first_ns, false);
+  if constexpr (requires { r.last_ns; }) check_time(s, "last_ns", r.last_ns, false);
+  if constexpr (requires { r.duration_ns; }) check_time(s, "duration_ns", r.duration_ns, false);
+}
+
+}  // namespace detail
 
 template <typename Row>
 class Cursor {
@@ -36,6 +74,7 @@ class Cursor {
     }
     Row row;
     read_(statement_, row);
+    detail::check_row_times(statement_, row);
     return row;
   }
 

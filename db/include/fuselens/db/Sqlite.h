@@ -49,6 +49,8 @@ class Statement {
   double real(int column) const;
   std::string text(int column) const;
   bool is_null(int column) const;
+  /// The file of the database the statement reads ("main"; empty for an in-memory database).
+  std::string database_path() const;
 
  private:
   sqlite3* db_ = nullptr;
