@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <ostream>
@@ -139,14 +141,14 @@ Table device_memory_table(const std::vector<DeviceMemoryRow>& rows, std::int64_t
            {"Name", "device_name", true}},
           {}};
   for (const auto& r : rows) {
-    t.rows.push_back({{std::to_string(r.device_id), r.device_id},
-                      bytes_cell(r.peak_bytes),
-                      {format_duration(static_cast<double>(r.peak_time_ns - origin_ns)),
-                       r.peak_time_ns},
-                      count_cell(r.allocations),
-                      count_cell(r.releases),
-                      bytes_cell(r.bytes_at_end),
-                      text_cell(r.device_name)});
+    t.rows.push_back(
+        {{std::to_string(r.device_id), r.device_id},
+         bytes_cell(r.peak_bytes),
+         {format_duration(static_cast<double>(r.peak_time_ns - origin_ns)), r.peak_time_ns},
+         count_cell(r.allocations),
+         count_cell(r.releases),
+         bytes_cell(r.bytes_at_end),
+         text_cell(r.device_name)});
   }
   return t;
 }
@@ -271,7 +273,6 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
-
 void write_header(std::ostream& out, const Summary& s) {
   const auto line = [&](std::string_view label, const std::string& value) {
     out << fmt::format("  {:<17}{}\n", label, value);
@@ -394,9 +395,28 @@ std::string format_bytes(double bytes) {
   return format_scaled(bytes, "B", units);
 }
 
+namespace {
+
+/// True when `value` is a plain number ("-5", "+1.5e3", "12.0"): a cell a spreadsheet reads
+/// as a number, not as a formula.
+bool plain_number(const std::string& value) {
+  if (value.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  (void)std::strtod(value.c_str(), &end);
+  return end == value.c_str() + value.size() && value.find_first_of("xXnN") == std::string::npos;
+}
+
+}  // namespace
+
 std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
+  // OWASP's CSV injection advice: a cell that a spreadsheet would evaluate (starting with =, +,
+  // -, @, TAB or CR) gets a leading single quote and is quoted; plain numbers stay numbers.
+  const bool formula = !value.empty() &&
+                       std::string_view("=+-@\t\r").find(value[0]) != std::string_view::npos &&
+                       !plain_number(value);
+  if (!formula && value.find_first_of(",\"\r\n") == std::string::npos) return value;
+  std::string out = formula ? "\"'" : "\"";
   for (const char c : value) {
     if (c == '"') out += '"';
     out += c;
@@ -447,19 +467,32 @@ namespace {
 // The usual name of a Linux signal number, or null for one without a common name.
 const char* signal_name(int signal) {
   switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 3: return "SIGQUIT";
-    case 4: return "SIGILL";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 8: return "SIGFPE";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 13: return "SIGPIPE";
-    case 14: return "SIGALRM";
-    case 15: return "SIGTERM";
-    default: return nullptr;
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 3:
+      return "SIGQUIT";
+    case 4:
+      return "SIGILL";
+    case 6:
+      return "SIGABRT";
+    case 7:
+      return "SIGBUS";
+    case 8:
+      return "SIGFPE";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 13:
+      return "SIGPIPE";
+    case 14:
+      return "SIGALRM";
+    case 15:
+      return "SIGTERM";
+    default:
+      return nullptr;
   }
 }
 

@@ -72,7 +72,10 @@ std::string format_duration(double ns);
 std::string format_bytes(double bytes);
 
 /// One CSV field per RFC 4180: quoted when it holds a comma, a double quote, CR or LF, with
-/// inner double quotes doubled.
+/// inner double quotes doubled. A cell a spreadsheet would evaluate as a formula (first character
+/// =, +, -, @, TAB or CR, and not a plain number such as "-5") is written as a quoted text cell
+/// with a leading single quote, as OWASP's "CSV Injection" page advises: "=cmd|..." becomes
+/// "'=cmd|...".
 std::string csv_field(const std::string& value);
 
 /// How the run ended, in words: "exited with status 3", "killed by signal 11 (SIGSEGV)", and for

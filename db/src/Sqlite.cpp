@@ -1,5 +1,7 @@
 #include "fuselens/db/Sqlite.h"
 
+#include "fuselens/db/Printable.h"
+
 #include <sqlite3.h>
 
 #include <utility>
@@ -88,9 +90,9 @@ std::string Statement::database_path() const {
 }
 std::string Statement::text(int column) const {
   const auto* p = sqlite3_column_text(stmt_, column);
-  return p ? std::string(reinterpret_cast<const char*>(p),
-                         static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
-           : std::string();
+  if (p == nullptr) return std::string();
+  return printable(std::string_view(reinterpret_cast<const char*>(p),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))));
 }
 
 Connection::Connection(const std::string& path, Mode mode) : path_(path) {
@@ -99,11 +101,12 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
     case Mode::ReadOnly:
       flags |= SQLITE_OPEN_READONLY;
       break;
-    case Mode::ReadWrite:
-      flags |= SQLITE_OPEN_READWRITE;
+    case Mode::ReadWrite:  // writing never goes through a symbolic link (issue 22)
+      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW;
       break;
     case Mode::Create:
-      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE;
+      flags |=
+          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE | SQLITE_OPEN_NOFOLLOW;
       break;
   }
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);

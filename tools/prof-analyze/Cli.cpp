@@ -4,6 +4,8 @@
 #include <iostream>
 #include <map>
 
+#include "fuselens/db/Printable.h"
+
 namespace fuselens::cli {
 
 int fail(std::string message, int code) {
@@ -11,18 +13,9 @@ int fail(std::string message, int code) {
   std::replace(message.begin(), message.end(), '\r', ' ');
   while (!message.empty() && message.back() == ' ') message.pop_back();
   // Messages quote user input and capture strings: other control characters (ESC sequences, NUL,
-  // BEL, tabs, DEL) are written as \xNN so that nothing reaches the terminal raw.
-  std::string line;
-  line.reserve(message.size());
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      constexpr char kHex[] = "0123456789abcdef";
-      line += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xf]};
-    } else {
-      line += c;
-    }
-  }
+  // BEL, tabs, DEL, C1) and invalid UTF-8 are escaped (db::printable) so that nothing reaches
+  // the terminal raw.
+  const std::string line = db::printable(message);  // a capture string cannot drive the terminal
   std::cerr << "prof-analyze: error: " << line << std::endl;
   return code;
 }

@@ -6,17 +6,13 @@
 #include <sstream>
 
 #include "Cli.h"
+#include "summary/SummaryFormat.h"
 
 namespace fuselens::cli {
 namespace {
 
-// "x" as a CSV cell (RFC 4180): quoted when it holds a comma, quote, CR or LF.
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+// "x" as a CSV cell: the analyses' one CSV writer (RFC 4180 quoting, formulas neutralised).
+std::string csv_cell(const std::string& text) { return analyzer::csv_field(text); }
 
 // Appends a `window` column to every table of a CSV stream: a record that opens the stream or
 // follows a blank or `#` comment line is a header. Quoted cells may hold line breaks.

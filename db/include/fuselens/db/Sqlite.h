@@ -47,6 +47,9 @@ class Statement {
   // Columns are 0-based, as in SQLite.
   std::int64_t int64(int column) const;
   double real(int column) const;
+  /// The column as text in its printable form (Printable.h: control characters and invalid
+  /// UTF-8 escaped), so that no string read from a capture reaches a terminal, a CSV or HTML
+  /// file or the GUI raw; "" for NULL.
   std::string text(int column) const;
   bool is_null(int column) const;
   /// The file of the database the statement reads ("main"; empty for an in-memory database).
