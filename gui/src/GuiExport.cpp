@@ -60,14 +60,15 @@ void writeCsv(const QAbstractItemModel& model, std::ostream& out) {
 }
 
 bool exportCsv(const QAbstractItemModel& model, const QString& path, QString* error) {
-  std::ofstream out(path.toStdString(), std::ios::binary | std::ios::trunc);
-  if (out) writeCsv(model, out);
-  out.flush();
-  if (!out) {
-    if (error) *error = QStringLiteral("Cannot write %1").arg(path);
+  try {  // complete or not at all, never over a directory, device or link (ExportFile.h)
+    analyzer::ExportFile file(path.toStdString());
+    writeCsv(model, file.stream());
+    file.commit();
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
-  return true;
 }
 
 bool exportImage(QWidget* widget, const QString& path, QString* error) {
@@ -116,7 +117,9 @@ bool exportHtmlReport(const CaptureData& data, const CaptureData* other, const Q
     };
     runs.push_back(runOf(data, "A"));
     if (other) runs.push_back(runOf(*other, "B"));
-    analyzer::ExportFile file(path.toStdString());
+    std::vector<std::string> inputs{data.path.toStdString()};
+    if (other) inputs.push_back(other->path.toStdString());
+    analyzer::ExportFile file(path.toStdString(), inputs);
     analyzer::make_html_report(runs).write(file.stream());
     file.commit();
     return true;

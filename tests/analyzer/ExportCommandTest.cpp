@@ -1,5 +1,6 @@
 // Runs `prof-analyze export` and checks its outputs, exit codes and one-line errors.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,7 +121,7 @@ TEST_F(ExportCommand, UnwritableOutputIsOneErrorLineAndNoPartialFile) {
   expect_one_error_line(r);
   EXPECT_NE(r.err.find("no/such/dir/report.html"), std::string::npos) << r.err;
 
-  // OUT is a directory: OUT.tmp is written, the rename fails, and OUT.tmp is removed again.
+  // OUT is a directory: refused before anything is written.
   const std::string is_dir = dir_.file("taken");
   fs::create_directory(is_dir);
   for (const char* format : {"html", "chrome-trace"}) {
@@ -129,6 +130,50 @@ TEST_F(ExportCommand, UnwritableOutputIsOneErrorLineAndNoPartialFile) {
     expect_one_error_line(r);
     EXPECT_TRUE(fs::is_directory(is_dir));
     EXPECT_FALSE(fs::exists(is_dir + ".tmp")) << format;
+  }
+}
+
+// Issue 22, files destroyed: an output that is an input (by inode), a symbolic link, a FIFO or a
+// device is refused with one line and left as it was; the temporary file is created new in the
+// output's directory, so a planted "OUT.tmp" link is never followed. Before: the capture was
+// replaced by the report, and OUT.tmp's target was overwritten.
+TEST_F(ExportCommand, NeverReplacesAnInputOrANonRegularFile) {
+  const std::string before = slurp(capture_);
+  const std::string alias = dir_.file("alias.sqlite");
+  fs::create_hard_link(capture_, alias);
+  for (const std::string& out : {capture_, alias}) {
+    const Result r = export_cli(dir_, {capture_, "--format", "html", "-o", out});
+    EXPECT_EQ(r.status, 1) << out;
+    expect_one_error_line(r);
+    EXPECT_NE(r.err.find("being read"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(capture_), before);
+
+  const std::string target = dir_.file("target.txt");
+  std::ofstream(target) << "keep";
+  const std::string link = dir_.file("link.html");
+  fs::create_symlink(target, link);
+  const std::string fifo = dir_.file("fifo.html");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& out : {link, fifo, std::string("/dev/null")}) {
+    const Result r = export_cli(dir_, {capture_, "--format", "csv", "-o", out});
+    EXPECT_EQ(r.status, 1) << out;
+    expect_one_error_line(r);
+    EXPECT_NE(r.err.find("refusing to replace it"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  const std::string out = dir_.file("report.html");
+  fs::create_symlink(target, out + ".tmp");  // the old fixed temporary name, planted
+  const Result r = export_cli(dir_, {capture_, "--format", "html", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(target), "keep");
+  EXPECT_TRUE(fs::is_regular_file(out));
+  for (const auto& entry : fs::directory_iterator(dir_.path())) {
+    EXPECT_EQ(entry.path().filename().string().rfind(".report.html.", 0), std::string::npos)
+        << "temporary file left: " << entry.path();
   }
 }
 

@@ -118,6 +118,38 @@ TEST(ProfRunCli, RefusesToOverwriteWithoutForceAndLeavesTheFileAlone) {
   EXPECT_NO_THROW(fuselens::db::Reader{path});
 }
 
+// Issue 22: a symbolic link at the output path (dangling or not) is never followed, and --force
+// replaces only a regular file. Before: the capture was created at the link's target, and
+// `-o emptydir --force` deleted the directory.
+TEST(ProfRunCli, NeverWritesThroughALinkOrOverADirectory) {
+  TempDir dir;
+  const auto target = dir.file("elsewhere.sqlite");
+  const auto dangling = dir.file("dangling.sqlite");
+  std::filesystem::create_symlink(target, dangling);
+  const auto kept = dir.file("kept.txt");
+  std::ofstream(kept) << "precious";
+  const auto link = dir.file("link.sqlite");
+  std::filesystem::create_symlink(kept, link);
+  const auto empty = dir.file("emptydir");
+  std::filesystem::create_directory(empty);
+  for (const auto& out : {dangling, link}) {
+    for (const bool force : {false, true}) {
+      std::vector<std::string> argv{PROF_RUN_PATH, "-o", out};
+      if (force) argv.push_back("--force");
+      argv.insert(argv.end(), {"--", "/bin/true"});
+      expect_refusal(run(argv), "is a symbolic link");
+    }
+  }
+  expect_refusal(run({PROF_RUN_PATH, "-o", empty, "--force", "--", "/bin/true"}), "is a directory");
+  EXPECT_FALSE(std::filesystem::exists(target));
+  EXPECT_TRUE(std::filesystem::is_symlink(dangling));
+  std::ifstream in(kept);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+  EXPECT_TRUE(std::filesystem::is_directory(empty));
+}
+
 TEST(ProfRunCli, RefusesAnUnwritableOutput) {
   expect_refusal(run({PROF_RUN_PATH, "-o", "/nonexistent-dir/a.sqlite", "--", "/bin/true"}),
                  "cannot create the capture");

@@ -98,7 +98,7 @@ int run_export(const ExportOptions& options) {
   }
 
   if (*format == analyzer::ExportFormat::ChromeTrace) {
-    analyzer::ExportFile out(options.output);
+    analyzer::ExportFile out(options.output, options.files);
     analyzer::write_chrome_trace(out.stream(), *readers.front(),
                                  {kernel_names, kGenerator, windows.front().description});
     out.commit();
@@ -113,7 +113,7 @@ int run_export(const ExportOptions& options) {
                                              comparison ? &*comparison : nullptr, &windows[i]));
     runs.back().window = windows[i].description;
   }
-  analyzer::ExportFile out(options.output);
+  analyzer::ExportFile out(options.output, options.files);
   switch (*format) {
     case analyzer::ExportFormat::Html: {
       analyzer::HtmlReportOptions html;

@@ -48,6 +48,7 @@
 #include "CaptureReport.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
+#include "fuselens/db/Printable.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Sqlite.h"
@@ -81,7 +82,7 @@ class UsageError : public std::runtime_error {
 };
 
 [[noreturn]] void fail(int status, const std::string& message) {
-  std::cerr << "prof-run: error: " << message << '\n';
+  std::cerr << "prof-run: error: " << fuselens::db::printable(message) << '\n';
   std::exit(status);
 }
 
@@ -553,8 +554,22 @@ int main(int argc, char** argv) {
       options.output = fs::path(options.command.front()).filename().string() + ".fuselens.sqlite";
     }
     output = fs::absolute(options.output).lexically_normal();
-    if (fs::exists(output) && !options.force) {
-      throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
+    // symlink_status: a link (dangling or not) is the path's own object, never followed, and
+    // --force replaces only a regular file (issue 22: a dangling link was followed and
+    // `-o emptydir --force` deleted the directory).
+    std::error_code status_error;
+    const auto status = fs::symlink_status(output, status_error);
+    if (fs::exists(status) || fs::is_symlink(status)) {
+      if (!fs::is_regular_file(status)) {
+        const char* kind = fs::is_symlink(status)     ? "a symbolic link"
+                           : fs::is_directory(status) ? "a directory"
+                                                      : "not a regular file";
+        throw UsageError("'" + output.string() + "' exists and is " + kind +
+                         "; refusing to write a capture there");
+      }
+      if (!options.force) {
+        throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
+      }
     }
     collector = find_collector();
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
