@@ -71,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::invalid_argument&) {
   } catch (const std::out_of_range&) {
   }
-  std::remove((path + "-journal").c_str());
+  // Nothing left behind in the temporary directory (issue 22: one CI run left 30 files).
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) std::remove((path + suffix).c_str());
   return 0;
 }

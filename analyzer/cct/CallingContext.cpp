@@ -47,7 +47,8 @@ FrameMap load_frames(const db::Reader& reader) {
     f.file = std::move(s->file);
     f.line = static_cast<std::uint32_t>(s->line);
     f.python = s->kind == static_cast<std::int64_t>(db::FrameKind::Python);
-    f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s->module_offset), f.file, f.line);
+    f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s->module_offset),
+                          f.file, f.line);
     f.internal = !f.python && is_internal_module(f.module);
     frames.emplace(s->id, std::move(f));
   }
@@ -58,7 +59,8 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> context;  // node, tid
   {
     auto rows = db::launch_contexts(reader);
-    while (auto s = rows.next()) context.emplace(op_key(s->pid, s->correlation_id), std::make_pair(s->node_id, s->tid));
+    while (auto s = rows.next())
+      context.emplace(op_key(s->pid, s->correlation_id), std::make_pair(s->node_id, s->tid));
   }
   std::vector<Operation> ops;
   auto add = [&](db::GpuTable table) {
@@ -85,10 +87,17 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
   return ops;
 }
 
-std::vector<const Frame*> NodeTable::path(std::int64_t node, const FrameMap& frames, bool show_internal) const {
+std::vector<const Frame*> NodeTable::path(std::int64_t node, const FrameMap& frames,
+                                          bool show_internal) const {
   std::vector<const Frame*> out;
+  std::size_t steps = 0;
   for (auto it = parent_frame.find(node); it != parent_frame.end() && it->second.second != 0;
        it = parent_frame.find(it->second.first)) {
+    if (++steps > kMaxPathDepth) {
+      throw db::Error("the calling-context tree holds a path deeper than " +
+                      std::to_string(kMaxPathDepth) + " frames from node " + std::to_string(node) +
+                      " (a cycle in cct_node's parent links, or a damaged capture)");
+    }
     const auto f = frames.find(it->second.second);
     if (f != frames.end() && (show_internal || !f->second.internal)) out.push_back(&f->second);
   }
@@ -136,7 +145,8 @@ class RowTree {
     report_.rows.push_back(root);
   }
   int child(int parent, CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
-    const std::string key = std::to_string(parent) + '\x1f' + std::to_string(static_cast<int>(kind)) + '\x1f' + label;
+    const std::string key =
+        std::to_string(parent) + '\x1f' + std::to_string(static_cast<int>(kind)) + '\x1f' + label;
     if (auto it = index_.find(key); it != index_.end()) return it->second;
     CctRow row;
     row.kind = kind;
@@ -159,7 +169,9 @@ class RowTree {
     r.inclusive += cost;
     r.phases |= 1u << static_cast<unsigned>(phase);
   }
-  void add_exclusive(int row, const CctCost& cost) { report_.rows[static_cast<std::size_t>(row)].exclusive += cost; }
+  void add_exclusive(int row, const CctCost& cost) {
+    report_.rows[static_cast<std::size_t>(row)].exclusive += cost;
+  }
 
  private:
   CctReport& report_;
@@ -177,32 +189,39 @@ void sort_children(CctReport& report) {
 
 const char* phase_row_label(CctPhase phase) {
   switch (phase) {
-    case CctPhase::Forward: return "<forward>";
-    case CctPhase::Backward: return "<backward>";
-    case CctPhase::Unknown: break;
+    case CctPhase::Forward:
+      return "<forward>";
+    case CctPhase::Backward:
+      return "<backward>";
+    case CctPhase::Unknown:
+      break;
   }
   return "<unknown phase>";
 }
 
 // The path of an operation as shown: its own frames, or for a backward operation the forward
 // context it belongs to (or its thread), the autograd node, then its own Python frames.
-std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase, const cct::NodeTable& nodes,
-                           const cct::FrameMap& frames, bool show_internal) {
+std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase,
+                           const cct::NodeTable& nodes, const cct::FrameMap& frames,
+                           bool show_internal) {
   std::vector<Step> steps;
-  const auto own = op.node < 0 ? std::vector<const Frame*>{} : nodes.path(op.node, frames, show_internal);
+  const auto own =
+      op.node < 0 ? std::vector<const Frame*>{} : nodes.path(op.node, frames, show_internal);
   if (phase.phase != CctPhase::Backward) {
     for (const Frame* f : own) steps.push_back({CctRow::Kind::Frame, f->label, f});
     return steps;
   }
   if (phase.forward_node >= 0) {
-    for (const Frame* f : cct::forward_context(nodes.path(phase.forward_node, frames, show_internal))) {
+    for (const Frame* f :
+         cct::forward_context(nodes.path(phase.forward_node, frames, show_internal))) {
       steps.push_back({CctRow::Kind::Frame, f->label, f});
     }
   } else {
     steps.push_back({CctRow::Kind::BackwardThread, "<backward thread> " + phase.thread, nullptr});
   }
   steps.push_back({CctRow::Kind::BackwardOp,
-                   "<backward> " + (phase.backward_op.empty() ? std::string("autograd node") : phase.backward_op),
+                   "<backward> " + (phase.backward_op.empty() ? std::string("autograd node")
+                                                              : phase.backward_op),
                    nullptr});
   for (const Frame* f : own) {
     if (f->python) steps.push_back({CctRow::Kind::Frame, f->label, f});
@@ -214,9 +233,12 @@ std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase
 
 std::int64_t CctCost::get(CctMetric metric) const {
   switch (metric) {
-    case CctMetric::Launches: return launches;
-    case CctMetric::Bytes: return bytes;
-    case CctMetric::GpuTime: break;
+    case CctMetric::Launches:
+      return launches;
+    case CctMetric::Bytes:
+      return bytes;
+    case CctMetric::GpuTime:
+      break;
   }
   return gpu_time_ns;
 }
@@ -230,20 +252,28 @@ CctCost& CctCost::operator+=(const CctCost& other) {
 
 const char* phase_name(CctPhase phase) {
   switch (phase) {
-    case CctPhase::Forward: return "forward";
-    case CctPhase::Backward: return "backward";
-    case CctPhase::Unknown: break;
+    case CctPhase::Forward:
+      return "forward";
+    case CctPhase::Backward:
+      return "backward";
+    case CctPhase::Unknown:
+      break;
   }
   return "unknown";
 }
 
 std::string row_phase(const CctRow& row) {
   switch (row.phases) {
-    case 0: return "";
-    case 1u << static_cast<unsigned>(CctPhase::Unknown): return "unknown";
-    case 1u << static_cast<unsigned>(CctPhase::Forward): return "forward";
-    case 1u << static_cast<unsigned>(CctPhase::Backward): return "backward";
-    default: return "mixed";
+    case 0:
+      return "";
+    case 1u << static_cast<unsigned>(CctPhase::Unknown):
+      return "unknown";
+    case 1u << static_cast<unsigned>(CctPhase::Forward):
+      return "forward";
+    case 1u << static_cast<unsigned>(CctPhase::Backward):
+      return "backward";
+    default:
+      return "mixed";
   }
 }
 
@@ -293,7 +323,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     if (options.phase && *options.phase != phase) continue;
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
-    if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
+    if (phase == CctPhase::Backward)
+      ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
     const auto steps = steps_of(op, phases[i], nodes, frames, options.show_internal);
     std::vector<int> rows{0};
     auto step = [&](CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
@@ -304,7 +335,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       if (op.node < 0) {
         step(CctRow::Kind::Unattributed, "<no calling context>");
       } else {
-        if (several_processes) step(CctRow::Kind::Process, "process " + std::to_string(nodes.pid.at(op.node)));
+        if (several_processes)
+          step(CctRow::Kind::Process, "process " + std::to_string(nodes.pid.at(op.node)));
         for (const auto& s : steps) step(s.kind, s.label, s.frame);
       }
       step(CctRow::Kind::GpuOperation, op.label);
@@ -336,15 +368,18 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       // Each function on the path once (recursion counts once); the launching frame's line.
       std::unordered_set<int> seen;
       for (const Frame* f : path) {
-        const int module = tree.child(0, CctRow::Kind::Module, f->module.empty() ? "<unknown module>" : f->module);
+        const int module =
+            tree.child(0, CctRow::Kind::Module, f->module.empty() ? "<unknown module>" : f->module);
         const std::string name = f->function.empty() ? f->label : f->function;
         const int function = tree.child(module, CctRow::Kind::Function, name, f);
         if (seen.insert(module).second) tree.add_inclusive(module, op.cost, phase);
         if (seen.insert(function).second) tree.add_inclusive(function, op.cost, phase);
       }
       const Frame* leaf = path.back();
-      const int module = tree.child(0, CctRow::Kind::Module, leaf->module.empty() ? "<unknown module>" : leaf->module);
-      const int function = tree.child(module, CctRow::Kind::Function, leaf->function.empty() ? leaf->label : leaf->function, leaf);
+      const int module = tree.child(0, CctRow::Kind::Module,
+                                    leaf->module.empty() ? "<unknown module>" : leaf->module);
+      const int function = tree.child(module, CctRow::Kind::Function,
+                                      leaf->function.empty() ? leaf->label : leaf->function, leaf);
       const std::string line_label =
           leaf->file.empty() ? "<no line information>" : source_location(leaf->file, leaf->line);
       const int line = tree.child(function, CctRow::Kind::Line, line_label, leaf);

@@ -28,12 +28,18 @@ struct Operation {
   std::int64_t tid = -1;   // of the call, from api_context
 };
 
+/// The deepest path the views accept: the collector records at most 128 native frames per call
+/// (ThreadTree::kMaxDepth) plus the Python frames, far below this; a deeper walk means parent links
+/// that form a cycle or a hostile capture (issue 22: a two-node cycle grew to 16.8 GB).
+inline constexpr std::size_t kMaxPathDepth = 4096;
+
 struct NodeTable {
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>
       parent_frame;  // id -> parent, frame
   std::unordered_map<std::int64_t, std::int64_t> pid;
 
-  /// Frames from the root to `node`, internal frames dropped unless wanted.
+  /// Frames from the root to `node`, internal frames dropped unless wanted. Throws db::Error for
+  /// a path deeper than kMaxPathDepth.
   std::vector<const Frame*> path(std::int64_t node, const FrameMap& frames,
                                  bool show_internal) const;
 };

@@ -2,7 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
 #include <utility>
+
+#include "fuselens/db/Printable.h"
 
 namespace fuselens::db {
 namespace {
@@ -15,28 +18,15 @@ Connection open_checked(const std::string& path) {
   return Connection(path, Connection::Mode::ReadOnly);
 }
 
+/// The command line, which Writer::create stores as a JSON array of strings, parsed with
+/// nlohmann-json; each argument in its printable form (Printable.h). Text that is not such an
+/// array (a damaged capture) gives no arguments; an element that is not a string is skipped.
 std::vector<std::string> parse_json_array(const std::string& text) {
-  // The command line is written by Writer::create as a JSON array of strings.
   std::vector<std::string> out;
-  std::size_t i = text.find('[');
-  if (i == std::string::npos) return out;
-  while (true) {
-    i = text.find('"', i);
-    if (i == std::string::npos) break;
-    std::string item;
-    for (++i; i < text.size() && text[i] != '"'; ++i) {
-      if (text[i] == '\\' && i + 1 < text.size()) {
-        ++i;
-        if (text[i] == 'u' && i + 4 < text.size()) {
-          item += static_cast<char>(std::stoi(text.substr(i + 1, 4), nullptr, 16));
-          i += 4;
-          continue;
-        }
-      }
-      item += text[i];
-    }
-    out.push_back(item);
-    ++i;
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_array()) return out;
+  for (const auto& item : doc) {
+    if (item.is_string()) out.push_back(printable(item.get_ref<const std::string&>()));
   }
   return out;
 }
@@ -68,11 +58,13 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
   for (const auto& t : kTimedTables) {
     if (!selected(std::string_view(t.table))) continue;
     const std::string start = t.start;
-    std::string bad = "NOT (" + start + " >= 0 AND " + start + " < " + limit;
+    std::string bad = "NOT (typeof(" + start + ") = 'integer' AND " + start + " >= 0 AND " + start +
+                      " < " + limit;
     std::string columns = start + ", NULL";
     if (t.end != nullptr) {
       const std::string end = t.end;
-      const std::string ok_end = end + " >= " + start + " AND " + end + " < " + limit;
+      const std::string ok_end = "typeof(" + end + ") = 'integer' AND " + end + " >= " + start +
+                                 " AND " + end + " < " + limit;
       bad += t.end_nullable ? " AND (" + end + " IS NULL OR (" + ok_end + "))" : " AND " + ok_end;
       columns = start + ", " + end;
     }
@@ -141,11 +133,30 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
   }
   if (schema_version_ < 1) throw Error("'" + path + "' has no FuseLens schema version");
   try {
-    if (connection_.query_int("SELECT COUNT(*) FROM run") != 1) {
-      throw Error("'" + path + "' has no run record: the capture is incomplete");
+    // FuseLens writes tables and indexes only; a view, trigger or anything else in the main
+    // schema could stand in for a table and bypass the checks below (issue 22).
+    auto other = connection_.prepare(
+        "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') LIMIT 1");
+    if (other.step()) {
+      throw Error("'" + path + "' holds a " + other.text(0) + " '" + other.text(1) +
+                  "', which FuseLens never writes: the capture is damaged or was not written by "
+                  "FuseLens");
     }
   } catch (const Error& e) {
-    throw Error("'" + path + "' is corrupt or incomplete: " + e.what());
+    if (std::string_view(e.what()).rfind("'" + path + "' holds", 0) == 0) throw;
+    throw Error("'" + path + "' is corrupt: " + e.what());
+  }
+  try {
+    const std::int64_t runs = connection_.query_int("SELECT COUNT(*) FROM run");
+    if (runs == 0) throw Error("'" + path + "' has no run record: the capture is incomplete");
+    if (runs != 1) {
+      throw Error("'" + path + "' has " + std::to_string(runs) +
+                  " run records where a capture has one: the capture is damaged");
+    }
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind("'" + path + "' has", 0) == 0) throw;
+    throw Error("'" + path + "' is corrupt or incomplete: " + what);
   }
   const bool defer = check == TimestampCheck::DeferLargeTables;
   checked(path, [&] {

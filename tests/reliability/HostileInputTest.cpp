@@ -1,6 +1,7 @@
-// Issue #9, bad and hostile input: every prof-analyze command on every kind of bad database gives one
-// clear error line and exit status 1, never a crash, and never changes the file; a read-only capture
-// is analyzed without being written. Files are made from the real H100 capture in tests/data.
+// Issue #9, bad and hostile input: every prof-analyze command on every kind of bad database gives
+// one clear error line and exit status 1, never a crash, and never changes the file; a read-only
+// capture is analyzed without being written. Files are made from the real H100 capture in
+// tests/data.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -55,7 +56,8 @@ void expect_rejected(const std::string& path, const std::string& what) {
   const std::string before = slurp(path);
   for (const auto& args : commands(path, out)) {
     const Result r = analyze(args);
-    const std::string cmd = what + ": prof-analyze " + args[0] + " " + (args.size() > 2 ? args[2] : "");
+    const std::string cmd =
+        what + ": prof-analyze " + args[0] + " " + (args.size() > 2 ? args[2] : "");
     EXPECT_EQ(r.status, 1) << cmd << "\n" << r.err;
     ASSERT_EQ(r.err_lines().size(), 1u) << cmd << "\n" << r.err;
     EXPECT_EQ(r.err.rfind("prof-analyze: error: ", 0), 0u) << cmd << "\n" << r.err;
@@ -87,7 +89,8 @@ TEST(HostileInput, SqliteDatabaseOfAnotherProgram) {
   const auto path = dir.file("other.sqlite");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE kernel(x); INSERT INTO kernel VALUES (1);", nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE kernel(x); INSERT INTO kernel VALUES (1);", nullptr,
+                         nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   expect_rejected(path, "another program's database");
@@ -174,11 +177,13 @@ TEST(HostileInput, ReadOnlyCaptureIsAnalyzedAndLeftAlone) {
 // names the table and the row, instead of yielding absurd figures or overflowing time arithmetic.
 TEST(HostileInput, ImplausibleTimestamps) {
   const std::string cases[][2] = {
-      {"UPDATE kernel SET end_ns = start_ns - 1 WHERE id = (SELECT MIN(id) FROM kernel)", "kernel row"},
+      {"UPDATE kernel SET end_ns = start_ns - 1 WHERE id = (SELECT MIN(id) FROM kernel)",
+       "kernel row"},
       {"UPDATE kernel SET start_ns = -5 WHERE id = (SELECT MAX(id) FROM kernel)", "kernel row"},
       {"UPDATE kernel SET end_ns = 4611686018427387904 WHERE id = 7", "kernel row 7"},
       {"UPDATE api_call SET start_ns = -9223372036854775807 WHERE id = 3", "api_call row 3"},
-      {"UPDATE memcpy SET end_ns = 9223372036854775807 WHERE id = (SELECT MIN(id) FROM memcpy)", "memcpy row"},
+      {"UPDATE memcpy SET end_ns = 9223372036854775807 WHERE id = (SELECT MIN(id) FROM memcpy)",
+       "memcpy row"},
       {"UPDATE nvtx_range SET end_ns = start_ns - 1000 WHERE id = 2", "nvtx_range row 2"},
       {"UPDATE memory_event SET timestamp_ns = -1 WHERE id = 1", "memory_event row 1"},
       {"UPDATE kernel SET start_ns = 'soon' WHERE id = 5", "kernel row 5"},
@@ -217,11 +222,13 @@ TEST(HostileInput, IndexThatDisagreesWithItsTable) {
   };
   // Declare the index over another column, so that the update leaves the index alone; then
   // declare it as it was.
-  exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX api_by_name "
-       "ON api_call(name_id, start_ns, return_code)' WHERE name = 'api_by_name'");
+  exec(
+      "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX api_by_name "
+      "ON api_call(name_id, start_ns, return_code)' WHERE name = 'api_by_name'");
   exec("UPDATE api_call SET end_ns = -7428000034207136707 WHERE id = 3");
-  exec("PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX api_by_name "
-       "ON api_call(name_id, start_ns, end_ns)' WHERE name = 'api_by_name'");
+  exec(
+      "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX api_by_name "
+      "ON api_call(name_id, start_ns, end_ns)' WHERE name = 'api_by_name'");
   const std::string before = slurp(path);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"flags", path, "--window", "all"}, {"steps", path}}) {
@@ -233,6 +240,147 @@ TEST(HostileInput, IndexThatDisagreesWithItsTable) {
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   EXPECT_EQ(slurp(path), before);
+}
+
+// Issue 22, unsafe output: capture strings with terminal escapes, line breaks and a spreadsheet
+// formula reach no output raw. Before: ESC/BEL went to the terminal in every table, LF forged
+// rows, and "=HYPERLINK(...)" became a live formula in the CSV.
+TEST(HostileInput, CaptureStringsAreWrittenSafely) {
+  TempDir dir;
+  const auto path = dir.file("strings.sqlite");
+  write_file(path, slurp(kCapture));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string evil =
+      "\x1b]0;pwned\x07\x1b[2J\nforged row\r\xc2\x9b"
+      "1m\x9b";
+  const std::string sql =
+      "UPDATE strings SET value = CASE WHEN id % 2 = 0 THEN '=HYPERLINK(\"http://x\")' || id ELSE "
+      "CAST(X'" +
+      [&] {
+        std::string hex;
+        for (const unsigned char c : evil) {
+          constexpr char kHex[] = "0123456789ABCDEF";
+          hex += kHex[c >> 4];
+          hex += kHex[c & 15];
+        }
+        return hex;
+      }() +
+      "' AS TEXT) || id END WHERE id IN (SELECT demangled_name_id FROM kernel UNION "
+      "SELECT short_name_id FROM kernel UNION SELECT text_id FROM nvtx_range)";
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  ASSERT_GT(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+  const std::vector<std::vector<std::string>> runs = {{"summary", path},
+                                                      {"summary", path, "--format", "csv"},
+                                                      {"cct", path},
+                                                      {"cct", path, "--format", "csv"},
+                                                      {"flags", path},
+                                                      {"flags", path, "--format", "csv"},
+                                                      {"summary", path, "--format", "json"}};
+  bool saw_formula = false;
+  for (const auto& args : runs) {
+    const Result r = analyze(args);
+    ASSERT_EQ(r.status, 0) << args[0] << "\n" << r.err;
+    for (const std::string* text : {&r.out, &r.err}) {
+      for (const char c : *text) {
+        const auto b = static_cast<unsigned char>(c);
+        EXPECT_FALSE(b < 0x20 && c != '\n') << args[0] << " wrote control byte " << int(b);
+        EXPECT_NE(b, 0x9b) << args[0];
+        if (b < 0x20 && c != '\n') break;
+      }
+    }
+    EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << args[0];
+    if (args.size() > 3 && args[3] == "csv") {
+      // No line starts a forged row, and no cell starts with '=' (neutralised: "'=...").
+      EXPECT_EQ(r.out.find("\nforged row"), std::string::npos) << args[0];
+      EXPECT_EQ(r.out.find(",=HYPERLINK"), std::string::npos) << args[0];
+      EXPECT_EQ(r.out.find("\n=HYPERLINK"), std::string::npos) << args[0];
+      saw_formula = saw_formula || r.out.find("\"'=HYPERLINK") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_formula) << "no CSV showed the neutralised formula: the test did not reach it";
+}
+
+// Issue 22, hangs: cct_node parent links that form a cycle (a node its own parent; two nodes each
+// the other's parent). Before: flags and export looped forever, and a two-node cycle grew to
+// 16.8 GB. Now one line, status 1, within the timeout.
+TEST(HostileInput, CallingContextCyclesAreRefused) {
+  const char* cycles[] = {
+      "UPDATE cct_node SET parent_id = id WHERE id = (SELECT MAX(cct_node_id) FROM api_context)",
+      "UPDATE cct_node SET parent_id = (SELECT MAX(cct_node_id) FROM api_context) WHERE id = "
+      "(SELECT parent_id FROM cct_node WHERE id = (SELECT MAX(cct_node_id) FROM api_context))"};
+  TempDir dir;
+  int n = 0;
+  for (const char* sql : cycles) {
+    const auto path = dir.file("cycle" + std::to_string(++n) + ".sqlite");
+    write_file(path, slurp(std::string(FUSELENS_TEST_DATA_DIR) + "/cct_paths.sqlite"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    ASSERT_EQ(sqlite3_changes(db), 1) << sql;
+    sqlite3_close(db);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"cct", path, "--window", "all"},
+          {"cct", path, "--window", "all", "--view", "bottom-up"},
+          {"flags", path, "--window", "all"},
+          {"export", path, "--window", "all", "--format", "html", "-o", dir.file("out.html")}}) {
+      std::vector<std::string> argv{"/usr/bin/timeout", "60", PROF_ANALYZE_PATH};
+      argv.insert(argv.end(), args.begin(), args.end());
+      const Result r = run(argv);
+      EXPECT_NE(r.status, 124) << sql << ": prof-analyze " << args[0] << " hung";
+      EXPECT_LE(r.err_lines().size(), 1u) << r.err;
+      if (r.status != 0) {
+        EXPECT_EQ(r.status, 1) << args[0] << "\n" << r.err;
+        EXPECT_NE(r.err.find("cycle"), std::string::npos) << r.err;
+      }
+    }
+  }
+}
+
+// Issue 22, the timestamp check bypassed: a view standing in for a table (FuseLens writes none),
+// a NULL time (read as 0) or a TEXT time in a column whose NOT NULL / INTEGER declaration was
+// rewritten, and two run rows (which read "has no run record" before).
+TEST(HostileInput, ViewsUntypedTimesAndTwoRunsAreRefused) {
+  const std::string cases[][2] = {
+      {"ALTER TABLE kernel RENAME TO kernel_rows; CREATE VIEW kernel AS SELECT * FROM kernel_rows",
+       "holds a view 'kernel'"},
+      {"CREATE TRIGGER t AFTER INSERT ON run BEGIN SELECT 1; END", "holds a trigger 't'"},
+      {"PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, "
+       "'end_ns                INTEGER NOT NULL', 'end_ns ANY') WHERE name = 'kernel'",
+       "kernel row 4 has start_ns"},
+      {"PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, "
+       "'CHECK (id = 1)', '') WHERE name = 'run'",
+       "has 2 run records"},
+  };
+  const char* second[] = {"", "", "UPDATE kernel SET end_ns = NULL WHERE id = 4",
+                          "INSERT INTO run (id, command_line, working_directory, host_name, "
+                          "fuselens_version, trace, start_utc_ns) SELECT 2, command_line, "
+                          "working_directory, host_name, fuselens_version, trace, start_utc_ns "
+                          "FROM run"};
+  TempDir dir;
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const auto& [sql, message] = cases[i];
+    const auto path = dir.file("bypass" + std::to_string(i) + ".sqlite");
+    write_file(path, slurp(kCapture));
+    for (const std::string& step : {sql, std::string(second[i])}) {
+      if (step.empty()) continue;
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      char* error = nullptr;
+      ASSERT_EQ(sqlite3_exec(db, step.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+          << step << ": " << (error ? error : "");
+      sqlite3_close(db);
+    }
+    const std::string before = slurp(path);
+    for (const char* command : {"summary", "cct", "flags"}) {
+      const Result r = analyze({command, path, "--window", "all"});
+      EXPECT_EQ(r.status, 1) << sql << " " << command << "\n" << r.out << r.err;
+      EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+      EXPECT_NE(r.err.find(message), std::string::npos) << sql << "\n" << r.err;
+    }
+    EXPECT_EQ(slurp(path), before);
+  }
 }
 
 // The bounds themselves are plausible: 0 and 2^62 - 1, and an unterminated NVTX range (NULL end).
