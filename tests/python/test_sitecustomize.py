@@ -310,7 +310,8 @@ class SiteCustomizeTest(unittest.TestCase):
         self.assertIn("nvtx broke", lines[0])
 
     def test_a_failing_feature_install_is_contained(self):
-        write_tree(self.fake, {"torch/nn/modules/module.py": "class Module:\n    pass\n"})  # no hooks
+        # A torch without the global module hooks: the feature's install fails.
+        write_tree(self.fake, {"torch/nn/modules/module.py": "class Module:\n    pass\n"})
         script = os.path.join(self.tmp.name, "plain.py")
         with open(script, "w") as f:
             f.write("import torch\nprint('ran')\n")

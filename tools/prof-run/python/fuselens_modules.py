@@ -217,12 +217,13 @@ class _ModuleView:
         sequence number seen (the thread's high-water mark for later pre-hooks)."""
         highest = -1
         todo = [t.grad_fn for t in _tensors(output) if getattr(t, "grad_fn", None) is not None]
-        seen = set()
+        seen, visited = set(), []  # visited keeps the wrappers alive, so no id is reused
         while todo:
             node = todo.pop()
             if node is None or id(node) in seen:
                 continue
             seen.add(id(node))
+            visited.append(node)
             sequence = _sequence_nr(node)
             if sequence is None or sequence <= mark:
                 continue  # created before the module was entered, or a leaf's AccumulateGrad
