@@ -271,6 +271,57 @@ class SiteCustomizeTest(unittest.TestCase):
         self.assertTrue(all(thread == "pt_autograd_0" for _, _, thread in data["log"]))
         self.assertEqual(sum(1 for k, _, _ in data["log"] if k == "pop"), len(pushes))
 
+    def test_a_user_sitecustomize_that_imports_torch_still_gets_the_hooks(self):
+        done = self.run_script("model = Net()\nmodel(Tensor())\nprint(len(nvtx.LOG) > 0)\n",
+                               user_site="import torch\n")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "True")
+
+    def test_modules_met_after_naming_are_named_inside_their_parent(self):
+        done = self.run_script("""
+            class Late(torch.nn.Module):
+                def __init__(self, child):
+                    super().__init__()
+                    object.__setattr__(self, "hidden", child)  # not a registered submodule
+                def forward(self, x):
+                    y = self.hidden(x)
+                    added = self._modules.get("added")
+                    return added(y) if added is not None else y
+            outer = Late(Conv())
+            outer(Tensor())
+            outer.added = Conv()  # registered after outer was named
+            outer(Tensor())
+            Conv()(Tensor())  # a root held by no variable: its class name
+            print(json.dumps([msg for kind, msg, _ in nvtx.LOG if kind == "push"]))
+        """)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout), [
+            "fuselens:module:fwd:outer",
+            "fuselens:module:fwd:outer.Conv",
+            "fuselens:module:fwd:outer",
+            "fuselens:module:fwd:outer.Conv",
+            "fuselens:module:fwd:outer.added",
+            "fuselens:module:fwd:Conv",
+        ])
+
+    def test_backward_of_a_second_call_skips_nodes_made_before_it(self):
+        done = self.run_script("""
+            model = Net()
+            first = model(Tensor())
+            second = model.head(first)  # head again: only its new node is claimed, as head's
+            ran = backward(second)
+            pushes = [msg for kind, msg, _ in nvtx.LOG if kind == "push" and ":bwd:" in msg]
+            print(json.dumps(pushes))
+        """)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout), [
+            "fuselens:module:bwd:model.head",  # the second call's conv
+            "fuselens:module:bwd:model.head",  # the first call's, claimed at the first call
+            "fuselens:module:bwd:model",
+            "fuselens:module:bwd:model.features",
+            "fuselens:module:bwd:model.features.conv",
+        ])
+
     def test_off_switch(self):
         done = self.run_script("model = Net()\nmodel(Tensor())\nprint(len(nvtx.LOG))\n",
                                env={"FUSELENS_TORCH_MODULES": "0"})
