@@ -136,6 +136,24 @@ TEST(Modules, ReportsTheBackwardShareAttributedAndWorkOutside) {
   EXPECT_DOUBLE_EQ(report.backward_attributed_share(), 230.0 / 260.0);
 }
 
+TEST(Modules, WorkOnAnAutogradThreadIsBackwardWithoutContexts) {
+  FlagsCapture c;
+  c.range("fuselens:module:fwd:net", 0, us(100));
+  c.kernel("fwd", us(10), us(20), us(5), us(2));
+  c.kernel("grad", us(210), us(40), us(200), us(2), kAutograd);  // outside every range
+  c.thread(kAutograd, "pt_autograd_0");
+  Written w(c);
+  db::Reader reader(w.path);
+  const auto report = module_report(reader);
+  EXPECT_EQ(report.backward_total.gpu_ns, us(40));
+  EXPECT_EQ(report.backward_outside.gpu_ns, us(40));
+  EXPECT_EQ(report.forward_outside.gpu_ns, 0);
+  EXPECT_DOUBLE_EQ(report.backward_attributed_share(), 0.0);
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_EQ(report.rows[0].forward_inclusive.gpu_ns, us(20));
+  EXPECT_EQ(report.rows[0].peak_forward_bytes, -1);  // no memory events
+}
+
 TEST(Modules, PeakMemoryWhileTheRangesAreOpen) {
   Written w(module_capture());
   db::Reader reader(w.path);

@@ -411,6 +411,7 @@ void FlagsCapture::write(const std::string& path, bool with_process) const {
   }
   if (device_) writer.write_device(*device_);
   writer.write(batch_);
+  if (!threads_.empty()) writer.write_threads(threads_);
   if (!contexts_.empty()) {
     // Frames interned by (function, line); nodes by (parent, frame).
     db::CallingContextTree tree;
