@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): the PyTorch
 # module view of issue 20 (docs/calling-context.md, "Modules") with real torch. SECTIONS (default
-# "view cost"):
+# "view compile cost"):
 #   view  prof-run on workloads/python/train_steps.py (the CNN: nn.Sequential "model" of conv /
 #         batch-norm / ReLU blocks, and "loss_fn"), module view on (the default) and off; checks
 #         that the capture holds fuselens:module ranges, that `prof-analyze modules` shows the
@@ -12,11 +12,14 @@
 #         modules_cnn_all.txt, modules_cnn.json, modules_cnn.csv, modules_cct.txt, modules_nvtx.txt,
 #         modules_check.txt (PASS/FAIL lines), modules_stderr.txt (the workload's stderr: a
 #         "fuselens:" line there means a hook failed)
+#   compile  a small torch.compile'd model trained under prof-run with TORCH_LOGS=graph_breaks:
+#         the module hooks must cause no graph break (modules_compile_log.txt), and the wrapper
+#         module's ranges appear (modules_compile.txt)
 #   cost  the module view's own cost: mlp_train.py --model cnn --steps 50 --time under prof-run
 #         with --torch-modules on and off, ROUNDS (default 5) interleaved rounds; median step
 #         times in modules_cost.txt
 set -u
-SECTIONS=${SECTIONS:-view cost}
+SECTIONS=${SECTIONS:-view compile cost}
 ROUNDS=${ROUNDS:-5}
 . "$PWD/scripts/device/prelude.sh"
 mkdir -p "$R"
@@ -66,6 +69,33 @@ PY
   prof-run -o "$R/modules_cnn_off.sqlite" --force --torch-modules off -- python3 "$train" \
     --steps 5 --warmup 2 > /dev/null
   prof-analyze modules "$R/modules_cnn_off.sqlite" --window all; check "off: modules exits 1" $(($? == 1 ? 0 : 1))
+  cd "$root"
+fi
+if has compile; then
+  echo "== compile"
+  cd /tmp
+  cat > /tmp/modules_compile.py <<'PY'
+import torch
+from torch import nn
+net = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)).cuda()
+compiled = torch.compile(net)
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(5):
+    x = torch.randn(64, 256, device="cuda")
+    loss = compiled(x).square().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+torch.cuda.synchronize()
+print("compiled ok")
+PY
+  TORCH_LOGS=graph_breaks prof-run -o "$R/modules_compile.sqlite" --force -- python3 /tmp/modules_compile.py \
+    > "$R/modules_compile_log.txt" 2>&1
+  check "compiled workload exit 0" $?
+  grep -qi 'graph break' "$R/modules_compile_log.txt"; check "no graph break" $((1 - $?))
+  grep -q '^fuselens:' "$R/modules_compile_log.txt"; check "no hook failure (compile)" $((1 - $?))
+  prof-analyze modules "$R/modules_compile.sqlite" --window all > "$R/modules_compile.txt" 2>&1
+  cat "$R/modules_compile.txt"
   cd "$root"
 fi
 if has cost; then

@@ -55,6 +55,8 @@ class _ModuleView:
         if self.is_compiling is None:
             dynamo = getattr(torch, "_dynamo", None)
             self.is_compiling = getattr(dynamo, "is_compiling", None)
+        if self.is_compiling is None:
+            self.is_compiling = _never
         jit = getattr(torch, "jit", None)
         self.is_scripting = getattr(jit, "is_scripting", None)
         nvtx = torch.cuda.nvtx
@@ -84,7 +86,7 @@ class _ModuleView:
     def tracing(self):
         """True while torch.compile (dynamo) traces or TorchScript scripts: the hooks then do
         nothing, so that nothing of theirs enters a graph."""
-        if self.is_compiling is not None and self.is_compiling():
+        if self.is_compiling():
             return True
         return self.is_scripting is not None and self.is_scripting()
 
@@ -167,10 +169,10 @@ class _ModuleView:
 
     # -- forward -----------------------------------------------------------------------------
     def pre_hook(self, module, args):
-        if self.disabled:
-            return None
         try:
-            if self.skip():
+            # First: under torch.compile, Dynamo inlines the global hooks and folds
+            # is_compiling() to True, so it traces nothing else of ours (no graph break).
+            if self.is_compiling() or self.disabled or self.skip():
                 return None
             stack = self.stack()
             path = self.name_of(module)
@@ -185,10 +187,8 @@ class _ModuleView:
         return None
 
     def forward_hook(self, module, args, output):
-        if self.disabled:
-            return None
         try:
-            if self.tracing():
+            if self.is_compiling() or self.disabled or self.tracing():  # first, as in pre_hook
                 return None
             stack = getattr(self.local, "stack", None)
             if not stack:
@@ -259,6 +259,10 @@ class _ModuleView:
 
         node.register_prehook(before)
         node.register_hook(after)
+
+
+def _never():
+    return False
 
 
 def _tensors(value, depth=0):
