@@ -17,8 +17,9 @@
 // placed in the node's own ranges; inclusive = exclusive plus every descendant's.
 // Peak device memory: the largest number of bytes of device memory the process held (sum of
 // live allocations of CUPTI's memory events: with PyTorch, its caching allocator's segments, not
-// its tensors) at the start of or during any of the node's ranges (of its descendants' too for
-// nodes that have none), over the whole capture's allocation history; -1 without memory events.
+// its tensors) at the start of or during any range of the node or of its descendants (forward
+// and backward apart), counted over the whole capture's allocation history even when the reader
+// is restricted to a window; -1 without memory events.
 //
 // Units: ns, bytes. Errors: db::Error when a query fails.
 
