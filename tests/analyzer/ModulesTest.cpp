@@ -325,3 +325,14 @@ TEST(ModulesCli, UsageErrors) {
                 .status,
             4);
 }
+
+TEST(ModulesCli, CommittedCapturesWithoutModuleRangesSaySo) {
+  // Recorded before the module view (train_steps: the PyTorch CNN) and by the first schema.
+  for (const char* name : {"train_steps.sqlite", "fusion_bench_schema_v1.sqlite"}) {
+    const auto r = fuselens::test::run(
+        {PROF_ANALYZE_PATH, "modules", std::string(FUSELENS_TEST_DATA_DIR) + "/" + name});
+    EXPECT_EQ(r.status, 1) << name << ": " << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("no module ranges"), std::string::npos) << r.err;
+  }
+}

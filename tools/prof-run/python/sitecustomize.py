@@ -80,14 +80,23 @@ def _chain():
 
 def _install_features(torch):
     """install(torch) of each feature present; a failing one is reported once and disabled."""
-    import importlib
     import importlib.machinery
+    import importlib.util
 
     for name in _FEATURES:
         try:
-            if importlib.machinery.PathFinder.find_spec(name, [_HERE]) is None:
-                continue
-            feature = importlib.import_module(name)
+            feature = sys.modules.get(name)
+            if feature is None:  # this folder's copy, whatever else sys.path holds
+                spec = importlib.machinery.PathFinder.find_spec(name, [_HERE])
+                if spec is None or spec.loader is None:
+                    continue
+                feature = importlib.util.module_from_spec(spec)
+                sys.modules[name] = feature
+                try:
+                    spec.loader.exec_module(feature)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
             install = getattr(feature, "install", None)
             if install is not None:
                 install(torch)
