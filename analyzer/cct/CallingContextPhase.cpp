@@ -7,6 +7,7 @@
 
 #include "cct/CallingContextData.h"
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer::cct {
@@ -111,6 +112,41 @@ Range parse_range(std::int64_t pid, std::int64_t tid, const std::string& text, s
 
 using ThreadKey = std::pair<std::int64_t, std::int64_t>;  // pid, tid
 
+// The module view's ranges (Instrumentation.h): bwd ranges by thread (by start), fwd ranges by
+// (pid, path) (by end).
+struct ModuleRanges {
+  std::map<ThreadKey, std::vector<Range>> backward;
+  std::map<std::pair<std::int64_t, std::string>, std::vector<Range>> forward;
+  bool empty() const { return backward.empty(); }
+};
+
+ModuleRanges load_module_ranges(const db::Reader& reader) {
+  ModuleRanges m;
+  if (!reader.has_table("nvtx_range")) return m;
+  auto rows = db::module_nvtx_ranges(reader);
+  while (auto r = rows.next()) {
+    const std::string_view text = r->text;
+    Range range;
+    range.pid = r->pid;
+    range.tid = r->tid;
+    range.start = r->start_ns;
+    range.end = *r->end_ns;
+    if (starts_with(text, db::kModuleBackwardPrefix)) {
+      range.name = std::string(text.substr(db::kModuleBackwardPrefix.size()));
+      range.backward = true;
+      m.backward[{r->pid, r->tid}].push_back(std::move(range));
+    } else if (starts_with(text, db::kModuleForwardPrefix)) {
+      range.name = std::string(text.substr(db::kModuleForwardPrefix.size()));
+      m.forward[{r->pid, range.name}].push_back(std::move(range));
+    }
+  }
+  for (auto& [key, list] : m.forward) {
+    std::sort(list.begin(), list.end(),
+              [](const Range& a, const Range& b) { return a.end < b.end; });
+  }
+  return m;
+}
+
 struct Timed {
   std::int64_t time;
   std::size_t op;
@@ -152,8 +188,9 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
       ranges[{s->pid, s->tid}].push_back(parse_range(s->pid, s->tid, s->text, s->start_ns, *s->end_ns));
     }
   }
+  const ModuleRanges modules = load_module_ranges(reader);
   std::map<ThreadKey, std::vector<Timed>> calls;  // operations with a context, by call time
-  if (!ranges.empty() && reader.has_table("api_call")) {
+  if ((!ranges.empty() || !modules.empty()) && reader.has_table("api_call")) {
     std::unordered_map<std::uint64_t, std::int64_t> call_start;
     auto key = [](std::int64_t pid, std::int64_t corr) {
       return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(corr);
@@ -255,6 +292,50 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
     }
     return best;
   };
+  // The module view's link: a backward operation inside "fuselens:module:bwd:PATH" goes under the
+  // first launch of the latest "fuselens:module:fwd:PATH" range (any thread of its process) that
+  // ended before its call; PATH's parent module's when that range launched nothing.
+  std::vector<const Range*> module_bwd_of(ops.size(), nullptr);
+  std::vector<std::int64_t> call_time(ops.size(), 0);
+  for (const auto& [thread, list] : calls) {
+    for (const auto& c : list) call_time[c.op] = c.time;
+    const auto r = modules.backward.find(thread);
+    if (r == modules.backward.end()) continue;
+    const auto& rs = r->second;
+    std::size_t next = 0;
+    std::vector<const Range*> open;
+    for (const auto& c : list) {
+      while (next < rs.size() && rs[next].start <= c.time) {
+        while (!open.empty() && open.back()->end < rs[next].start) open.pop_back();
+        open.push_back(&rs[next++]);
+      }
+      while (!open.empty() && open.back()->end < c.time) open.pop_back();
+      if (!open.empty() && out[c.op].phase == CctPhase::Backward) module_bwd_of[c.op] = open.back();
+    }
+  }
+  std::map<const Range*, std::int64_t> context_of_forward;
+  auto module_forward_node = [&](const Range& bwd, std::int64_t time) -> std::int64_t {
+    std::string path = bwd.name;
+    for (int climb = 0; climb < 64 && !path.empty(); ++climb) {
+      const auto f = modules.forward.find({bwd.pid, path});
+      if (f != modules.forward.end()) {
+        const auto& list = f->second;
+        auto it = std::lower_bound(list.begin(), list.end(), time,
+                                   [](const Range& r, std::int64_t v) { return r.end < v; });
+        if (it != list.begin()) {
+          const Range* fwd = &*std::prev(it);
+          auto memo = context_of_forward.find(fwd);
+          if (memo == context_of_forward.end())
+            memo = context_of_forward.emplace(fwd, first_launch_in(*fwd)).first;
+          if (memo->second >= 0) return memo->second;
+        }
+      }
+      const auto dot = path.rfind('.');
+      path = dot == std::string::npos ? std::string() : path.substr(0, dot);
+    }
+    return -1;
+  };
+
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> context_of_seq;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     auto& p = out[i];
@@ -277,6 +358,9 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
         memo = context_of_seq.emplace(k, node).first;
       }
       p.forward_node = memo->second;
+    }
+    if (p.forward_node < 0 && module_bwd_of[i]) {
+      p.forward_node = module_forward_node(*module_bwd_of[i], call_time[i]);
     }
     if (p.forward_node < 0) {
       const auto name = thread_names.find({ops[i].pid, ops[i].tid});

@@ -8,6 +8,7 @@
 
 #include "compare/CompareProjection.h"
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 
@@ -244,6 +245,7 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
   while (auto r = ranges.next()) {
     const std::string& domain = strings.get(r->domain_id);
     const std::string& text = strings.get(r->text_id);
+    if (db::is_fuselens_instrumentation(text)) continue;  // FuseLens's own ranges
     Acc& acc = groups[domain.empty() ? text : domain + ":" + text];
     const std::int64_t pid = r->pid, tid = r->tid, start = r->start_ns, end = *r->end_ns;
     const auto kind = static_cast<db::PayloadKind>(r->payload_kind);

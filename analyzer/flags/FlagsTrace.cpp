@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "fuselens/db/Writer.h"
@@ -29,6 +30,7 @@ void load_ranges(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
     r.tid = u32(s->tid);
     const std::string& domain = strings.get(s->domain_id);
     const std::string& text = strings.get(s->text_id);
+    if (db::is_fuselens_instrumentation(text)) continue;  // FuseLens's own ranges
     r.name = domain.empty() ? text : domain + ":" + text;
     r.start_ns = s->start_ns;
     if (s->end_ns) r.end_ns = *s->end_ns;

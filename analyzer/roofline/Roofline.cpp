@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 
@@ -264,7 +265,7 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
     auto rows = db::ended_nvtx_ranges_named(reader);
     while (auto s = rows.next()) {
       const std::string domain = s->domain;
-      if (domain == kAnnotationDomain) continue;
+      if (domain == kAnnotationDomain || db::is_fuselens_instrumentation(s->text)) continue;
       const std::string name = domain.empty() ? s->text : domain + ":" + s->text;
       RangeSums& r = ranges[name];
       r.row.name = name;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "steps/StepsData.h"
@@ -32,7 +33,8 @@ constexpr std::size_t kMaxMeasured = 65536;  // launches the match fraction is m
 std::vector<Step> steps_from_ranges(const db::Reader& reader, const std::string& pattern) {
   std::vector<db::NvtxRow> matched;
   db::ended_nvtx_ranges_named(reader).for_each([&](const db::NvtxRow& row) {
-    if (glob_match_nocase(pattern, row.text)) matched.push_back(row);
+    if (!db::is_fuselens_instrumentation(row.text) && glob_match_nocase(pattern, row.text))
+      matched.push_back(row);
   });
   std::sort(matched.begin(), matched.end(), [](const db::NvtxRow& a, const db::NvtxRow& b) {
     return std::tuple(a.pid, a.tid, a.start_ns, -*a.end_ns) <

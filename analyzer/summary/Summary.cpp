@@ -10,10 +10,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "summary/SummaryStore.h"
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "summary/SummaryStore.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -130,6 +131,7 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
   };
   std::map<std::string, Group> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
+  Group hidden;  // FuseLens's own ranges (Instrumentation.h): not shown
   // Projected GPU work of every ended range: stored, or computed in one pass over the launches.
   const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
                                           : project_nvtx_ranges(reader);
@@ -140,7 +142,9 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
     if (g == nullptr) {
       const std::string domain = strings.get(r->domain_id);
       const std::string text = strings.get(r->text_id);
-      g = &groups[domain.empty() ? text : domain + ":" + text];
+      g = db::is_fuselens_instrumentation(text)
+              ? &hidden
+              : &groups[domain.empty() ? text : domain + ":" + text];
     }
     if (!r->end_ns) {
       ++g->unterminated;

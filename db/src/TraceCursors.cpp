@@ -131,6 +131,18 @@ Cursor<NvtxRow> autograd_nvtx_ranges(const Reader& reader) {
       });
 }
 
+Cursor<NvtxRow> module_nvtx_ranges(const Reader& reader) {
+  return Cursor<NvtxRow>(
+      reader.prepare(
+          "SELECT r.pid, r.tid, t.value, r.start_ns, COALESCE(r.end_ns, 9223372036854775807)"
+          " FROM nvtx_range r JOIN strings t ON t.id = r.text_id"
+          " WHERE t.value GLOB 'fuselens:module:*' ORDER BY r.pid, r.tid, r.start_ns, r.id"),
+      [](const Statement& s, NvtxRow& r) {
+        detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::text,
+                             &NvtxRow::start_ns, &NvtxRow::end_ns);
+      });
+}
+
 Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter) {
   return open<NvtxRow>(
       reader,
@@ -161,6 +173,22 @@ bool has_nvtx_mark_in_domain(const Reader& reader, const std::string& domain) {
       "SELECT 1 FROM nvtx_mark m JOIN strings d ON d.id = m.domain_id WHERE d.value = ? LIMIT 1");
   s.bind(1, std::string_view(domain));
   return s.step();
+}
+
+Cursor<MemoryEventRow> device_memory_history(const Reader& reader) {
+  // main.: the capture's table, not the window's view that shadows it (Window.cpp).
+  const std::string table = reader.has_table("memory_event")
+                                ? "main.memory_event"
+                                : "(SELECT 0 AS pid, 0 AS timestamp_ns, "
+                                  "0 AS operation, 0 AS bytes, 0 AS "
+                                  "memory_kind, 0 AS id LIMIT 0)";
+  return Cursor<MemoryEventRow>(
+      reader.prepare("SELECT pid, timestamp_ns, operation, bytes FROM " + table +
+                     " WHERE memory_kind = " + device_kind() + " ORDER BY pid, timestamp_ns, id"),
+      [](const Statement& s, MemoryEventRow& r) {
+        detail::read_columns(s, r, 0, &MemoryEventRow::pid, &MemoryEventRow::timestamp_ns,
+                             &MemoryEventRow::operation, &MemoryEventRow::bytes);
+      });
 }
 
 Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder order,

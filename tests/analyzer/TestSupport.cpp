@@ -411,6 +411,7 @@ void FlagsCapture::write(const std::string& path, bool with_process) const {
   }
   if (device_) writer.write_device(*device_);
   writer.write(batch_);
+  if (!threads_.empty()) writer.write_threads(threads_);
   if (!contexts_.empty()) {
     // Frames interned by (function, line); nodes by (parent, frame).
     db::CallingContextTree tree;
@@ -433,7 +434,11 @@ void FlagsCapture::write(const std::string& path, bool with_process) const {
         if (added) tree.nodes.push_back({node, f->second});
         node = n->second;
       }
-      tree.contexts.push_back({correlation, kFlagsTid, node});
+      std::uint32_t tid = kFlagsTid;  // the launching call's thread
+      for (const auto& a : batch_.api_calls) {
+        if (a.correlation_id == correlation) tid = a.tid;
+      }
+      tree.contexts.push_back({correlation, tid, node});
     }
     writer.write_calling_contexts(tree);
   }

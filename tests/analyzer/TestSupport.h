@@ -87,6 +87,11 @@ class FlagsCapture {
   /// A measured ceiling of device 0 (db::kCeiling* name, bytes/s or FLOP/s).
   void ceiling(const std::string& name, double value);
 
+  /// Names thread `tid` (the thread table).
+  void thread(std::uint32_t tid, const std::string& name) {
+    threads_.push_back({kFlagsPid, tid, name});
+  }
+
   void write(const std::string& path, bool with_process = true) const;
 
  private:
@@ -102,6 +107,7 @@ class FlagsCapture {
   std::vector<db::KernelMetricRecord> counters_;
   std::vector<db::CeilingRecord> ceilings_;
   std::optional<db::DeviceInfo> device_;
+  std::vector<db::ThreadInfo> threads_;
 };
 
 /// Writes `capture` to a temporary file and runs the flags rules on it.

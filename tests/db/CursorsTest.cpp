@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -287,4 +288,58 @@ TEST_F(Cursors, SummaryStoreWritesAndReadsBack) {
   const auto work = all(summary_nvtx_work(reader));
   ASSERT_EQ(work.size(), 1u);
   EXPECT_EQ(work[0].gpu_ns, 300);
+}
+
+TEST(ModuleCursors, ModuleRangesAndTheWholeMemoryHistoryInsideAWindow) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("modules.sqlite");
+  {
+    RunInfo run;
+    run.command_line = {"x"};
+    auto w = Writer::create(path, run);
+    RecordBatch b;
+    NvtxRangeRecord r;
+    r.pid = 10;
+    r.tid = 11;
+    for (const auto& [text, start] :
+         std::vector<std::pair<std::string, std::uint64_t>>{{"fuselens:module:fwd:model", 300},
+                                                            {"user", 100},
+                                                            {"fuselens:module:bwd:model.fc", 200},
+                                                            {"fuselens:inductor:{}", 250}}) {
+      r.text = text;
+      r.start_ns = start;
+      r.end_ns = start + 50;
+      b.nvtx_ranges.push_back(r);
+    }
+    r.text = "fuselens:module:fwd:open";
+    r.start_ns = 400;
+    r.end_ns.reset();
+    b.nvtx_ranges.push_back(r);
+    for (std::uint64_t t : {10, 500}) {
+      MemoryEventRecord m;
+      m.pid = 10;
+      m.timestamp_ns = t;
+      m.operation = MemoryOperation::Allocation;
+      m.memory_kind = MemoryKind::Device;
+      m.bytes = 100;
+      b.memory_events.push_back(m);
+    }
+    w.write(b);
+    w.finalize({EndReason::Exited, 0, std::nullopt, 1});
+  }
+  Reader reader(path);
+  std::vector<std::string> texts;
+  module_nvtx_ranges(reader).for_each([&](const NvtxRow& row) { texts.push_back(row.text); });
+  EXPECT_EQ(texts,
+            (std::vector<std::string>{"fuselens:module:bwd:model.fc", "fuselens:module:fwd:model",
+                                      "fuselens:module:fwd:open"}));
+  reader.restrict_to({TimeSpan{150, 450}});
+  std::vector<std::int64_t> ends;
+  module_nvtx_ranges(reader).for_each([&](const NvtxRow& row) { ends.push_back(*row.end_ns); });
+  EXPECT_EQ(ends, (std::vector<std::int64_t>{250, 350, std::numeric_limits<std::int64_t>::max()}));
+  std::vector<std::int64_t> times;  // the window's view would hold neither event
+  device_memory_history(reader).for_each(
+      [&](const MemoryEventRow& e) { times.push_back(e.timestamp_ns); });
+  EXPECT_EQ(times, (std::vector<std::int64_t>{10, 500}));
+  EXPECT_FALSE(device_memory_events(reader, MemoryOrder::ByTime).next().has_value());
 }

@@ -173,6 +173,31 @@ TEST(ProfRunCli, WorkloadWithoutCudaYieldsAValidCaptureThatSaysSo) {
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
 }
 
+// The Python instrumentation (tools/prof-run/python, copied beside prof-run in the build tree)
+// goes first on PYTHONPATH, before the user's entries; --torch-modules sets FUSELENS_TORCH_MODULES.
+TEST(ProfRunCli, PutsItsPythonFolderFirstOnPythonPath) {
+  TempDir dir;
+  const std::string show = "echo \"$PYTHONPATH|${FUSELENS_TORCH_MODULES-unset}\"";
+  auto r = run({PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--", "/bin/sh", "-c", show},
+               {"PYTHONPATH=/user/site"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto bar = r.out.find('|');
+  ASSERT_NE(bar, std::string::npos) << r.out;
+  const std::string path = r.out.substr(0, bar);
+  const auto colon = path.find(':');
+  ASSERT_NE(colon, std::string::npos) << path;
+  EXPECT_TRUE(std::filesystem::exists(path.substr(0, colon) + "/sitecustomize.py")) << path;
+  EXPECT_TRUE(std::filesystem::exists(path.substr(0, colon) + "/fuselens_modules.py")) << path;
+  EXPECT_EQ(path.substr(colon + 1), "/user/site");
+  EXPECT_EQ(r.out.substr(bar + 1), "unset\n");
+  r = run({PROF_RUN_PATH, "-o", dir.file("b.sqlite"), "--torch-modules", "off", "--", "/bin/sh",
+           "-c", show});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('|') + 1), "0\n");
+  expect_refusal(run({PROF_RUN_PATH, "--torch-modules", "maybe", "--", "/bin/true"}),
+                 "torch-modules");
+}
+
 TEST(ProfRunCli, WorkloadKilledBySignalGives128PlusN) {
   TempDir dir;
   const auto path = dir.file("killed.sqlite");

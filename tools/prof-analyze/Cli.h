@@ -85,5 +85,6 @@ Runner add_flags_command(CLI::App& app);
 Runner add_compare_command(CLI::App& app);
 Runner add_roofline_command(CLI::App& app);
 Runner add_steps_command(CLI::App& app);
+Runner add_modules_command(CLI::App& app);
 
 }  // namespace fuselens::cli

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add(&cli::add_compare_command);
   add(&cli::add_roofline_command);
   add(&cli::add_steps_command);
+  add(&cli::add_modules_command);
 
   try {
     app.parse(argc, argv);

@@ -3,13 +3,16 @@
 //
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
 //            [--flush-ms N] [--metrics roofline [--replay kernel|application]
-//            [--cache-control all|none]] [--measure-ceilings] [--per-process] -- CMD ARGS...
+//            [--cache-control all|none]] [--measure-ceilings] [--per-process]
+//            [--torch-modules on|off] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
 // the environment) appends to the one capture FILE, its rows tagged with its pid, the process
 // table giving its parent. --per-process: each process writes its own capture instead,
 // FILE with ".<pid>" inserted before the extension (run.sqlite -> run.4242.sqlite), holding the
 // same run row; FILE itself is then removed, or kept when no process initialized CUDA.
+// FuseLens's Python instrumentation (share/fuselens/python) is put first on PYTHONPATH: for a
+// PyTorch program its sitecustomize records the module view (--torch-modules off: not).
 // --replay application runs the command once more per further single-pass counter group, each run
 // into FILE.runN (removed after its counters are merged into FILE: ReplayMerge.h).
 // The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
@@ -135,6 +138,18 @@ std::string find_collector() {
   return "";
 }
 
+// The Python instrumentation (sitecustomize.py; docs/calling-context.md, "Modules"): in
+// ../share/fuselens/python (installed tree) or beside prof-run in python/ (build tree), or
+// $FUSELENS_PYTHON_DIR; empty when none holds sitecustomize.py.
+std::string find_python_dir() {
+  if (const char* env = std::getenv("FUSELENS_PYTHON_DIR")) return env;
+  const fs::path dir = self_directory();
+  for (const fs::path& p : {dir / ".." / "share" / "fuselens" / "python", dir / "python"}) {
+    if (fs::exists(p / "sitecustomize.py")) return fs::canonical(p).string();
+  }
+  return "";
+}
+
 // The folder of prof-ceilings: beside prof-run (installed tree) or the build tree's
 // tools/prof-ceilings; prof-run's own folder when neither has it (measure_ceilings then says so).
 fs::path ceilings_directory() {
@@ -183,6 +198,8 @@ struct Options {
   bool per_process = false;       // --per-process: a capture per CUDA process
   bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
+  std::string torch_modules;  // --torch-modules on|off; empty: FUSELENS_TORCH_MODULES as set
+  std::string python_dir;     // the Python instrumentation's folder (find_python_dir)
   CollectorConfig config;
   std::vector<std::string> command;
   // capture control (docs/capture-control.md), as given
@@ -240,6 +257,10 @@ Options parse(int argc, char** argv) {
   app.add_flag("--per-process", o.per_process,
                "One capture per CUDA process: FILE with the pid inserted before the extension "
                "(run.sqlite -> run.<pid>.sqlite) instead of one capture for all");
+  app.add_option("--torch-modules", o.torch_modules,
+                 "PyTorch module view (NVTX ranges per nn.Module call, forward and backward, from "
+                 "the sitecustomize prof-run puts on PYTHONPATH): on (default) or off")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--capture-range", o.capture_range,
                  "Record only inside NVTX ranges named NAME (nvtx:NAME, nvtx:NAME@DOMAIN, "
                  "nvtx:NAME@* for any domain) or between cudaProfilerStart and cudaProfilerStop "
@@ -445,6 +466,14 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
     }
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    if (!options.python_dir.empty()) {  // our sitecustomize first; it chains to the user's
+      const char* old = std::getenv("PYTHONPATH");
+      const std::string path = options.python_dir + (old && *old ? ":" + std::string(old) : "");
+      ::setenv("PYTHONPATH", path.c_str(), 1);
+    }
+    if (!options.torch_modules.empty()) {
+      ::setenv("FUSELENS_TORCH_MODULES", options.torch_modules == "on" ? "1" : "0", 1);
+    }
     {  // capture control, always set so that a stray value in the user's environment is replaced
       namespace c = fuselens::collector;
       const auto& cfg = options.config;
@@ -574,6 +603,12 @@ int main(int argc, char** argv) {
     collector = find_collector();
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
     cupti = check_collector_loads(collector);
+    options.python_dir = find_python_dir();
+    if (options.python_dir.empty() && options.torch_modules == "on") {
+      throw UsageError(
+          "--torch-modules on: cannot find FuseLens's python folder "
+          "(share/fuselens/python)");
+    }
     if (options.force) {
       for (const char* suffix : {"", "-wal", "-shm", "-journal"})
         fs::remove(output.string() + suffix);

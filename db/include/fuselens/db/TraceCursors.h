@@ -44,6 +44,10 @@ Cursor<NvtxRow> ended_nvtx_ranges_named(const Reader& reader);
 /// "autograd::engine::evaluate_function: " prefix): pid, tid, text, start_ns, end_ns (INT64_MAX
 /// for a range never ended).
 Cursor<NvtxRow> autograd_nvtx_ranges(const Reader& reader);
+/// The ranges of FuseLens's module view (text "fuselens:module:fwd:PATH" or
+/// "fuselens:module:bwd:PATH", Instrumentation.h): pid, tid, text, start_ns, end_ns (INT64_MAX for
+/// a range never ended), ordered by (pid, tid, start_ns, id).
+Cursor<NvtxRow> module_nvtx_ranges(const Reader& reader);
 /// Every mark: pid, tid, domain_id, text_id, start_ns (its timestamp), category, color,
 /// payload_kind, payload.
 Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter = {});
@@ -70,6 +74,10 @@ Cursor<MemoryEventRow> device_memory_events(const Reader& reader, MemoryOrder or
 /// Every memory event: pid, device_id, timestamp_ns, operation, memory_kind, address, bytes,
 /// ordered by (timestamp_ns, id).
 Cursor<MemoryEventRow> memory_events(const Reader& reader, const ActivityFilter& filter = {});
+/// The device-memory (MemoryKind::Device) events of the whole capture, also on a reader
+/// restricted to a window (the memory held inside a window was allocated before it): pid,
+/// timestamp_ns, operation, bytes, ordered by (pid, timestamp_ns, id). Empty without the table.
+Cursor<MemoryEventRow> device_memory_history(const Reader& reader);
 /// The device-memory events of one device: how many, the first and the last timestamp.
 struct DeviceMemoryExtent {
   std::int64_t device_id = 0, events = 0, first_ns = 0, last_ns = 0;
