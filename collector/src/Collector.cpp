@@ -425,6 +425,7 @@ void Collector::set_recording(bool on) noexcept {
   if (subscriber_) {
     for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
   }
+  if (graph_nodes_) graph_nodes_->record_created(on);  // nodes made between windows: unknown
   if (on) {
     api();
     kinds();

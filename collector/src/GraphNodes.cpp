@@ -30,6 +30,7 @@ void GraphNodes::on_resource(CUpti_CallbackId id, const CUpti_ResourceData* data
   if (!graph || !graph->node || !recorded_type(graph->nodeType)) return;
   db::CallingContextTree::GraphNode node;
   if (created) {
+    if (!created_on_.load(std::memory_order_relaxed)) return;  // between capture windows
     node.correlation_id = t_call_in_flight;
     if (node.correlation_id == 0) return;  // made by an untraced call (cuGraphInstantiate)
   } else {

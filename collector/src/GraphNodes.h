@@ -20,6 +20,12 @@
 // Only kernel, memcpy and memset nodes are recorded: the node types whose work CUPTI reports as
 // GPU operation records.
 //
+// Capture control (CaptureControl.h) switches the API callbacks off between windows, and so the
+// entries that say which call is in flight: the session calls record_created(false) then, and a
+// node made between windows is not recorded (its operations stay under their graph launch), so
+// that no node is charged to a call that was in flight when a window closed. Clones are always
+// recorded: a graph captured in a window may be instantiated outside it.
+//
 // Cost: enter() and exit() are a thread-local load and store on every traced call; on_resource()
 // runs when a graph node is made (capture or construction time, not per replay): two or three
 // CUPTI id lookups and an append to this thread's tree (CallingContext.h); no lock once the
@@ -27,6 +33,7 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "CallingContext.h"
@@ -62,10 +69,14 @@ class GraphNodes {
   /// other than kernel, memcpy and memset are ignored.
   void on_resource(CUpti_CallbackId id, const CUpti_ResourceData* data) noexcept;
 
+  /// Whether created nodes are recorded (capture control: off between windows; on at start).
+  void record_created(bool on) noexcept { created_on_.store(on, std::memory_order_relaxed); }
+
  private:
   CallingContextRegistry& registry_;
   NodeIdLookup node_id_;
   GraphIdLookup graph_id_;
+  std::atomic<bool> created_on_{true};
 };
 
 }  // namespace fuselens::collector

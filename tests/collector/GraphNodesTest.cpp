@@ -138,3 +138,16 @@ TEST(GraphNodes, ANodeWhoseIdCannotBeReadIsNotRecorded) {
   GraphNodes::exit(&saved);
   EXPECT_TRUE(registry.merge_and_symbolize(1).graph_nodes.empty());
 }
+
+TEST_F(GraphNodesTest, BetweenCaptureWindowsOnlyClonesAreRecorded) {
+  nodes.record_created(false);  // capture control: API callbacks off, no call known in flight
+  std::uint64_t saved = 0;
+  GraphNodes::enter(30, &saved);  // a call still in flight when the window closed
+  resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 700, 5);
+  resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, 701, 5, 100);
+  nodes.record_created(true);
+  resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, 702, 5);
+  GraphNodes::exit(&saved);
+  const std::vector<GraphNode> expected = {{701, 100, 5, 0}, {702, 0, 5, 30}};
+  EXPECT_EQ(recorded(), expected);
+}
