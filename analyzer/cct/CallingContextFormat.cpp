@@ -161,10 +161,10 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
                        r.backward_linked, r.backward_unlinked);
   }
   if (r.graph_operations > 0) {
-    out << fmt::format("CUDA graphs: {} replayed GPU operations, {} under the context that captured "
-                       "them, {} under their graph launch (capture site not recorded)\n",
-                       r.graph_operations, r.graph_at_capture_site,
-                       r.graph_operations - r.graph_at_capture_site);
+    out << fmt::format(
+        "CUDA graphs: {} replayed GPU operations, {} under the context that captured "
+        "them, {} under their graph launch (capture site not recorded)\n",
+        r.graph_operations, r.graph_at_capture_site, r.graph_operations - r.graph_at_capture_site);
   }
   out << '\n';
   const bool phases = r.has_phases;

@@ -53,7 +53,9 @@ class ThreadTree {
   /// Records a CUDA graph node made on this thread: created by the traced call of
   /// `node.correlation_id`, or cloned from `node.original_node_id` (db::CallingContextTree).
   /// Graph nodes are made at capture or construction time, not per replay.
-  void add_graph_node(const db::CallingContextTree::GraphNode& node) { graph_nodes_.push_back(node); }
+  void add_graph_node(const db::CallingContextTree::GraphNode& node) {
+    graph_nodes_.push_back(node);
+  }
   const std::vector<db::CallingContextTree::GraphNode>& graph_nodes() const { return graph_nodes_; }
 
   struct Node {

@@ -361,7 +361,8 @@ Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
     case GpuTable::Kernel:
       sql =
           "SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0,"
-          " COALESCE(k.graph_node_id, 0) FROM kernel k JOIN strings n ON n.id = k.demangled_name_id";
+          " COALESCE(k.graph_node_id, 0)"
+          " FROM kernel k JOIN strings n ON n.id = k.demangled_name_id";
       break;
     case GpuTable::Memcpy:
       sql =
