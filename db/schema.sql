@@ -1,11 +1,12 @@
--- FuseLens capture database, schema version 5.
+-- FuseLens capture database, schema version 7.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (5). Readers refuse other application ids and
--- newer versions. Versions only add tables: an older capture is read as a version-5 capture
+-- `PRAGMA user_version` is the schema version (7). Readers refuse other application ids and
+-- newer versions. Versions only add tables: an older capture is read as a version-7 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; all below) are
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes;
+-- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
 -- started in that process, so UTC = time + clock_offset_ns. `*_utc_ns` columns are UTC already.
@@ -246,6 +247,29 @@ CREATE TABLE IF NOT EXISTS api_context (
   cct_node_id     INTEGER NOT NULL REFERENCES cct_node(id),
   PRIMARY KEY (pid, correlation_id)
 ) WITHOUT ROWID;
+
+-- Version 7: CUDA graph nodes, recorded with the calling contexts (trace group `context`), so that
+-- a GPU operation replayed from a graph (kernel, memcpy or memset row with graph_node_id set) is
+-- charged to the call that put it into the graph (docs/calling-context.md, "CUDA graphs"). One row
+-- per event of CUPTI's resource callbacks, for kernel, memcpy and memset nodes:
+--  - a node created by a traced call (CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED while the call is in
+--    flight on the same thread: a launch, copy or memset under stream capture, or
+--    cuGraphAdd{Kernel,Memcpy,Memset}Node / cuGraphAddNode): correlation_id is that call's, whose
+--    calling context api_context holds; original_node_id is 0;
+--  - a node cloned from another (CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: cuGraphInstantiate clones
+--    every node of the graph into the executable graph, whose node ids the GPU operations carry;
+--    cuGraphClone and child-graph nodes clone too): original_node_id is the node it was cloned
+--    from; correlation_id is 0.
+-- Node ids are CUPTI's (cuptiGetGraphNodeId), unique within a process; graph_id is the id of the
+-- graph holding the node (cuptiGetGraphId), 0 when unknown. No key: a hostile or repeated row is
+-- read, and the analyzer follows original_node_id links at most 64 steps.
+CREATE TABLE IF NOT EXISTS graph_node (
+  pid               INTEGER NOT NULL,
+  node_id           INTEGER NOT NULL,
+  original_node_id  INTEGER NOT NULL DEFAULT 0,
+  graph_id          INTEGER NOT NULL DEFAULT 0,
+  correlation_id    INTEGER NOT NULL DEFAULT 0
+);
 
 CREATE TABLE IF NOT EXISTS enum_frame_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT OR IGNORE INTO enum_frame_kind VALUES (1, 'native'), (2, 'python');

@@ -56,7 +56,7 @@ FrameMap load_frames(const db::Reader& reader) {
 }
 
 std::vector<Operation> load_operations(const db::Reader& reader) {
-  std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> context;  // node, tid
+  LaunchContextMap context;  // node, tid
   {
     auto rows = db::launch_contexts(reader);
     while (auto s = rows.next())
@@ -73,6 +73,7 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
       op.cost.gpu_time_ns = s->duration_ns;
       op.cost.launches = 1;
       op.cost.bytes = s->bytes;
+      op.graph_node = s->graph_node_id;
       const auto it = context.find(op_key(op.pid, op.correlation));
       if (it != context.end()) {
         op.node = it->second.first;
@@ -84,6 +85,7 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
   add(db::GpuTable::Kernel);
   add(db::GpuTable::Memcpy);
   add(db::GpuTable::Memset);
+  attach_graph_capture_sites(reader, context, ops);
   return ops;
 }
 
@@ -323,9 +325,15 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     if (options.phase && *options.phase != phase) continue;
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
-    if (phase == CctPhase::Backward)
-      ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
-    const auto steps = steps_of(op, phases[i], nodes, frames, options.show_internal);
+    if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
+    auto steps = steps_of(op, phases[i], nodes, frames, options.show_internal);
+    if (op.graph_node != 0) ++report.graph_operations;
+    if (op.at_capture_site) {  // CUDA graphs: under the capture site, the replay site kept
+      ++report.graph_at_capture_site;
+      const auto replay = op.replay_node < 0 ? std::vector<const Frame*>{}
+                                             : nodes.path(op.replay_node, frames, false);
+      steps.push_back({CctRow::Kind::GraphReplay, cct::graph_replay_label(replay), nullptr});
+    }
     std::vector<int> rows{0};
     auto step = [&](CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
       rows.push_back(tree.child(rows.back(), kind, label, frame));

@@ -27,6 +27,14 @@
 // range before it, on a thread outside the engine; its first launch gives the context, cut after
 // its last Python frame), as "<backward> OP"; otherwise under "<backward thread> NAME" with the op
 // name (the NVTX range, or the autograd node's apply() frame).
+//
+// CUDA graphs (docs/calling-context.md, "CUDA graphs"): a GPU operation replayed from a graph is
+// charged to the context of the call that put its node into the graph (the launch under stream
+// capture, or cuGraphAdd*Node: the capture site), with a row "<graph replay> SITE" between the
+// capture site's frames and the operation that names where the graph was launched (the replay
+// site); top-down and bottom-up show that row, flat charges the capture site's frames. An
+// operation whose graph node is unknown (captured while nothing was recorded, or a capture before
+// schema version 7) stays under its graph launch, as every launch does.
 
 #include <cstdint>
 #include <optional>
@@ -58,7 +66,8 @@ struct CctRow {
     Root, Process, Frame, GpuOperation, Unattributed, Module, Function, Line,
     BackwardOp,      ///< "<backward> OP": the autograd node that launched what is below
     BackwardThread,  ///< "<backward thread> NAME": backward work with no forward link
-    Phase            ///< "<forward>", "<backward>", "<unknown phase>" (split_phase)
+    Phase,           ///< "<forward>", "<backward>", "<unknown phase>" (split_phase)
+    GraphReplay      ///< "<graph replay> SITE": replayed from a CUDA graph, launched at SITE
   };
   Kind kind = Kind::Frame;
   std::string label;   ///< function (demangled), "<gpu kernel> name", module path, ...
@@ -94,6 +103,8 @@ struct CctReport {
   CctCost phase_total[3];          ///< by CctPhase, over every GPU operation (before the filter)
   std::int64_t backward_linked = 0;    ///< backward operations placed under their forward context
   std::int64_t backward_unlinked = 0;  ///< backward operations placed under their thread
+  std::int64_t graph_operations = 0;       ///< operations replayed from a CUDA graph
+  std::int64_t graph_at_capture_site = 0;  ///< of those, charged to their capture site
   std::vector<CctRow> rows;        ///< rows[0] is the root; children before grandchildren
 };
 

@@ -26,12 +26,26 @@ struct Operation {
   std::int64_t pid = 0, correlation = 0;
   std::int64_t node = -1;  // cct_node id, -1 when the call had no recorded context
   std::int64_t tid = -1;   // of the call, from api_context
+  // CUDA graphs: CUPTI's id of the graph node that ran the operation (0: not launched by a graph
+  // launch). at_capture_site: the call that made the node has a recorded context, which `node`
+  // is (the capture site), and `replay_node` is the graph launch's (the replay site; -1 when it
+  // has none).
+  std::int64_t graph_node = 0;
+  bool at_capture_site = false;
+  std::int64_t replay_node = -1;
 };
 
 /// The deepest path the views accept: the collector records at most 128 native frames per call
 /// (ThreadTree::kMaxDepth) plus the Python frames, far below this; a deeper walk means parent links
 /// that form a cycle or a hostile capture (issue 22: a two-node cycle grew to 16.8 GB).
 inline constexpr std::size_t kMaxPathDepth = 4096;
+
+/// The recorded calling contexts: (pid << 32 ^ correlation id) -> (cct node, tid).
+using LaunchContextMap = std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>>;
+/// The key of LaunchContextMap (the same as CallingContext.cpp's op_key, which fills it).
+inline std::uint64_t context_key(std::int64_t pid, std::int64_t correlation) {
+  return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(correlation);
+}
 
 struct NodeTable {
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>>
@@ -51,6 +65,21 @@ bool is_internal_module(const std::string& module);
 FrameMap load_frames(const db::Reader& reader);
 NodeTable load_nodes(const db::Reader& reader);
 std::vector<Operation> load_operations(const db::Reader& reader);
+
+/// CUDA graphs (CallingContextGraphs.cpp; docs/calling-context.md, "CUDA graphs"): for each
+/// operation run by a graph node, follows the node's clone links (graph_node.original_node_id,
+/// at most 64 steps) to the node a traced call made, and when that call has a recorded context,
+/// moves the operation to it (`node`, the capture site) and keeps its own launch's context in
+/// `replay_node`. An operation whose node is unknown (made while nothing was recorded, or by an
+/// untraced call) stays under its graph launch. Reads table graph_node (none before schema 7).
+void attach_graph_capture_sites(const db::Reader& reader, const LaunchContextMap& contexts,
+                                std::vector<Operation>& ops);
+
+/// The row that keeps a replayed operation's replay site, below its capture-site frames:
+/// "<graph replay> SITE", SITE being the label of the innermost frame of `replay_path` (the graph
+/// launch's path, internal frames hidden) that is a Python frame outside the torch package (the
+/// user's line that replayed it), else the innermost Python frame, else the innermost frame.
+std::string graph_replay_label(const std::vector<const Frame*>& replay_path);
 
 /// The phase of one GPU operation and, for backward ones, where it is shown.
 struct OperationPhase {

@@ -38,6 +38,7 @@ const char* kind_name(CctRow::Kind k) {
     case CctRow::Kind::BackwardOp: return "backward_op";
     case CctRow::Kind::BackwardThread: return "backward_thread";
     case CctRow::Kind::Phase: return "phase";
+    case CctRow::Kind::GraphReplay: return "graph_replay";
   }
   return "frame";
 }
@@ -116,6 +117,11 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
                                     {"backward_linked", r.backward_linked},
                                     {"backward_unlinked", r.backward_unlinked}}},
                         {"rows", nlohmann::json::array()}};
+    if (r.graph_operations > 0) {
+      j["graphs"] = {{"replayed_operations", r.graph_operations},
+                     {"at_capture_site", r.graph_at_capture_site},
+                     {"at_replay_site", r.graph_operations - r.graph_at_capture_site}};
+    }
     for (const int id : rows) {
       auto row = row_json(r, id);
       row["children"] = r.rows[static_cast<std::size_t>(id)].children;
@@ -153,6 +159,12 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
                        format_duration(static_cast<double>(r.phase_total[2].gpu_time_ns)),
                        format_duration(static_cast<double>(r.phase_total[0].gpu_time_ns)),
                        r.backward_linked, r.backward_unlinked);
+  }
+  if (r.graph_operations > 0) {
+    out << fmt::format(
+        "CUDA graphs: {} replayed GPU operations, {} under the context that captured "
+        "them, {} under their graph launch (capture site not recorded)\n",
+        r.graph_operations, r.graph_at_capture_site, r.graph_operations - r.graph_at_capture_site);
   }
   out << '\n';
   const bool phases = r.has_phases;

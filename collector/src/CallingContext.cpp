@@ -206,6 +206,8 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
     for (const auto& [correlation, node] : tree->calls()) {
       out.contexts.push_back({correlation, tree->tid(), merge_node(node)});
     }
+    out.graph_nodes.insert(out.graph_nodes.end(), tree->graph_nodes().begin(),
+                           tree->graph_nodes().end());
   }
   std::vector<std::uintptr_t> pcs;
   pcs.reserve(to_symbolize.size());

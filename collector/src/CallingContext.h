@@ -50,6 +50,13 @@ class ThreadTree {
   std::uint32_t intern_suffix(std::uint32_t base, const Value* leaf_first, int depth, bool* created);
   /// Records that the API call `correlation_id` was made from `node`.
   void add_call(std::uint32_t correlation_id, std::uint32_t node) { calls_.emplace_back(correlation_id, node); }
+  /// Records a CUDA graph node made on this thread: created by the traced call of
+  /// `node.correlation_id`, or cloned from `node.original_node_id` (db::CallingContextTree).
+  /// Graph nodes are made at capture or construction time, not per replay.
+  void add_graph_node(const db::CallingContextTree::GraphNode& node) {
+    graph_nodes_.push_back(node);
+  }
+  const std::vector<db::CallingContextTree::GraphNode>& graph_nodes() const { return graph_nodes_; }
 
   struct Node {
     std::uint32_t parent;
@@ -81,6 +88,7 @@ class ThreadTree {
   std::vector<Node> nodes_;
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> children_;  // by hash(parent, value)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> calls_;              // correlation, node
+  std::vector<db::CallingContextTree::GraphNode> graph_nodes_;
   LastPath last_native_;
   static constexpr std::size_t kMaxSuffixBases = 1024;  // about 1.5 KiB each
   std::unordered_map<std::uint32_t, std::unique_ptr<LastPath>> suffix_by_base_;
@@ -99,7 +107,8 @@ class CallingContextRegistry {
   /// Merges all threads' trees into one process tree, splices each path's Python frames in place
   /// of its native frames inside the interpreter (when `python` is given), symbolizes each
   /// distinct return address (module, demangled function, file and line where debug
-  /// information exists) and returns the tree. Call once, when no API call is in flight.
+  /// information exists) and returns the tree with every thread's graph nodes. Call once, when
+  /// no API call is in flight.
   db::CallingContextTree merge_and_symbolize(std::uint32_t pid, const PythonFrames* python = nullptr);
   /// API calls recorded so far, over all threads.
   std::uint64_t recorded_calls();

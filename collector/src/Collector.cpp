@@ -243,6 +243,14 @@ constexpr std::string_view kRuntimeWork[] = {"cudaLaunch",
                                              "cudaThreadSynchronize",
                                              "cudaStreamSynchronize",
                                              "cudaEventSynchronize"};
+// The calls that add a kernel, copy or memset node to a graph explicitly: their calling context
+// is where the node's replays are charged (GraphNodes.h). Stream capture needs nothing more: the
+// launch, copy and memset calls above add the nodes.
+constexpr std::string_view kDriverGraphNodeCalls[] = {
+    "cuGraphAddKernelNode", "cuGraphAddMemcpyNode", "cuGraphAddMemsetNode", "cuGraphAddNode"};
+constexpr std::string_view kRuntimeGraphNodeCalls[] = {
+    "cudaGraphAddKernelNode", "cudaGraphAddMemcpyNode", "cudaGraphAddMemsetNode",
+    "cudaGraphAddNode"};
 
 // Calls `select(cbid)` for every callback of `domain` whose name starts with one of `prefixes`;
 // returns how many it accepted.
@@ -337,13 +345,38 @@ void Collector::enable_calling_contexts() noexcept {
   // are the fallback when the driver's cannot be enabled.
   int enabled = for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
                                         kDriverWork, enable(CUPTI_CB_DOMAIN_DRIVER_API));
-  if (enabled == 0) {
+  if (enabled > 0) {
+    for_each_named_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                            kDriverGraphNodeCalls, enable(CUPTI_CB_DOMAIN_DRIVER_API));
+  } else {
     context_ids_.clear();
     enabled = for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
                                       kRuntimeWork, enable(CUPTI_CB_DOMAIN_RUNTIME_API));
+    if (enabled > 0) {
+      for_each_named_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                              kRuntimeGraphNodeCalls, enable(CUPTI_CB_DOMAIN_RUNTIME_API));
+    }
   }
+  if (enabled > 0) enable_graph_nodes();
   contexts_enabled_ = enabled > 0;
   if (!contexts_enabled_) log("cannot enable API callbacks: calling contexts will not be recorded");
+}
+
+void Collector::enable_graph_nodes() noexcept {
+  try {
+    graph_nodes_ = std::make_unique<GraphNodes>(contexts_);
+  } catch (...) {
+    log("CUDA graph nodes will not be recorded (out of memory): replayed kernels stay under their "
+        "graph launch");
+    return;
+  }
+  for (const auto id : GraphNodes::kResourceCallbacks) {
+    if (cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, id) != CUPTI_SUCCESS) {
+      log("cannot enable CUDA graph node callbacks: kernels replayed from a graph stay under "
+          "their graph launch");
+      return;
+    }
+  }
 }
 
 void Collector::set_recording(bool on) noexcept {
@@ -392,6 +425,7 @@ void Collector::set_recording(bool on) noexcept {
   if (subscriber_) {
     for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
   }
+  if (graph_nodes_) graph_nodes_->record_created(on);  // nodes made between windows: unknown
   if (on) {
     api();
     kinds();
@@ -407,6 +441,8 @@ void Collector::on_api_enter(const CUpti_CallbackData& data) noexcept {
   // The launch path: a checked stack-cache lookup (an unwind on a miss), the Python frames when
   // this thread holds the GIL, prefix-shared interning in this thread's tree, no lock.
   capture_->record(data.correlationId);
+  // The call a graph node made inside it is charged to (stream capture, cuGraphAdd*Node).
+  if (graph_nodes_) GraphNodes::enter(data.correlationId, data.correlationData);
 }
 
 void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain,
@@ -418,14 +454,19 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
   self->handlers_.on_callback(domain, id, data);
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
-    if (call.callbackSite == CUPTI_API_ENTER &&
-        self->contexts_enabled_.load(std::memory_order_relaxed)) {
+    if (!self->contexts_enabled_.load(std::memory_order_relaxed)) return;
+    if (call.callbackSite == CUPTI_API_ENTER) {
       self->on_api_enter(call);
+    } else if (self->graph_nodes_) {
+      GraphNodes::exit(call.correlationData);
     }
     return;
   }
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     self->on_context_created(static_cast<const CUpti_ResourceData*>(data)->context);
+  } else if (self->graph_nodes_ && self->contexts_enabled_.load(std::memory_order_relaxed)) {
+    self->graph_nodes_->on_resource(id, static_cast<const CUpti_ResourceData*>(data));
   }
 }
 
@@ -511,6 +552,11 @@ void Collector::shutdown(int signal) noexcept {
   if (contexts_enabled_.exchange(false) && subscriber_) {
     cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
     cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    if (graph_nodes_) {
+      for (const auto id : GraphNodes::kResourceCallbacks) {
+        cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, id);
+      }
+    }
     write_contexts_ = true;
   }
   // Flush outside any lock of ours: CUPTI calls buffer_completed for every pending buffer.

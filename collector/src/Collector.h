@@ -13,8 +13,8 @@
 //   (ActivityConverter) and appends them to the capture (db::Writer), a transaction per buffer.
 // - CallbackHandler (CallbackHandler.h): the session subscribes to CUPTI's callbacks once; its
 //   trampoline walks the handlers registered at start (RangeProfiler for --metrics, KernelArgs
-//   for --trace args), records calling contexts (ContextCapture) at API entry and device
-//   properties when a context is created.
+//   for --trace args), records calling contexts (ContextCapture) at API entry, which call made
+//   each CUDA graph node (GraphNodes) and device properties when a context is created.
 // - ExitGuard (ExitGuard.h): at exit (atexit), on SIGINT/SIGTERM/SIGHUP and on the fatal signals
 //   SIGSEGV/SIGABRT/SIGBUS/SIGFPE/SIGILL, each when the program left it at its default action, it
 //   calls shutdown(), which flushes CUPTI (forced), drains the writer and records the totals; a
@@ -44,6 +44,7 @@
 #include "CaptureWriter.h"
 #include "ContextCapture.h"
 #include "ExitGuard.h"
+#include "GraphNodes.h"
 #include "fuselens/collector/Config.h"
 
 namespace fuselens::collector {
@@ -63,6 +64,8 @@ class Collector final : private ExitGuard::Target,
   int enable_work_runtime_api() noexcept;
   void enable_work_driver_api() noexcept;
   void enable_calling_contexts() noexcept;
+  /// With calling contexts: records which traced call made each CUDA graph node (GraphNodes.h).
+  void enable_graph_nodes() noexcept;
   void on_api_enter(const CUpti_CallbackData& data) noexcept;
   /// Capture control (CaptureControl.h): turns the activity kinds (but NVTX markers), the API
   /// activity selection and the calling-context callbacks on or off.
@@ -88,6 +91,7 @@ class Collector final : private ExitGuard::Target,
   CUpti_SubscriberHandle subscriber_ = nullptr;
   CallingContextRegistry contexts_;
   std::unique_ptr<ContextCapture> capture_;  // set before contexts_enabled_
+  std::unique_ptr<GraphNodes> graph_nodes_;  // with capture_, when its callbacks could be enabled
   std::atomic<bool> contexts_enabled_{false};
 
   CallbackHandlers handlers_;  // the callback walk, filled at start (enable_cupti)

@@ -388,23 +388,39 @@ Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
   switch (table) {
     case GpuTable::Kernel:
       sql =
-          "SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0"
+          "SELECT k.pid, k.correlation_id, '<gpu kernel> ' || n.value, k.end_ns - k.start_ns, 0,"
+          " COALESCE(k.graph_node_id, 0)"
           " FROM kernel k JOIN strings n ON n.id = k.demangled_name_id";
       break;
     case GpuTable::Memcpy:
       sql =
           "SELECT m.pid, m.correlation_id, '<gpu copy> ' || COALESCE(e.name, 'Unknown'),"
-          " m.end_ns - m.start_ns, m.bytes FROM memcpy m LEFT JOIN enum_memcpy_kind e ON e.value = "
-          "m.copy_kind";
+          " m.end_ns - m.start_ns, m.bytes, COALESCE(m.graph_node_id, 0) FROM memcpy m"
+          " LEFT JOIN enum_memcpy_kind e ON e.value = m.copy_kind";
       break;
     case GpuTable::Memset:
-      sql = "SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes FROM memset";
+      sql =
+          "SELECT pid, correlation_id, '<gpu memset>', end_ns - start_ns, bytes,"
+          " COALESCE(graph_node_id, 0) FROM memset";
       break;
   }
   return Cursor<GpuOperationRow>(reader.prepare(sql), [](const Statement& s, GpuOperationRow& r) {
     detail::read_columns(s, r, 0, &GpuOperationRow::pid, &GpuOperationRow::correlation_id,
                          &GpuOperationRow::label, &GpuOperationRow::duration_ns,
-                         &GpuOperationRow::bytes);
+                         &GpuOperationRow::bytes, &GpuOperationRow::graph_node_id);
+  });
+}
+
+Cursor<GraphNodeRow> graph_nodes(const Reader& reader) {
+  // Before schema version 7 the table is absent: an empty query of the same shape.
+  const char* sql = reader.has_table("graph_node")
+                        ? "SELECT pid, node_id, original_node_id, graph_id, correlation_id"
+                          " FROM graph_node"
+                        : "SELECT 0, 0, 0, 0, 0 WHERE 0";
+  return Cursor<GraphNodeRow>(reader.prepare(sql), [](const Statement& s, GraphNodeRow& r) {
+    detail::read_columns(s, r, 0, &GraphNodeRow::pid, &GraphNodeRow::node_id,
+                         &GraphNodeRow::original_node_id, &GraphNodeRow::graph_id,
+                         &GraphNodeRow::correlation_id);
   });
 }
 

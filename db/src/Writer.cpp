@@ -315,6 +315,16 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
       if (c.node >= node_ids.size()) throw Error("calling context names a missing node");
       Binder{context}(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node]).run();
     }
+    if (!tree.graph_nodes.empty()) {  // schema version 7
+      auto graph = db.prepare(
+          "INSERT INTO graph_node(pid,node_id,original_node_id,graph_id,correlation_id) "
+          "VALUES(?,?,?,?,?)");
+      for (const auto& g : tree.graph_nodes) {
+        Binder{graph}(tree.pid)(i64(g.node_id))(i64(g.original_node_id))(g.graph_id)(
+            g.correlation_id)
+            .run();
+      }
+    }
   });
 }
 

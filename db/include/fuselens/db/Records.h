@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 6;  ///< db/schema.sql; readers also read versions 1 to 5
+inline constexpr int kSchemaVersion = 7;  ///< db/schema.sql; readers also read versions 1 to 6
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -184,10 +184,21 @@ struct CallingContextTree {
     std::uint32_t tid = 0;
     std::uint32_t node = 0;  ///< index into nodes
   };
+  /// A CUDA graph node (schema version 7, table graph_node): created by the traced call
+  /// `correlation_id` (original_node_id 0), or cloned from `original_node_id` (correlation_id 0).
+  /// Ids are CUPTI's (cuptiGetGraphNodeId, cuptiGetGraphId).
+  struct GraphNode {
+    std::uint64_t node_id = 0;
+    std::uint64_t original_node_id = 0;
+    std::uint32_t graph_id = 0;
+    std::uint32_t correlation_id = 0;
+    bool operator==(const GraphNode&) const = default;
+  };
   std::uint32_t pid = 0;
   std::vector<Node> nodes;
   std::vector<FrameInfo> frames;
   std::vector<Context> contexts;
+  std::vector<GraphNode> graph_nodes;
 };
 
 /// One 8-byte parameter of a kernel launch (trace group `args`): a device-pointer candidate.

@@ -152,13 +152,23 @@ std::int64_t launch_context_count(const Reader& reader);
 bool has_launch_contexts(const Reader& reader);
 
 /// One GPU operation as calling-context attribution sees it: pid, correlation_id, label
-/// ("<gpu kernel> NAME", "<gpu copy> KIND", "<gpu memset>"), duration_ns, bytes (0 for kernels).
+/// ("<gpu kernel> NAME", "<gpu copy> KIND", "<gpu memset>"), duration_ns, bytes (0 for kernels),
+/// graph_node_id (CUPTI's id of the CUDA graph node that ran it; 0 when not launched by a graph
+/// launch).
 struct GpuOperationRow {
-  std::int64_t pid = 0, correlation_id = 0, duration_ns = 0, bytes = 0;
+  std::int64_t pid = 0, correlation_id = 0, duration_ns = 0, bytes = 0, graph_node_id = 0;
   std::string label;
 };
 /// Kernels (demangled names), then copies, then memsets, each as scanned.
 Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table);
+
+/// One row of graph_node (schema version 7): pid, node_id, original_node_id (0: not a clone),
+/// graph_id, correlation_id (of the traced call that created the node; 0: none).
+struct GraphNodeRow {
+  std::int64_t pid = 0, node_id = 0, original_node_id = 0, graph_id = 0, correlation_id = 0;
+};
+/// Every graph node row, as scanned; no rows for a capture before schema version 7.
+Cursor<GraphNodeRow> graph_nodes(const Reader& reader);
 
 /// One hardware counter of one launch: pid, correlation_id, metric name, value.
 struct CounterRow {

@@ -36,8 +36,9 @@ class Writer {
   /// Inserts or replaces the process row (the collector updates it at exit with its totals).
   void write_process(const ProcessInfo& process);
   void write_threads(const std::vector<ThreadInfo>& threads);
-  /// Stores a process's calling context tree and the context of each traced API call, in one
-  /// transaction; node and frame indices are renumbered into table ids.
+  /// Stores a process's calling context tree, the context of each traced API call and its CUDA
+  /// graph nodes (table graph_node), in one transaction; node and frame indices are renumbered
+  /// into table ids.
   void write_calling_contexts(const CallingContextTree& tree);
   /// Stores kernel arguments (schema version 3, table kernel_arg) in one transaction; a row of
   /// the same (pid, correlation id, index) is replaced.
