@@ -218,7 +218,8 @@ std::vector<Step> fold_steps(const std::vector<Step>& steps, cct::FrameFolder& f
   std::vector<Step> out;
   std::vector<const Frame*> run;
   auto flush = [&](bool before_backward) {
-    for (const Frame* f : folder.fold(run, before_backward)) out.push_back({CctRow::Kind::Frame, f->label, f});
+    for (const Frame* f : folder.fold(run, before_backward))
+      out.push_back({CctRow::Kind::Frame, f->label, f});
     run.clear();
   };
   for (const auto& s : steps) {
@@ -319,7 +320,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
     if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
-    const auto steps = fold_steps(steps_of(op, phases[i], nodes, frames, options.show_internal), folder);
+    const auto steps =
+        fold_steps(steps_of(op, phases[i], nodes, frames, options.show_internal), folder);
     std::vector<int> rows{0};
     auto step = [&](CctRow::Kind kind, const std::string& label, const Frame* frame = nullptr) {
       rows.push_back(tree.child(rows.back(), kind, label, frame));
@@ -351,7 +353,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       for (const auto& s : steps) {
         if (s.frame) path.push_back(s.frame);
       }
-      if (path.empty() && op.node >= 0) path = folder.fold(nodes.path(op.node, frames, options.show_internal));
+      if (path.empty() && op.node >= 0)
+        path = folder.fold(nodes.path(op.node, frames, options.show_internal));
       if (path.empty()) {
         const int r = tree.child(0, CctRow::Kind::Unattributed, "<no calling context>");
         tree.add_inclusive(r, op.cost, phase);

@@ -7,9 +7,10 @@
 // forward or backward) a "Phases:" line and a Phase column. CSV columns (stable): id, parent,
 // depth, kind, label, module, file, line, incl_percent, incl_gpu_time_ns, excl_gpu_time_ns,
 // incl_launches, excl_launches, incl_bytes, excl_bytes, phase (forward, backward, unknown, mixed).
-// JSON: {"view", "metric", "frames" (user, python, native, all), "total", "unattributed_operations", "phases": {forward_gpu_time_ns,
-// backward_gpu_time_ns, unknown_gpu_time_ns, backward_linked, backward_unlinked},
-// "rows": [...same keys..., "children": [ids]]}.
+// JSON: {"view", "metric", "frames" (user, python, native, all), "total",
+// "unattributed_operations", "phases": {forward_gpu_time_ns, backward_gpu_time_ns,
+// unknown_gpu_time_ns, backward_linked, backward_unlinked}, "rows": [...same keys..., "children":
+// [ids]]}.
 
 #include <optional>
 #include <ostream>

@@ -2,8 +2,8 @@
 // Reads the capture with the calling-context views' own loaders (CallingContextData.h).
 #include <utility>
 
-#include "cct/CallingContextData.h"
 #include "cct/CallingContext.h"
+#include "cct/CallingContextData.h"
 #include "cct/FrameFolding.h"
 #include "fuselens/db/TraceCursors.h"
 

@@ -172,8 +172,8 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
 }
 
 ExportRun load_export_run(const db::Reader& reader, std::string label, NameKind kernel_names,
-                          bool with_analyses, const CompareReport* comparison,
-                          const Window* window, FramesMode frames) {
+                          bool with_analyses, const CompareReport* comparison, const Window* window,
+                          FramesMode frames) {
   ExportRun run;
   run.label = std::move(label);
   run.summary = summarize(reader, kernel_names);

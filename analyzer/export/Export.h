@@ -128,8 +128,7 @@ struct ExportRun {
 /// query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
                           NameKind kernel_names = NameKind::Demangled, bool with_analyses = true,
-                          const CompareReport* comparison = nullptr,
-                          const Window* window = nullptr,
+                          const CompareReport* comparison = nullptr, const Window* window = nullptr,
                           FramesMode frames = FramesMode::Auto);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.

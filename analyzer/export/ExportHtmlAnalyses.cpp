@@ -284,10 +284,12 @@ HtmlSection contexts_section(const Context& c, const ExportAnalyses& a) {
 // says why).
 std::optional<HtmlSection> flame_section(const Context& c, const ExportAnalyses& a) {
   if (!a.calling_contexts || !a.calling_contexts->available) return std::nullopt;
-  std::string body = svg_flame_graph(*a.calling_contexts, "Calling contexts by GPU time (frames: " +
-                                                              std::string(frames_mode_name(a.calling_contexts->frames)) + ")");
+  std::string body = svg_flame_graph(
+      *a.calling_contexts, "Calling contexts by GPU time (frames: " +
+                               std::string(frames_mode_name(a.calling_contexts->frames)) + ")");
   if (body.empty()) return std::nullopt;
-  return HtmlSection{HtmlSlot::CallingContexts, "flame-graph" + c.suffix, c.title("Flame graph"), std::move(body)};
+  return HtmlSection{HtmlSlot::CallingContexts, "flame-graph" + c.suffix, c.title("Flame graph"),
+                     std::move(body)};
 }
 
 HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
@@ -352,14 +354,14 @@ ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareRepor
   ExportAnalyses a;
   guarded<PeaksChoice>(a.peaks, a.peaks_note, "peak profile",
                        [&] { return choose_peaks("auto", reader, builtin_peaks()); });
-  guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view",
-                     [&] {
-                       CctOptions options;
-                       options.frames = frames;
-                       return calling_context_report(reader, options);
-                     });
-  guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis",
-                       [&] { return run_flags(reader, FlagsConfig(), NameKind::Short, window, frames); });
+  guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view", [&] {
+    CctOptions options;
+    options.frames = frames;
+    return calling_context_report(reader, options);
+  });
+  guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis", [&] {
+    return run_flags(reader, FlagsConfig(), NameKind::Short, window, frames);
+  });
   try {
     if (comparison) {
       a.variants = *comparison;

@@ -240,7 +240,8 @@ std::string format_context(const std::vector<CallPathFrame>& path) {
   for (const auto& name : names) out += (out.empty() ? "" : " > ") + name;
   // A folded frame ("[torch: aten::linear]", FramesMode) has no location: the line is the last
   // frame above it that has one (the user's line).
-  while (last != nullptr && last->location.empty() && last->function.rfind('[', 0) == 0 && last != path.data()) {
+  while (last != nullptr && last->location.empty() && last->function.rfind('[', 0) == 0 &&
+         last != path.data()) {
     --last;
   }
   if (last != nullptr && !last->location.empty()) out += " [" + last->location + "]";

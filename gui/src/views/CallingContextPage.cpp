@@ -2,11 +2,11 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QScrollArea>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QStackedWidget>
 #include <QTreeView>
@@ -223,7 +223,8 @@ void CallingContextPage::showReport(quint64 request,
   } else {
     model_->setReport(*report);
     flame_->setReport(*report);
-    stack_->setCurrentWidget(flameToggle_->isChecked() ? static_cast<QWidget*>(flameScroll_) : tree_);
+    stack_->setCurrentWidget(flameToggle_->isChecked() ? static_cast<QWidget*>(flameScroll_)
+                                                       : tree_);
     expandHotPath();
     tree_->resizeColumnToContents(CallingContextModel::Name);
     // Long C++ names: keep the value columns in view (the view elides the names).
