@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "cct/CallingContextData.h"
+#include "cct/FrameFolding.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
@@ -231,6 +232,29 @@ std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase
   return steps;
 }
 
+// The steps with their frames folded for the chosen mode (cct/FrameFolding.h): each run of
+// consecutive frame steps is folded as one path; the rows the analysis adds stay.
+std::vector<Step> fold_steps(const std::vector<Step>& steps, cct::FrameFolder& folder) {
+  if (folder.mode() == FramesMode::All) return steps;
+  std::vector<Step> out;
+  std::vector<const Frame*> run;
+  auto flush = [&](bool before_backward) {
+    for (const Frame* f : folder.fold(run, before_backward))
+      out.push_back({CctRow::Kind::Frame, f->label, f});
+    run.clear();
+  };
+  for (const auto& s : steps) {
+    if (s.kind == CctRow::Kind::Frame && s.frame != nullptr) {
+      run.push_back(s.frame);
+      continue;
+    }
+    flush(s.kind == CctRow::Kind::BackwardOp);
+    out.push_back(s);
+  }
+  flush(false);
+  return out;
+}
+
 }  // namespace
 
 std::int64_t CctCost::get(CctMetric metric) const {
@@ -314,6 +338,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
   const auto nodes = cct::load_nodes(reader);
   const auto ops = cct::load_operations(reader);
   const auto phases = cct::operation_phases(reader, ops, nodes, frames);
+  report.frames = cct::resolve_frames_mode(options.frames, frames);
+  cct::FrameFolder folder(report.frames);
   const bool several_processes = db::cct_process_count(reader) > 1;
   RowTree tree(report);
 
@@ -326,7 +352,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
     if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
-    auto steps = steps_of(op, phases[i], nodes, frames, options.show_internal);
+    auto steps = fold_steps(steps_of(op, phases[i], nodes, frames, options.show_internal), folder);
     if (op.graph_node != 0) ++report.graph_operations;
     if (op.at_capture_site) {  // CUDA graphs: under the capture site, the replay site kept
       ++report.graph_at_capture_site;
@@ -366,7 +392,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       for (const auto& s : steps) {
         if (s.frame) path.push_back(s.frame);
       }
-      if (path.empty() && op.node >= 0) path = nodes.path(op.node, frames, options.show_internal);
+      if (path.empty() && op.node >= 0)
+        path = folder.fold(nodes.path(op.node, frames, options.show_internal));
       if (path.empty()) {
         const int r = tree.child(0, CctRow::Kind::Unattributed, "<no calling context>");
         tree.add_inclusive(r, op.cost, phase);

@@ -50,6 +50,19 @@ enum class CctView { TopDown, BottomUp, Flat };
 enum class CctMetric { GpuTime, Launches, Bytes };
 enum class CctPhase { Unknown = 0, Forward = 1, Backward = 2 };
 
+/// Which frames the views show (docs/calling-context.md, "Frames"; rules in cct/FrameFolding.h):
+/// User: the user's own frames, framework runs folded into one frame naming the op
+/// ("[torch: aten::linear]") and library runs into their library ("[libcublasLt.so.13]");
+/// Python: every Python frame, native framework runs folded; Native: native frames only, as
+/// recorded; All: every frame as recorded. Auto: User for a capture with Python frames, else
+/// Native (which, without Python frames, is the whole path as recorded).
+enum class FramesMode { Auto, User, Python, Native, All };
+
+/// "auto", "user", "python", "native" or "all".
+const char* frames_mode_name(FramesMode mode);
+/// The mode named by `name` (as frames_mode_name writes it); nullopt for any other text.
+std::optional<FramesMode> parse_frames_mode(const std::string& name);
+
 /// "unknown", "forward" or "backward".
 const char* phase_name(CctPhase phase);
 
@@ -90,6 +103,7 @@ struct CctOptions {
   bool show_internal = false;
   std::optional<CctPhase> phase;  ///< only the GPU operations of this phase
   bool split_phase = false;       ///< top-down and bottom-up: a first level per phase
+  FramesMode frames = FramesMode::Auto;  ///< which frames the paths show
 };
 
 struct CctReport {
@@ -97,6 +111,7 @@ struct CctReport {
   std::string unavailable_reason;  ///< why there is nothing to show (old capture, no contexts)
   CctView view = CctView::TopDown;
   CctMetric metric = CctMetric::GpuTime;
+  FramesMode frames = FramesMode::All;  ///< the mode shown (Auto resolved)
   CctCost total;                   ///< over every GPU operation shown (after the phase filter)
   std::int64_t unattributed_operations = 0;  ///< GPU operations with no recorded context
   bool has_phases = false;         ///< some operation is forward or backward (PyTorch)
@@ -135,8 +150,9 @@ struct LaunchPaths {
   std::unordered_map<std::uint64_t, std::uint32_t> by_call;
 };
 
-/// Loads LaunchPaths (one query per table; paths are built once per distinct node). Throws
+/// Loads LaunchPaths (one query per table; paths are built once per distinct node), with the
+/// frames `frames` selects (a folded frame has its label as function and no location). Throws
 /// db::Error when a query fails.
-LaunchPaths launch_paths(const db::Reader& reader);
+LaunchPaths launch_paths(const db::Reader& reader, FramesMode frames = FramesMode::All);
 
 }  // namespace fuselens::analyzer

@@ -107,6 +107,7 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
   if (format == OutputFormat::Json) {
     nlohmann::json j = {{"view", view_name(r.view)},
                         {"metric", metric_name(r.metric)},
+                        {"frames", frames_mode_name(r.frames)},
                         {"total", {{"gpu_time_ns", r.total.gpu_time_ns},
                                    {"launches", r.total.launches},
                                    {"bytes", r.total.bytes}}},
@@ -151,6 +152,11 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
     out << fmt::format(" ({} without a recorded calling context)", r.unattributed_operations);
   }
   out << '\n';
+  if (r.frames == FramesMode::User || r.frames == FramesMode::Python) {
+    out << fmt::format("Frames: {} (framework frames folded into one frame per op or library; "
+                       "--frames all shows every frame)\n",
+                       frames_mode_name(r.frames));
+  }
   if (r.has_phases) {
     // PyTorch: the GPU time of the forward and backward passes, and how backward work is placed.
     out << fmt::format("Phases: forward {}, backward {}, unknown {}; backward operations under their "

@@ -2,8 +2,9 @@
 // Reads the capture with the calling-context views' own loaders (CallingContextData.h).
 #include <utility>
 
-#include "cct/CallingContextData.h"
 #include "cct/CallingContext.h"
+#include "cct/CallingContextData.h"
+#include "cct/FrameFolding.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
@@ -18,11 +19,12 @@ std::string location_of(const cct::Frame& f) {
 
 }  // namespace
 
-LaunchPaths launch_paths(const db::Reader& reader) {
+LaunchPaths launch_paths(const db::Reader& reader, FramesMode frames_mode) {
   LaunchPaths out;
   if (!reader.has_table("api_context")) return out;
   const cct::FrameMap frames = cct::load_frames(reader);
   const cct::NodeTable nodes = cct::load_nodes(reader);
+  cct::FrameFolder folder(cct::resolve_frames_mode(frames_mode, frames));
   std::unordered_map<std::int64_t, std::uint32_t> by_node;
   auto contexts = db::launch_contexts(reader);
   while (auto s = contexts.next()) {
@@ -30,7 +32,7 @@ LaunchPaths launch_paths(const db::Reader& reader) {
     const auto [it, fresh] = by_node.emplace(node, static_cast<std::uint32_t>(out.paths.size()));
     if (fresh) {
       std::vector<CallPathFrame> path;
-      for (const cct::Frame* f : nodes.path(node, frames, /*show_internal=*/false)) {
+      for (const cct::Frame* f : folder.fold(nodes.path(node, frames, /*show_internal=*/false))) {
         path.push_back({f->function.empty() ? f->label : f->function, location_of(*f)});
       }
       out.paths.push_back(std::move(path));

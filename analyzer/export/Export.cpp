@@ -172,14 +172,14 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
 }
 
 ExportRun load_export_run(const db::Reader& reader, std::string label, NameKind kernel_names,
-                          bool with_analyses, const CompareReport* comparison,
-                          const Window* window) {
+                          bool with_analyses, const CompareReport* comparison, const Window* window,
+                          FramesMode frames) {
   ExportRun run;
   run.label = std::move(label);
   run.summary = summarize(reader, kernel_names);
   run.time_range = capture_time_range(reader);
   run.device_memory = device_memory_series(reader);
-  if (with_analyses) run.analyses = load_export_analyses(reader, comparison, window);
+  if (with_analyses) run.analyses = load_export_analyses(reader, comparison, window, frames);
   if (comparison) run.comparison = *comparison;
   return run;
 }

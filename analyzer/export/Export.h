@@ -80,7 +80,7 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
 struct ExportAnalyses {
   std::optional<PeaksChoice> peaks;  ///< choose_peaks("auto")
   std::string peaks_note;
-  std::optional<CctReport> calling_contexts;  ///< top-down, by GPU time
+  std::optional<CctReport> calling_contexts;  ///< top-down, by GPU time (also the flame graph)
   std::string calling_contexts_note;
   std::optional<FlagsReport> flags;  ///< every rule, default thresholds, short kernel names
   std::string flags_note;
@@ -97,10 +97,11 @@ struct ExportAnalyses {
 /// non-null `comparison` (compare_ranges of explicit patterns) becomes `variants` instead of the
 /// unfused/fused auto-detection. `window` (resolved and applied to `reader`) is the window the
 /// flags analysis describes (its verdict, start-up and per-step costs); nullptr: the whole
-/// capture.
+/// capture. `frames`: the frames of the calling contexts and of the flags' call sites.
 ExportAnalyses load_export_analyses(const db::Reader& reader,
                                     const CompareReport* comparison = nullptr,
-                                    const Window* window = nullptr);
+                                    const Window* window = nullptr,
+                                    FramesMode frames = FramesMode::Auto);
 
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
@@ -122,13 +123,13 @@ struct ExportRun {
 
 /// Reads every analysis of the capture opened by `reader` (summarize, capture_time_range,
 /// device_memory_series, and with `with_analyses` load_export_analyses(reader, comparison,
-/// window)).
+/// window, frames)).
 /// A non-null `comparison` is also copied into ExportRun::comparison. Throws db::Error when a
 /// query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
                           NameKind kernel_names = NameKind::Demangled, bool with_analyses = true,
-                          const CompareReport* comparison = nullptr,
-                          const Window* window = nullptr);
+                          const CompareReport* comparison = nullptr, const Window* window = nullptr,
+                          FramesMode frames = FramesMode::Auto);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.
 struct SideBySideRow {

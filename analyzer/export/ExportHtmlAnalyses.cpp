@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "export/ExportHtml.h"
+#include "export/ExportHtmlFlame.h"
 #include "export/ExportHtmlWidgets.h"
 #include "summary/SummaryFormat.h"
 
@@ -279,6 +280,18 @@ HtmlSection contexts_section(const Context& c, const ExportAnalyses& a) {
           std::move(body)};
 }
 
+// The flame graph of the same top-down view; absent without calling contexts (the section above
+// says why).
+std::optional<HtmlSection> flame_section(const Context& c, const ExportAnalyses& a) {
+  if (!a.calling_contexts || !a.calling_contexts->available) return std::nullopt;
+  std::string body = svg_flame_graph(
+      *a.calling_contexts, "Calling contexts by GPU time (frames: " +
+                               std::string(frames_mode_name(a.calling_contexts->frames)) + ")");
+  if (body.empty()) return std::nullopt;
+  return HtmlSection{HtmlSlot::CallingContexts, "flame-graph" + c.suffix, c.title("Flame graph"),
+                     std::move(body)};
+}
+
 HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
   std::string body;
   if (!a.roofline) {
@@ -337,14 +350,18 @@ HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
 }  // namespace
 
 ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareReport* comparison,
-                                    const Window* window) {
+                                    const Window* window, FramesMode frames) {
   ExportAnalyses a;
   guarded<PeaksChoice>(a.peaks, a.peaks_note, "peak profile",
                        [&] { return choose_peaks("auto", reader, builtin_peaks()); });
-  guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view",
-                     [&] { return calling_context_report(reader, CctOptions{}); });
-  guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis",
-                       [&] { return run_flags(reader, FlagsConfig(), NameKind::Short, window); });
+  guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view", [&] {
+    CctOptions options;
+    options.frames = frames;
+    return calling_context_report(reader, options);
+  });
+  guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis", [&] {
+    return run_flags(reader, FlagsConfig(), NameKind::Short, window, frames);
+  });
   try {
     if (comparison) {
       a.variants = *comparison;
@@ -375,6 +392,7 @@ void add_analysis_sections(HtmlReport& report, const std::vector<ExportRun>& run
       report.add(variants_section(c, *a.variants));
     }
     report.add(contexts_section(c, a));
+    if (auto flame = flame_section(c, a)) report.add(std::move(*flame));
     report.add(roofline_section(c, a));
     if (runs.size() == 1) report.add(heatmap_section(c, a));
   }

@@ -303,9 +303,9 @@ FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& given,
 }
 
 FlagsReport run_flags(const db::Reader& reader, const FlagsConfig& config, NameKind names,
-                      const Window* window) {
+                      const Window* window, FramesMode frames) {
   const FlagsWindow context = flags_window(reader, window);
-  FlagsReport report = run_flags(load_flags_trace(reader, names), config, context);
+  FlagsReport report = run_flags(load_flags_trace(reader, names, frames), config, context);
   report.path = reader.path();
   return report;
 }

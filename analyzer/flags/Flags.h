@@ -172,8 +172,10 @@ struct FlagsReport {
 FlagsReport run_flags(const FlagsTrace& trace, const FlagsConfig& config,
                       const FlagsWindow& window = {});
 /// Loads the capture (kernel names as `names`) and runs the enabled rules in `window`
-/// (flags_window: nullptr is the whole capture, with its steps when it has some).
+/// (flags_window: nullptr is the whole capture, with its steps when it has some); the hits'
+/// call sites with the frames `frames` selects (CallingContext.h, FramesMode).
 FlagsReport run_flags(const db::Reader& reader, const FlagsConfig& config,
-                      NameKind names = NameKind::Short, const Window* window = nullptr);
+                      NameKind names = NameKind::Short, const Window* window = nullptr,
+                      FramesMode frames = FramesMode::Auto);
 
 }  // namespace fuselens::analyzer

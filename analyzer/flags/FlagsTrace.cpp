@@ -194,7 +194,11 @@ bool plumbing(const std::string& function) {
                              "start_thread", "clone"}) {
     if (function.rfind(prefix, 0) == 0) return true;
   }
-  return function.rfind("libc.so", 0) == 0;  // unsymbolized frames of the C library
+  // Unsymbolized frames of the C library, and the C and C++ libraries folded (FramesMode::User).
+  for (const char* folded : {"[libc.so", "[libstdc++", "[libgcc_s"}) {
+    if (function.rfind(folded, 0) == 0) return true;
+  }
+  return function.rfind("libc.so", 0) == 0;
 }
 
 }  // namespace
@@ -230,11 +234,18 @@ std::string format_context(const std::vector<CallPathFrame>& path) {
     }
     run_module = module;
     run = 1;
-    std::string name = module.empty() ? db::short_kernel_name(function) : function;
+    const bool folded = function.rfind('[', 0) == 0;  // "[torch: aten::linear]": kept whole
+    std::string name = module.empty() && !folded ? db::short_kernel_name(function) : function;
     names.push_back(name.empty() ? function : name);
   }
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : " > ") + name;
+  // A folded frame ("[torch: aten::linear]", FramesMode) has no location: the line is the last
+  // frame above it that has one (the user's line).
+  while (last != nullptr && last->location.empty() && last->function.rfind('[', 0) == 0 &&
+         last != path.data()) {
+    --last;
+  }
   if (last != nullptr && !last->location.empty()) out += " [" + last->location + "]";
   return out;
 }
@@ -249,7 +260,7 @@ int FlagsTrace::launch_range_index(const TraceOp& op) const {
   return call != nullptr ? call->range : -1;
 }
 
-FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
+FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names, FramesMode frames) {
   FlagsTrace t;
   t.cuda_used = !reader.processes().empty();
   t.devices = reader.devices();
@@ -269,7 +280,7 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names) {
   for (TraceOp& op : t.ops) op.call = find_call(op.pid, op.correlation_id);
   for (TraceSync& s : t.syncs) s.call = find_call(s.pid, s.correlation_id);
 
-  LaunchPaths paths = launch_paths(reader);
+  LaunchPaths paths = launch_paths(reader, frames);
   t.contexts = std::move(paths.paths);
   for (const auto& path : t.contexts) t.context_texts.push_back(format_context(path));
   for (TraceCall& c : t.calls) {

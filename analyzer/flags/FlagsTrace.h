@@ -165,7 +165,8 @@ std::string format_context(const std::vector<CallPathFrame>& path);
 
 /// Loads the capture opened by `reader`; kernel names in `names` (short by default: the bare
 /// function name reads best in hits and chains).
-FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names = NameKind::Short);
+FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names = NameKind::Short,
+                            FramesMode frames = FramesMode::All);
 
 /// Loads the fusion evidence of the capture into `trace` (kernel arguments, allocations, work
 /// from counters and annotations, device ceilings): the part of load_flags_trace in

@@ -361,6 +361,14 @@ QStringList MainWindow::screenshotPages(const QString& directory) {
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     const QString path = QDir(directory).filePath(p->slug() + QStringLiteral(".png"));
     if (grab().save(path)) saved << path;
+    // The calling-context tree as a flame graph too.
+    if (auto* contexts = qobject_cast<CallingContextPage*>(p); contexts && !contexts->busy()) {
+      contexts->setFlameGraphShown(true);
+      for (int i = 0; i < 5; ++i) QApplication::processEvents();
+      const QString flame = QDir(directory).filePath(QStringLiteral("flamegraph.png"));
+      if (grab().save(flame)) saved << flame;
+      contexts->setFlameGraphShown(false);
+    }
   }
   // The step lane: the timeline over the steps around the start of the steady window.
   const CaptureDataPtr current = currentCapture();

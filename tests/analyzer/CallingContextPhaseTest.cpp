@@ -120,6 +120,7 @@ class CallingContextPhases : public ::testing::Test {
     o.view = view;
     o.phase = phase;
     o.split_phase = split;
+    o.frames = FramesMode::All;  // the recorded frames (folding: FrameFoldingTest)
     return calling_context_report(reader, o);
   }
   static std::map<std::string, CctRow> by_path(const CctReport& r) {

@@ -49,12 +49,39 @@ TEST(ProfAnalyze, BadValueAndMissingFileArgumentAreUsageErrors) {
        std::vector<std::vector<std::string>>{{"summary", "x.sqlite", "--format", "xml"},
                                              {"summary", "x.sqlite", "--names", "pretty"},
                                              {"summary", "x.sqlite", "--section", "kernels,bogus"},
+                                             {"cct", "x.sqlite", "--frames", "bogus"},
+                                             {"flags", "x.sqlite", "--frames", "User"},
+                                             {"export", "x.sqlite", "--frames", ""},
                                              {"summary"},
                                              {}}) {
     const Result r = run_cli(dir, args);
     EXPECT_EQ(r.status, 2) << (args.empty() ? "(no arguments)" : args.back());
     expect_one_error_line(r);
   }
+}
+
+TEST(ProfAnalyze, FramesFoldTheCallPathsOfCctFlagsAndTheHtmlFlameGraph) {
+  const std::string capture = std::string(FUSELENS_TEST_DATA_DIR) + "/cct_torch.sqlite";
+  if (!std::ifstream(capture)) GTEST_SKIP() << "cct_torch.sqlite is not committed";
+  TempDir dir;
+  const Result user = run_cli(dir, {"cct", capture});
+  ASSERT_EQ(user.status, 0) << user.err;
+  EXPECT_NE(user.out.find("Frames: user"), std::string::npos);
+  EXPECT_NE(user.out.find("[torch: aten::linear]"), std::string::npos);
+  EXPECT_EQ(user.out.find("wrap_kernel_functor"), std::string::npos);
+  const Result all = run_cli(dir, {"cct", capture, "--frames", "all", "--format", "json"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(nlohmann::json::parse(all.out)["frames"], "all");
+  EXPECT_NE(all.out.find("wrap_kernel_functor"), std::string::npos);
+  const Result flags = run_cli(dir, {"flags", capture, "--format", "csv"});
+  ASSERT_EQ(flags.status, 0) << flags.err;
+  EXPECT_EQ(flags.out.find("wrap_kernel_functor"), std::string::npos);
+  const std::string html = dir.file("r.html");
+  const Result exported = run_cli(dir, {"export", capture, "--format", "html", "-o", html});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  const std::string text = slurp(html);
+  EXPECT_NE(text.find("<section id=\"flame-graph\""), std::string::npos);
+  EXPECT_NE(text.find("[torch: aten::linear]"), std::string::npos);
 }
 
 TEST(ProfAnalyze, HelpAndVersionSucceed) {

@@ -1,6 +1,7 @@
 // prof-analyze cct FILE [--view top-down|bottom-up|flat] [--metric gpu_time|launches|bytes]
 //                       [--depth N] [--min-percent P] [--filter REGEX] [--show-internal]
 //                       [--phase all|forward|backward|unknown] [--split-phase]
+//                       [--frames auto|user|python|native|all]
 //                       [--format table|csv|json]
 
 #include <iostream>
@@ -30,6 +31,7 @@ struct CctOptions {
   bool show_internal = false;
   std::string phase = "all";
   bool split_phase = false;
+  std::string frames = "auto";
   WindowOptions window;
 };
 
@@ -63,6 +65,7 @@ int run_cct(const CctOptions& o) {
   if (o.phase == "backward") options.phase = analyzer::CctPhase::Backward;
   if (o.phase == "unknown") options.phase = analyzer::CctPhase::Unknown;
   options.split_phase = o.split_phase;
+  options.frames = *analyzer::parse_frames_mode(o.frames);
   const auto report = analyzer::calling_context_report(reader, options);
   if (!report.available)
     return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
@@ -105,6 +108,7 @@ Runner add_cct_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--split-phase", o->split_phase,
                 "Top-down and bottom-up: a first level per phase (<forward>, <backward>)");
+  add_frames_option(cmd, o->frames);
   add_format_option(cmd, o->format);
   add_window_options(cmd, o->window);
   return [o] { return run_cct(*o); };

@@ -54,4 +54,15 @@ CLI::Option* add_format_option(CLI::App* command, std::string& format) {
       ->capture_default_str();
 }
 
+CLI::Option* add_frames_option(CLI::App* command, std::string& frames) {
+  return command
+      ->add_option("--frames", frames,
+                   "Frames in call paths: user (your own frames, framework frames folded into "
+                   "one per op, [torch: aten::linear], or library), python (every Python frame, "
+                   "native ones folded), native (native frames only), all (every frame); auto: "
+                   "user for a capture with Python frames, else native")
+      ->check(CLI::IsMember({"auto", "user", "python", "native", "all"}))
+      ->capture_default_str();
+}
+
 }  // namespace fuselens::cli

@@ -49,6 +49,9 @@ CLI::Option* add_names_option(
     const std::string& help = "Kernel names: demangled, short or mangled");
 /// Adds --format (table, csv or json) to `command`, bound to `format`.
 CLI::Option* add_format_option(CLI::App* command, std::string& format);
+/// Adds --frames (auto, user, python, native, all: analyzer::FramesMode) to `command`, bound to
+/// `frames`; another value is a usage error (one line, kExitUsage).
+CLI::Option* add_frames_option(CLI::App* command, std::string& frames);
 
 /// --window and the step-method options (--step-range, --step-function, --auto-steps) of a
 /// subcommand that describes a window of the capture (analyzer/window/Window.h).

@@ -1,5 +1,5 @@
 // prof-analyze export FILE [FILE2] --format html|json|csv|chrome-trace -o OUT
-//                     [--names demangled|short|mangled]
+//                     [--names demangled|short|mangled] [--frames auto|user|python|native|all]
 //                     [--baseline GLOB --candidate GLOB]   (html or json, one FILE)
 //
 // --baseline/--candidate compare two sets of NVTX ranges of FILE (compare_ranges, as
@@ -40,6 +40,7 @@ struct ExportOptions {
   std::string format;
   std::string output;
   std::string names = "demangled";
+  std::string frames = "auto";
   std::string baseline, candidate;  // NVTX range globs; both or neither
   WindowOptions window;             // window "": steady, all with range patterns
 };
@@ -110,7 +111,8 @@ int run_export(const ExportOptions& options) {
   for (std::size_t i = 0; i < readers.size(); ++i) {
     runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
                                              *format == analyzer::ExportFormat::Html,
-                                             comparison ? &*comparison : nullptr, &windows[i]));
+                                             comparison ? &*comparison : nullptr, &windows[i],
+                                             *analyzer::parse_frames_mode(options.frames)));
     runs.back().window = windows[i].description;
   }
   analyzer::ExportFile out(options.output, options.files);
@@ -156,6 +158,7 @@ Runner add_export_command(CLI::App& app) {
                    "Output file (written as OUT.tmp, then renamed); '-' for standard output")
       ->required();
   add_names_option(command, options->names, "Kernel names: demangled, short or mangled");
+  add_frames_option(command, options->frames);
   command->add_option("--baseline", options->baseline,
                       "With --candidate (html, json): glob of the baseline NVTX ranges of FILE, "
                       "e.g. 'swish/unfused/*'; replaces the unfused/fused auto-detection");

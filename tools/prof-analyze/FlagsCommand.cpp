@@ -25,6 +25,7 @@ struct FlagsOptions {
   std::string file;
   std::string format = "table";
   std::string names = "short";
+  std::string frames = "auto";
   std::vector<std::string> thresholds;
   std::vector<std::string> rules;
   std::vector<std::string> fail_on;
@@ -78,7 +79,8 @@ int run_flags_command(const FlagsOptions& options) {
   analyzer::Window window;
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
   const analyzer::FlagsReport report =
-      analyzer::run_flags(reader, config, name_kind(options.names), &window);
+      analyzer::run_flags(reader, config, name_kind(options.names), &window,
+                          *analyzer::parse_frames_mode(options.frames));
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);
@@ -111,6 +113,7 @@ Runner add_flags_command(CLI::App& app) {
   flags->add_option("FILE", options->file, "Capture written by prof-run");
   add_format_option(flags, options->format);
   add_names_option(flags, options->names, "Kernel names: short, demangled or mangled");
+  add_frames_option(flags, options->frames);
   flags
       ->add_option("--threshold", options->thresholds,
                    "Change a threshold, e.g. launch_short.runtime_cutoff_us=50 (repeatable; "

@@ -1,10 +1,12 @@
 #include "views/CallingContextPage.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QStackedWidget>
 #include <QTreeView>
@@ -15,6 +17,7 @@
 #include "CaptureLoader.h"
 #include "Format.h"
 #include "models/TableModel.h"
+#include "views/FlameGraphWidget.h"
 
 namespace fuselens::gui {
 
@@ -119,6 +122,16 @@ CallingContextPage::CallingContextPage(QWidget* parent)
   metric_ = new QComboBox(this);
   metric_->addItems(
       {QStringLiteral("GPU time"), QStringLiteral("Launches"), QStringLiteral("Bytes")});
+  frames_ = new QComboBox(this);
+  // In analyzer::FramesMode order.
+  frames_->addItems({QStringLiteral("Auto"), QStringLiteral("User"), QStringLiteral("Python"),
+                     QStringLiteral("Native"), QStringLiteral("All")});
+  frames_->setToolTip(
+      QStringLiteral("User: your own frames, framework frames folded into one per op "
+                     "([torch: aten::linear]) or library; Python: every Python frame; Native: "
+                     "native frames only; All: every frame. Auto: User for captures with Python "
+                     "frames, else Native."));
+  flameToggle_ = new QCheckBox(QStringLiteral("Flame graph"), this);
   search_ = new QLineEdit(this);
   search_->setPlaceholderText(QStringLiteral("Search functions, kernels, modules…"));
   search_->setClearButtonEnabled(true);
@@ -126,6 +139,9 @@ CallingContextPage::CallingContextPage(QWidget* parent)
   bar->addWidget(view_);
   bar->addWidget(new QLabel(QStringLiteral("Metric:"), this));
   bar->addWidget(metric_);
+  bar->addWidget(new QLabel(QStringLiteral("Frames:"), this));
+  bar->addWidget(frames_);
+  bar->addWidget(flameToggle_);
   bar->addWidget(search_, 1);
   layout->addLayout(bar);
   stack_ = new QStackedWidget(this);
@@ -146,9 +162,16 @@ CallingContextPage::CallingContextPage(QWidget* parent)
   tree_->header()->setStretchLastSection(true);
   stack_->addWidget(notice_);
   stack_->addWidget(tree_);
+  flame_ = new FlameGraphWidget;
+  flameScroll_ = new QScrollArea(stack_);
+  flameScroll_->setWidgetResizable(true);
+  flameScroll_->setWidget(flame_);
+  stack_->addWidget(flameScroll_);
   layout->addWidget(stack_, 1);
   connect(view_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
   connect(metric_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
+  connect(frames_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
+  connect(flameToggle_, &QCheckBox::toggled, this, &CallingContextPage::setFlameGraphShown);
   connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
 }
 
@@ -175,6 +198,7 @@ void CallingContextPage::recompute() {
   analyzer::CctOptions options;
   options.view = static_cast<analyzer::CctView>(view_->currentIndex());
   options.metric = static_cast<analyzer::CctMetric>(metric_->currentIndex());
+  options.frames = static_cast<analyzer::FramesMode>(frames_->currentIndex());
   running_ = true;
   request_ = loader()->requestCallingContext(data_, options);
 }
@@ -198,7 +222,9 @@ void CallingContextPage::showReport(quint64 request,
     stack_->setCurrentWidget(notice_);
   } else {
     model_->setReport(*report);
-    stack_->setCurrentWidget(tree_);
+    flame_->setReport(*report);
+    stack_->setCurrentWidget(flameToggle_->isChecked() ? static_cast<QWidget*>(flameScroll_)
+                                                       : tree_);
     expandHotPath();
     tree_->resizeColumnToContents(CallingContextModel::Name);
     // Long C++ names: keep the value columns in view (the view elides the names).
@@ -234,6 +260,19 @@ void CallingContextPage::expandHotPath() {
 }
 
 QAbstractItemView* CallingContextPage::currentTable() const { return tree_; }
+
+void CallingContextPage::setFlameGraphShown(bool shown) {
+  if (flameToggle_->isChecked() != shown) {
+    flameToggle_->setChecked(shown);  // comes back here through toggled
+    return;
+  }
+  if (stack_->currentWidget() == notice_) return;  // shown when the report arrives
+  stack_->setCurrentWidget(shown ? static_cast<QWidget*>(flameScroll_) : tree_);
+}
+
+void CallingContextPage::setFramesMode(analyzer::FramesMode mode) {
+  frames_->setCurrentIndex(static_cast<int>(mode));
+}
 
 QString CallingContextPage::noticeText() const { return notice_ ? notice_->text() : QString(); }
 

@@ -4,7 +4,9 @@
 // analyzer's calling_context_report (CallingContext.h), which the loader computes off the GUI
 // thread (CaptureLoader::requestCallingContext) whenever the view or metric changes. A capture
 // without calling contexts (recorded before stacks were collected, or with stack collection off)
-// shows the analyzer's reason.
+// shows the analyzer's reason. Frames (auto, user, python, native, all: analyzer::FramesMode)
+// choose which frames the paths show; "Flame graph" shows the same tree as a flame graph
+// (FlameGraphWidget) instead of the tree view.
 
 #include <memory>
 
@@ -13,11 +15,15 @@
 #include "cct/CallingContext.h"
 #include "views/Page.h"
 
+class QCheckBox;
 class QComboBox;
+class QScrollArea;
 class QLineEdit;
 class QStackedWidget;
 
 namespace fuselens::gui {
+
+class FlameGraphWidget;
 
 /// CctReport rows as a tree: Name, Inclusive, Exclusive, Inclusive %, Module. The root row is
 /// not shown; its children are the top level. SortRole / RawRole as TableModel.
@@ -55,6 +61,11 @@ class CallingContextPage : public Page {
   QAbstractItemView* currentTable() const override;
   bool busy() const override { return running_; }
   CallingContextModel* model() const { return model_; }
+  FlameGraphWidget* flameGraph() const { return flame_; }
+  /// Shows the flame graph (true) or the tree (false) of the current report.
+  void setFlameGraphShown(bool shown);
+  /// Selects the frames mode (the index of analyzer::FramesMode) and recomputes.
+  void setFramesMode(analyzer::FramesMode mode);
   QString noticeText() const;
 
  Q_SIGNALS:
@@ -74,6 +85,10 @@ class CallingContextPage : public Page {
   CaptureDataPtr data_;
   QComboBox* view_ = nullptr;
   QComboBox* metric_ = nullptr;
+  QComboBox* frames_ = nullptr;
+  QCheckBox* flameToggle_ = nullptr;
+  QScrollArea* flameScroll_ = nullptr;
+  FlameGraphWidget* flame_ = nullptr;
   QLineEdit* search_ = nullptr;
   QStackedWidget* stack_ = nullptr;
   QLabel* notice_ = nullptr;
