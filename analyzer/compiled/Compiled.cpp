@@ -407,7 +407,10 @@ CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compi
     FusionRow row;
     row.kernel = kernels[i];
     row.compiled = per_step(fusion_cost[i], compiled_steps);
-    const std::set<std::string> ops(kernels[i].ops.begin(), kernels[i].ops.end());
+    std::vector<std::string> ops;  // the mark's order, each op once
+    for (const auto& op : kernels[i].ops) {
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    }
     std::map<std::string, double> op_share;  // eager ns of each op's share
     for (const auto& op : ops) {
       const auto it = eager_op.find(op);
