@@ -211,6 +211,16 @@ std::string match_module(const std::string& eager, const std::set<std::string>& 
 
 }  // namespace
 
+std::vector<std::string> InductorKernel::lines() const {
+  std::vector<std::string> out;
+  const auto add = [&out](const std::string& line) {
+    if (!line.empty() && std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  };
+  for (const auto& n : nodes) add(n.line);
+  for (const auto& l : site_lines) add(l);
+  return out;
+}
+
 void OpCost::add(const OpCost& o, double share) {
   gpu_ns += o.gpu_ns * share;
   launches += o.launches * share;
@@ -231,6 +241,11 @@ std::optional<InductorKernel> parse_inductor_mark(std::string_view text) {
   if (const auto ops = doc.find("ops"); ops != doc.end() && ops->is_array()) {
     for (const auto& o : *ops) {
       if (o.is_string()) k.ops.push_back(fold_aten_op(o.get<std::string>()));
+    }
+  }
+  if (const auto lines = doc.find("lines"); lines != doc.end() && lines->is_array()) {
+    for (const auto& l : *lines) {
+      if (l.is_string()) k.site_lines.push_back(l.get<std::string>());
     }
   }
   if (const auto nodes = doc.find("nodes"); nodes != doc.end() && nodes->is_array()) {

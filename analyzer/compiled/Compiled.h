@@ -63,9 +63,14 @@ struct InductorKernel {
   std::vector<std::string> ops;  ///< Original ATen, without "aten."
   std::vector<InductorNode> nodes;
   std::string site;  ///< "wrapper.py:line" of its launch, empty when unknown
+  /// User lines of its launch site from Inductor's linemap (the stack trace of the scheduler
+  /// node's last origin), "file:line"; empty when unknown.
+  std::vector<std::string> site_lines;
   bool truncated = false;
 
   bool extern_call() const { return kind == "extern"; }
+  /// Its user lines: the nodes' lines, then the site's, each once.
+  std::vector<std::string> lines() const;
 };
 
 /// Parses one mark text; nullopt when it lacks the prefix, is not JSON, or has no kernel name.

@@ -15,15 +15,7 @@ using nlohmann::json;
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-std::vector<std::string> lines_of(const InductorKernel& k) {
-  std::vector<std::string> out;
-  for (const auto& n : k.nodes) {
-    if (!n.line.empty() && std::find(out.begin(), out.end(), n.line) == out.end()) {
-      out.push_back(n.line);
-    }
-  }
-  return out;
-}
+std::vector<std::string> lines_of(const InductorKernel& k) { return k.lines(); }
 
 std::vector<std::string> modules_of(const InductorKernel& k) {
   std::set<std::string> out;

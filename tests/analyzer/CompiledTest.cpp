@@ -236,6 +236,12 @@ TEST(CompiledMarks, ParsesMarksAndRejectsOthers) {
   EXPECT_EQ(k->nodes[1].line, "");
   EXPECT_EQ(k->site, "w.py:7");
   EXPECT_FALSE(k->extern_call());
+  EXPECT_EQ(k->lines(), (std::vector<std::string>{"m.py:3"}));
+  const auto with_site = parse_inductor_mark(
+      "fuselens:inductor:{\"kernel\":\"k\",\"nodes\":[{\"name\":\"x\",\"line\":\"m.py:3\"}],"
+      "\"lines\":[\"m.py:4\",\"m.py:3\",7]}");
+  ASSERT_TRUE(with_site);
+  EXPECT_EQ(with_site->lines(), (std::vector<std::string>{"m.py:3", "m.py:4"}));
   EXPECT_FALSE(parse_inductor_mark("fuselens:inductor:{"));
   EXPECT_FALSE(parse_inductor_mark("fuselens:inductor:[1,2]"));
   EXPECT_FALSE(parse_inductor_mark("fuselens:inductor:{\"ops\":[]}"));  // no kernel

@@ -86,6 +86,21 @@ class Marks(unittest.TestCase):
         self.assertEqual(ln["nodes"][1], {"name": "y"})
         self.assertTrue(ln["site"].startswith("/tmp/w.py:"))
 
+    def test_site_lines_come_from_the_linemap_entry_above_the_site(self):
+        parsed = fi.parse_wrapper(fixture())
+        site = [k for k in parsed["kernels"] if k["kernel"] == "triton_poi_fused_add_1"][0]["sites"][0]
+        linemap = [(site - 30, '  File "/w/model.py", line 10, in forward\n    x = self.fc(x)\n'),
+                   (site - 2, '  File "/w/model.py", line 13, in forward\n    y = y + r\n'),
+                   (site + 5, '  File "/w/model.py", line 14, in forward\n'),
+                   ("bad",), (site - 1, None)]
+        self.assertEqual(fi.site_lines([site], linemap), [])  # the entry just above has no trace
+        self.assertEqual(fi.site_lines([site], linemap[:3]), ["/w/model.py:13"])
+        texts = fi.marks(parsed, "/tmp/w.py", {}, linemap[:3])
+        doc = [json.loads(t[len(fi.MARK_PREFIX):]) for t in texts
+               if "triton_poi_fused_add_1" in t][0]
+        self.assertEqual(doc["lines"], ["/w/model.py:13"])
+        self.assertEqual(fi.site_lines([site], None), [])
+
     def test_long_marks_are_cut_and_say_so(self):
         parsed = {"graph": "1_backward", "kernels": [{"kernel": "k", "kind": "triton", "ops": ["o"] * 10,
                                                       "source_nodes": ["n%d" % i for i in range(2000)],

@@ -16,7 +16,9 @@ mark in the default domain:
   the "aten." prefix); nodes: the Dynamo graph's "Source Nodes" with, where the FX node recorded
   it, the innermost user frame of its meta["stack_trace"] (file:line) and the module path of its
   meta["nn_module_stack"].
-* site: the generated wrapper module's file and the line of the launch or call in its `call()`.
+* site: the generated wrapper module's file and the line of the launch or call in its `call()`;
+  lines: the user lines of that launch from Inductor's linemap (the stack trace of the scheduler
+  node's last origin, which load_by_key_path receives with the wrapper, cache hits included).
 
 How: the generated wrapper module is read when Inductor loads it (PyCodeCache.load_by_key_path,
 which runs for fresh compilations and for cache hits alike), and parsed for the comments Inductor
@@ -176,9 +178,38 @@ def module_path(nn_module_stack):
     return path.strip(".")
 
 
-def marks(parsed, site_file, lines):
+def site_lines(sites, linemap):
+    """User lines ("file:line") of launch sites from Inductor's linemap, the (wrapper line,
+    stack_trace) pairs PyCodeCache.load_by_key_path receives: each scheduler node's code is
+    preceded by an entry carrying the stack trace of its last origin FX node, so a site takes
+    the last entry at or above it."""
+    entries = []
+    for entry in linemap or ():
+        try:
+            number, trace = entry[0], entry[1]
+            entries.append((int(number), trace))
+        except Exception:
+            continue
+    entries.sort(key=lambda e: e[0])
+    out = []
+    for site in sites:
+        trace = None
+        for number, t in entries:
+            if number > site:
+                break
+            trace = t
+        frame = innermost_frame(trace) if isinstance(trace, str) else None
+        if frame:
+            text = "%s:%d" % frame
+            if text not in out:
+                out.append(text)
+    return out
+
+
+def marks(parsed, site_file, lines, linemap=None):
     """The mark texts of a parsed wrapper: `lines` maps a source node's name to
-    {"line": "file:line", "module": path} (missing names get neither)."""
+    {"line": "file:line", "module": path} (missing names get neither); `linemap` as
+    site_lines takes it."""
     out = []
     for k in parsed["kernels"]:
         nodes = []
@@ -192,6 +223,9 @@ def marks(parsed, site_file, lines):
                "ops": k["ops"], "nodes": nodes}
         if k["sites"]:
             doc["site"] = "%s:%d" % (site_file, k["sites"][0])
+            found = site_lines(k["sites"], linemap)
+            if found:
+                doc["lines"] = found
         text = MARK_PREFIX + json.dumps(doc, separators=(",", ":"))
         while len(text) > _MAX_MARK and (doc["nodes"] or len(doc["ops"]) > 1):
             if doc["nodes"]:
@@ -239,7 +273,7 @@ def _emit(texts):
         pass
 
 
-def _on_load(path):
+def _on_load(path, linemap):
     if path in _state["seen"]:
         return
     _state["seen"].add(path)
@@ -255,7 +289,7 @@ def _on_load(path):
     if lines is None and _state["stack"] and not parsed["graph"].endswith("backward"):
         lines = _state["stack"][-1]
         _state["tables"][graph_number] = lines
-    _emit(marks(parsed, path, lines or {}))
+    _emit(marks(parsed, path, lines or {}, linemap))
 
 
 def _hook_inductor():
@@ -275,12 +309,11 @@ def _hook_inductor():
         def load_by_key_path(*args, **kwargs):
             module = load(*args, **kwargs)
             try:
-                path = kwargs.get("path")
-                if path is None:
-                    rest = args[1:] if is_classmethod else args
-                    path = rest[1] if len(rest) > 1 else None
+                rest = list(args[1:] if is_classmethod else args)
+                path = kwargs.get("path", rest[1] if len(rest) > 1 else None)
+                linemap = kwargs.get("linemap", rest[2] if len(rest) > 2 else None)
                 if path:
-                    _on_load(str(path))
+                    _on_load(str(path), linemap)
             except Exception:
                 pass
             return module
