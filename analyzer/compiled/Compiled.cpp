@@ -180,6 +180,42 @@ std::map<std::pair<std::int64_t, std::int64_t>, std::string> launch_modules(
   return out;
 }
 
+/// The mark of one compiled operation: a Triton/template kernel by name (several marks of one
+/// name told apart by their site on the launch's path), an extern call by its site.
+std::optional<std::size_t> match_mark(
+    const Operation& op, const NodeInfo* info, const std::vector<InductorKernel>& kernels,
+    const std::unordered_map<std::string, std::vector<std::size_t>>& by_name,
+    const std::unordered_map<std::string, std::size_t>& by_site) {
+  if (const auto it = by_name.find(op.name); it != by_name.end()) {
+    std::size_t found = it->second.front();
+    if (it->second.size() > 1 && info != nullptr) {
+      for (const std::size_t i : it->second) {
+        if (std::find(info->sites.begin(), info->sites.end(), kernels[i].site) !=
+            info->sites.end()) {
+          found = i;
+        }
+      }
+    }
+    return found;
+  }
+  if (info == nullptr) return std::nullopt;
+  for (auto s = info->sites.rbegin(); s != info->sites.rend(); ++s) {
+    if (const auto hit = by_site.find(*s); hit != by_site.end()) return hit->second;
+  }
+  return std::nullopt;
+}
+
+struct MarkIndex {
+  std::unordered_map<std::string, std::vector<std::size_t>> by_name;
+  std::unordered_map<std::string, std::size_t> by_site;
+  explicit MarkIndex(const std::vector<InductorKernel>& kernels) {
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      if (!kernels[i].extern_call()) by_name[kernels[i].kernel].push_back(i);
+      if (!kernels[i].site.empty()) by_site.emplace(kernels[i].site, i);
+    }
+  }
+};
+
 void finish_speedup(std::optional<double>& speedup, const OpCost& eager, const OpCost& compiled) {
   if (eager.gpu_ns > 0 && compiled.gpu_ns > 0) speedup = eager.gpu_ns / compiled.gpu_ns;
 }
@@ -277,6 +313,21 @@ std::vector<InductorKernel> inductor_kernels(const db::Reader& reader) {
   return out;
 }
 
+std::map<std::string, std::size_t> extern_kernel_names(const db::Reader& reader,
+                                                       const std::vector<InductorKernel>& kernels) {
+  std::map<std::string, std::size_t> out;
+  const MarkIndex index(kernels);
+  if (index.by_site.empty()) return out;
+  Contexts contexts(reader);
+  for (const Operation& op : operations(reader)) {
+    if (index.by_name.count(op.name)) continue;
+    const auto mark =
+        match_mark(op, contexts.of(op.pid, op.correlation), kernels, index.by_name, index.by_site);
+    if (mark && kernels[*mark].extern_call()) out.emplace(op.name, *mark);
+  }
+  return out;
+}
+
 std::string fold_aten_op(std::string_view name) {
   if (name.substr(0, 5) == "aten.") name.remove_prefix(5);
   std::string op(name);
@@ -311,7 +362,8 @@ std::string aten_op_of_frame(std::string_view function) {
 
 CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compiled,
                                 const std::vector<InductorKernel>& kernels, CompareBy by,
-                                double eager_steps, double compiled_steps) {
+                                double eager_steps, double compiled_steps,
+                                const std::map<std::string, std::size_t>& extern_names) {
   if (kernels.empty()) {
     throw CompiledError(compiled.path() +
                         " holds no torch.compile kernels (no fuselens:inductor marks: captured "
@@ -327,12 +379,7 @@ CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compi
   report.compiled_steps = compiled_steps;
   report.marks = static_cast<std::int64_t>(kernels.size());
 
-  std::unordered_map<std::string, std::vector<std::size_t>> by_name;
-  std::unordered_map<std::string, std::size_t> by_site;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (!kernels[i].extern_call()) by_name[kernels[i].kernel].push_back(i);
-    if (!kernels[i].site.empty()) by_site.emplace(kernels[i].site, i);
-  }
+  const MarkIndex index(kernels);
 
   // Compiled side: each operation to a fusion (mark index) or unmatched.
   std::vector<OpCost> fusion_cost(kernels.size());
@@ -340,21 +387,12 @@ CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compi
     Contexts contexts(compiled);
     for (const Operation& op : operations(compiled)) {
       report.compiled_total.add(op.cost);
-      const NodeInfo* info = contexts.of(op.pid, op.correlation);
-      std::optional<std::size_t> fusion;
-      if (const auto it = by_name.find(op.name); it != by_name.end()) {
-        fusion = it->second.front();
-        if (it->second.size() > 1 && info != nullptr) {
-          for (const std::size_t i : it->second) {
-            if (std::find(info->sites.begin(), info->sites.end(), kernels[i].site) !=
-                info->sites.end()) {
-              fusion = i;
-            }
-          }
-        }
-      } else if (info != nullptr) {
-        for (auto s = info->sites.rbegin(); s != info->sites.rend() && !fusion; ++s) {
-          if (const auto hit = by_site.find(*s); hit != by_site.end()) fusion = hit->second;
+      std::optional<std::size_t> fusion = match_mark(op, contexts.of(op.pid, op.correlation),
+                                                     kernels, index.by_name, index.by_site);
+      if (!fusion) {
+        if (const auto it = extern_names.find(op.name);
+            it != extern_names.end() && it->second < kernels.size()) {
+          fusion = it->second;
         }
       }
       if (fusion) {

@@ -8,7 +8,8 @@
 //    fuselens_inductor.py emits once per generated kernel (InductorKernel below). A GPU kernel is
 //    a fusion's when its name is a Triton or template kernel's name of a mark; an extern call's
 //    (cuBLAS, cuDNN through ATen) when the launch's calling context holds the generated wrapper's
-//    line (file:line) that the mark names as its site;
+//    line (file:line) that the mark names as its site, or (CUDA graph replays, which carry no
+//    such context) when its name is one an extern call launched elsewhere in the capture;
 //  - eager capture: each GPU operation's ATen ops, the `at::_ops::<op>::call` and
 //    `::redispatch` frames of its calling context (outermost first), with overloads folded
 //    ("sub_Tensor" -> "sub", "fill__Scalar" -> "fill"); its user line, the innermost Python frame
@@ -32,6 +33,7 @@
 // when the eager capture holds no module range; db::Error from reading a capture.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -81,6 +83,13 @@ std::optional<InductorKernel> parse_inductor_mark(std::string_view text);
 /// site) are dropped.
 std::vector<InductorKernel> inductor_kernels(const db::Reader& reader);
 
+/// GPU kernel names of extern calls, learned from launches whose calling context holds an
+/// extern mark's site (read unrestricted: the warm-up runs of reduce-overhead launch them from the
+/// wrapper before the CUDA graph replays them without that context): kernel name -> index into
+/// `kernels` of the first extern mark seen launching it.
+std::map<std::string, std::size_t> extern_kernel_names(const db::Reader& reader,
+                                                       const std::vector<InductorKernel>& kernels);
+
 /// "sub_Tensor" -> "sub", "pow_Tensor_Scalar" -> "pow", "mean_dim" -> "mean", "fill__Scalar"
 /// -> "fill", "addmm" -> "addmm": the op of an `at::_ops::` name without overload or in-place
 /// suffix (overloads: segments starting upper-case, and dim, out, int, self, correction, default,
@@ -129,10 +138,12 @@ struct CompiledReport {
 
 /// Compares `eager` with `compiled` (both readers possibly restricted to their windows);
 /// `kernels`: inductor_kernels(compiled) read before the restriction; `*_steps`: steps in each
-/// window (>= 1). Throws CompiledError when `kernels` is empty, or by module when `eager` has
-/// no module range.
+/// window (>= 1); `extern_names`: extern_kernel_names(compiled) read before the restriction,
+/// for kernels launched without their wrapper line (CUDA graph replays). Throws CompiledError
+/// when `kernels` is empty, or by module when `eager` has no module range.
 CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compiled,
                                 const std::vector<InductorKernel>& kernels, CompareBy by,
-                                double eager_steps = 1, double compiled_steps = 1);
+                                double eager_steps = 1, double compiled_steps = 1,
+                                const std::map<std::string, std::size_t>& extern_names = {});
 
 }  // namespace fuselens::analyzer

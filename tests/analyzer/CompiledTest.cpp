@@ -380,6 +380,31 @@ TEST(CompiledCompare, SameKernelNameInTwoGraphsIsToldApartByItsSite) {
   EXPECT_DOUBLE_EQ(r.fusions[0].eager.gpu_ns, 80);  // mul's eager kernel
 }
 
+TEST(CompiledCompare, GraphReplaysOfExternKernelsAreKnownByTheirName) {
+  TempDir dir;
+  TorchCapture c;
+  c.mark(mark("extern_kernels.mm", "extern", "[\"mm\"]", "[]", kWrapper + ":80"));
+  // A warm-up run from the wrapper, then a CUDA graph replay: no wrapper line on its path.
+  c.kernel("sm90_gemm", 100, {py("call", kWrapper, 80), native("at::_ops::mm_out::call()")});
+  c.kernel("sm90_gemm", 90,
+           {py("replay", "/usr/lib/python3/torch/_inductor/cudagraph_trees.py", 5)});
+  c.kernel("other_gemm", 30, {});
+  c.write(dir.file("compiled.sqlite"));
+  write_eager(dir.file("eager.sqlite"));
+  const db::Reader eager(dir.file("eager.sqlite")), compiled(dir.file("compiled.sqlite"));
+  const auto kernels = inductor_kernels(compiled);
+  const auto names = extern_kernel_names(compiled, kernels);
+  ASSERT_EQ(names.size(), 1U);
+  EXPECT_EQ(names.begin()->first, "sm90_gemm");
+  const auto without = compare_compiled(eager, compiled, kernels, CompareBy::Op);
+  EXPECT_DOUBLE_EQ(without.compiled_unmatched.gpu_ns, 90 + 30);
+  const auto with = compare_compiled(eager, compiled, kernels, CompareBy::Op, 1, 1, names);
+  ASSERT_EQ(with.fusions.size(), 1U);
+  EXPECT_DOUBLE_EQ(with.fusions[0].compiled.gpu_ns, 190);
+  EXPECT_DOUBLE_EQ(with.fusions[0].compiled.launches, 2);
+  EXPECT_DOUBLE_EQ(with.compiled_unmatched.gpu_ns, 30);
+}
+
 TEST(CompiledFormat, WritesTheThreeFormats) {
   TempDir dir;
   write_eager(dir.file("eager.sqlite"));

@@ -66,12 +66,13 @@ int run_compiled(const CompareOptions& o) {
           "compare: " + o.files[1] + " holds no torch.compile kernels (no fuselens:inductor marks)",
           kExitCapture);
     }
+    const auto extern_names = analyzer::extern_kernel_names(compiled, kernels);
     if (const int rc = open_window(eager, spec, steps, windows[0])) return rc;
     if (const int rc = open_window(compiled, spec, steps, windows[1])) return rc;
     report = analyzer::compare_compiled(
         eager, compiled, kernels,
         o.by == "module" ? analyzer::CompareBy::Module : analyzer::CompareBy::Op,
-        steps_in(windows[0]), steps_in(windows[1]));
+        steps_in(windows[0]), steps_in(windows[1]), extern_names);
   } catch (const analyzer::CompiledError& e) {
     return fail(std::string("compare: ") + e.what(), kExitCapture);
   }

@@ -282,13 +282,15 @@ def _on_load(path, linemap):
     if "def call(" not in source and "async_compile" not in source:
         return  # a kernel module, not a wrapper
     parsed = parse_wrapper(source)
-    if not parsed["kernels"]:
-        return
+    # The Dynamo graph being compiled owns this forward (or inference) graph; its backward,
+    # compiled later (at the first backward()), finds it again by the AOT ID's number.
     graph_number = parsed["graph"].split("_")[0]
     lines = _state["tables"].get(graph_number)
     if lines is None and _state["stack"] and not parsed["graph"].endswith("backward"):
         lines = _state["stack"][-1]
         _state["tables"][graph_number] = lines
+    if not parsed["kernels"]:
+        return
     _emit(marks(parsed, path, lines or {}, linemap))
 
 
