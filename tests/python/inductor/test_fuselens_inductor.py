@@ -110,7 +110,115 @@ class Marks(unittest.TestCase):
         self.assertTrue(json.loads(text[len(fi.MARK_PREFIX):])["truncated"])
 
 
+class FakeTorch:
+    """Just enough of torch for install(): cuda, nvtx marks, torch.compile, and the two Inductor
+    modules it hooks (PyCodeCache.load_by_key_path as a classmethod, compile_fx)."""
+
+    def __init__(self):
+        import types
+        self.marks = []
+        fake = self
+
+        class Nvtx:
+            @staticmethod
+            def mark(text):
+                fake.marks.append(text)
+
+        class Cuda:
+            nvtx = Nvtx()
+
+            @staticmethod
+            def is_available():
+                return True
+
+            @staticmethod
+            def is_initialized():
+                return True
+
+        self.cuda = Cuda()
+        self.compiled = []
+
+        def compile(model, **kwargs):
+            fake.compiled.append(model)
+            return model
+
+        self.compile = compile
+        codecache = types.ModuleType("torch._inductor.codecache")
+
+        class PyCodeCache:
+            loaded = []
+
+            @classmethod
+            def load_by_key_path(cls, key, path, linemap=None, attrs=None):
+                cls.loaded.append((key, path))
+                return types.ModuleType("wrapper_" + key)
+
+        codecache.PyCodeCache = PyCodeCache
+        compile_fx = types.ModuleType("torch._inductor.compile_fx")
+
+        def compile_fx_impl(model_, example_inputs_, **kwargs):
+            # Inductor loads the forward wrapper while the Dynamo graph compiles.
+            return PyCodeCache.load_by_key_path("k0", fake.wrapper_path, linemap=fake.linemap)
+
+        compile_fx.compile_fx = compile_fx_impl
+        self.modules = {"torch._inductor.codecache": codecache,
+                        "torch._inductor.compile_fx": compile_fx,
+                        "torch._inductor": types.ModuleType("torch._inductor"),
+                        "torch": types.ModuleType("torch")}
+        self.modules["torch._inductor"].codecache = codecache
+        self.modules["torch._inductor"].compile_fx = compile_fx
+        self.modules["torch"]._inductor = self.modules["torch._inductor"]
+
+
 class Install(unittest.TestCase):
+    def tearDown(self):
+        fi._state.update({"installed": False, "hooked": False, "tables": {}, "stack": [],
+                          "pending": [], "seen": set(), "torch": None})
+
+    def test_hooks_at_first_compile_and_marks_each_kernel_once_at_load(self):
+        torch = FakeTorch()
+        torch.wrapper_path = os.path.join(HERE, "fixture_forward_wrapper.py.txt")
+        torch.linemap = [(1, '  File "/w/model.py", line 7, in forward\n')]
+        saved = {k: sys.modules.get(k) for k in torch.modules}
+        for k in torch.modules:
+            sys.modules.pop(k, None)
+        try:
+            original = torch.compile
+            fi.install(torch)  # Inductor not imported yet: torch.compile is wrapped
+            self.assertIsNot(torch.compile, original)
+            self.assertFalse(fi._state["hooked"])
+            sys.modules.update(torch.modules)
+            torch.compile("model")
+            self.assertEqual(torch.compiled, ["model"])
+            self.assertTrue(fi._state["hooked"])
+
+            class Node:
+                def __init__(self, name, trace, stack):
+                    self.name, self.meta = name, {"stack_trace": trace, "nn_module_stack": stack}
+
+            class Graph:
+                nodes = [Node("relu", '  File "/w/model.py", line 40, in forward\n',
+                              {"a": ("L['self'].block", object)})]
+
+            class Gm:
+                graph = Graph()
+
+            torch.modules["torch._inductor.compile_fx"].compile_fx(Gm(), [])
+            self.assertEqual(len(torch.marks), 4)
+            docs = [json.loads(t[len(fi.MARK_PREFIX):]) for t in torch.marks]
+            ln = [d for d in docs if d["kernel"] == "triton_per_fused_native_layer_norm_relu_0"][0]
+            self.assertEqual(ln["nodes"][0], {"name": "relu", "line": "/w/model.py:40", "module": "block"})
+            self.assertEqual(ln["lines"], ["/w/model.py:7"])
+            # The same wrapper loaded again (a cache hit in the same process): no new marks.
+            torch.modules["torch._inductor.codecache"].PyCodeCache.load_by_key_path("k0", torch.wrapper_path)
+            self.assertEqual(len(torch.marks), 4)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+
     def test_install_without_cuda_does_nothing_and_never_raises(self):
         class Cuda:
             @staticmethod
