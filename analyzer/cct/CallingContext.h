@@ -29,6 +29,7 @@
 // name (the NVTX range, or the autograd node's apply() frame).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -81,6 +82,9 @@ struct CctOptions {
   bool show_internal = false;
   std::optional<CctPhase> phase;  ///< only the GPU operations of this phase
   bool split_phase = false;       ///< top-down and bottom-up: a first level per phase
+  /// Kernel name -> a row placed above it in top-down and bottom-up (compiled_kernel_sources:
+  /// the user lines and ATen ops a torch.compile kernel fuses); empty: none.
+  std::map<std::string, std::string> kernel_sources;
 };
 
 struct CctReport {

@@ -328,6 +328,36 @@ std::map<std::string, std::size_t> extern_kernel_names(const db::Reader& reader,
   return out;
 }
 
+std::map<std::string, std::string> compiled_kernel_sources(const db::Reader& reader) {
+  std::map<std::string, std::string> out;
+  const auto kernels = inductor_kernels(reader);
+  if (kernels.empty()) return out;
+  std::map<std::string, std::vector<std::size_t>> marks_of;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (!kernels[i].extern_call()) marks_of[kernels[i].kernel].push_back(i);
+  }
+  for (const auto& [name, i] : extern_kernel_names(reader, kernels)) marks_of[name].push_back(i);
+  for (const auto& [name, marks] : marks_of) {
+    std::vector<std::string> lines, ops;
+    for (const std::size_t i : marks) {
+      for (const auto& l : kernels[i].lines()) {
+        const auto slash = l.rfind('/');
+        std::string text = slash == std::string::npos ? l : l.substr(slash + 1);
+        if (std::find(lines.begin(), lines.end(), text) == lines.end()) lines.push_back(text);
+      }
+      for (const auto& o : kernels[i].ops) {
+        if (std::find(ops.begin(), ops.end(), o) == ops.end()) ops.push_back(o);
+      }
+    }
+    std::string label = "<torch.compile>";
+    for (std::size_t j = 0; j < lines.size(); ++j) label += (j ? ", " : " ") + lines[j];
+    if (!ops.empty()) label += ":";
+    for (std::size_t j = 0; j < ops.size(); ++j) label += (j ? ", " : " ") + ops[j];
+    out.emplace(name, std::move(label));
+  }
+  return out;
+}
+
 std::string fold_aten_op(std::string_view name) {
   if (name.substr(0, 5) == "aten.") name.remove_prefix(5);
   std::string op(name);

@@ -90,6 +90,12 @@ std::vector<InductorKernel> inductor_kernels(const db::Reader& reader);
 std::map<std::string, std::size_t> extern_kernel_names(const db::Reader& reader,
                                                        const std::vector<InductorKernel>& kernels);
 
+/// For `prof-analyze cct`: GPU kernel name -> "<torch.compile> LINES: OPS", the user lines and
+/// ATen ops of the compiled kernel (Triton and template kernels by name, extern kernels by the
+/// names extern_kernel_names learns; marks of one name in several graphs joined). Empty for a
+/// capture without marks. Read it before restricting the reader to a window.
+std::map<std::string, std::string> compiled_kernel_sources(const db::Reader& reader);
+
 /// "sub_Tensor" -> "sub", "pow_Tensor_Scalar" -> "pow", "mean_dim" -> "mean", "fill__Scalar"
 /// -> "fill", "addmm" -> "addmm": the op of an `at::_ops::` name without overload or in-place
 /// suffix (overloads: segments starting upper-case, and dim, out, int, self, correction, default,

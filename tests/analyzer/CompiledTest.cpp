@@ -12,6 +12,7 @@
 
 #include "Subprocess.h"
 #include "TestSupport.h"
+#include "cct/CallingContext.h"
 #include "compiled/Compiled.h"
 #include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
@@ -424,6 +425,40 @@ TEST(CompiledFormat, WritesTheThreeFormats) {
   EXPECT_EQ(doc["by"], "op");
   EXPECT_EQ(doc["fusions"].size(), 4U);
   EXPECT_DOUBLE_EQ(doc["totals"]["speedup"].get<double>(), 1730.0 / 1300.0);
+}
+
+TEST(CompiledCct, ShowsACompiledKernelUnderItsSourceLines) {
+  TempDir dir;
+  write_compiled(dir.file("compiled.sqlite"));
+  const db::Reader reader(dir.file("compiled.sqlite"));
+  const auto sources = compiled_kernel_sources(reader);
+  ASSERT_EQ(sources.count("triton_per_fused_native_layer_norm_relu_0"), 1U);
+  EXPECT_EQ(sources.at("triton_per_fused_native_layer_norm_relu_0"),
+            "<torch.compile> model.py:11, model.py:12: relu, native_layer_norm");
+  EXPECT_EQ(sources.at("sm90_gemm"), "<torch.compile> model.py:10: addmm");  // extern, by site
+  EXPECT_EQ(sources.count("sgd_kernel"), 0U);
+  CctOptions options;
+  options.kernel_sources = sources;
+  const auto report = calling_context_report(reader, options);
+  bool found = false;
+  for (const auto& row : report.rows) {
+    if (row.label != "<gpu kernel> triton_per_fused_native_layer_norm_relu_0") continue;
+    ASSERT_GE(row.parent, 0);
+    EXPECT_EQ(report.rows[static_cast<std::size_t>(row.parent)].label,
+              sources.at("triton_per_fused_native_layer_norm_relu_0"));
+    found = true;
+  }
+  EXPECT_TRUE(found);
+  for (const auto& row : report.rows) {
+    if (row.label == "<gpu kernel> sgd_kernel") {
+      EXPECT_EQ(report.rows[static_cast<std::size_t>(row.parent)].label.rfind("<torch.compile>", 0),
+                std::string::npos);
+    }
+  }
+  // Without marks nothing changes.
+  TempDir plain;
+  write_eager(plain.file("eager.sqlite"));
+  EXPECT_TRUE(compiled_kernel_sources(db::Reader(plain.file("eager.sqlite"))).empty());
 }
 
 using fuselens::test::run_cli;
