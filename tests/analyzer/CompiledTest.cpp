@@ -427,6 +427,30 @@ TEST(CompiledFormat, WritesTheThreeFormats) {
   EXPECT_DOUBLE_EQ(doc["totals"]["speedup"].get<double>(), 1730.0 / 1300.0);
 }
 
+TEST(CompiledCompare, FindsTheEagerOpsOfARealPyTorchCapture) {
+  // cct_torch.sqlite (H100, eager MLP steps with Python and native frames): the ops a compiled
+  // MLP would list are found under their at::_ops frames, forward and backward.
+  TempDir dir;
+  TorchCapture c;
+  const std::vector<std::string> ops{"addmm", "relu", "mm", "threshold_backward"};
+  for (const auto& op : ops) {
+    c.mark(mark("k_" + op, "triton", "[\"" + op + "\"]", "[]"));
+    c.kernel("k_" + op, 10, {});
+  }
+  c.write(dir.file("compiled.sqlite"));
+  const db::Reader eager(std::string(FUSELENS_TEST_DATA_DIR) + "/cct_torch.sqlite");
+  const db::Reader compiled(dir.file("compiled.sqlite"));
+  const auto r = compare_compiled(eager, compiled, inductor_kernels(compiled), CompareBy::Op);
+  for (const auto& op : ops) {
+    const auto* g = group(r, op);
+    ASSERT_TRUE(g) << op;
+    EXPECT_GT(g->eager.gpu_ns, 0) << op;
+    EXPECT_GT(g->eager.launches, 0) << op;
+  }
+  EXPECT_GT(r.eager_unmatched.gpu_ns, 0);  // randn, copies, the optimizer: not listed
+  EXPECT_LT(r.eager_unmatched.gpu_ns, r.eager_total.gpu_ns);
+}
+
 TEST(CompiledCct, ShowsACompiledKernelUnderItsSourceLines) {
   TempDir dir;
   write_compiled(dir.file("compiled.sqlite"));
