@@ -219,7 +219,7 @@ class Install(unittest.TestCase):
                 else:
                     sys.modules[k] = v
 
-    def test_install_without_cuda_does_nothing_and_never_raises(self):
+    def test_install_without_cuda_hooks_nothing_and_never_raises(self):
         class Cuda:
             @staticmethod
             def is_available():
@@ -228,9 +228,18 @@ class Install(unittest.TestCase):
         class Torch:
             cuda = Cuda()
 
-        fi.install(Torch())
+            @staticmethod
+            def compile(model, **kwargs):
+                return model
+
+        torch = Torch()
+        fi.install(torch)
+        self.assertEqual(torch.compile("m"), "m")
+        self.assertFalse(fi._state["hooked"])
+        fi.install(object())  # no torch.compile yet (torch still importing): nothing, no error
+        fi._state["installed"] = False
+        fi.install(object())
         self.assertFalse(fi._state["installed"])
-        fi.install(object())  # no torch.cuda at all: swallowed
 
 
 if __name__ == "__main__":

@@ -340,24 +340,34 @@ def _hook_inductor():
     compile_fx_module.compile_fx = compile_fx
 
 
-def install(torch):
-    """Installs the hooks once: now if Inductor is imported, else at the first torch.compile.
-    Does nothing without CUDA; never raises."""
+def _cuda_available():
     try:
-        if _state["installed"] or not torch.cuda.is_available():
+        return bool(_state["torch"].cuda.is_available())
+    except Exception:
+        return False
+
+
+def install(torch):
+    """Installs the hooks once: wraps torch.compile, whose first call hooks Inductor (at once
+    when Inductor is already imported). Nothing touches CUDA here: whether CUDA is available is
+    asked at that first call, and without it nothing is hooked. Never raises."""
+    try:
+        if _state["installed"]:
             return
-        _state["installed"] = True
+        original_compile = getattr(torch, "compile", None)
+        if original_compile is None:
+            return  # torch is still importing: a later install() call can succeed
         _state["torch"] = torch
+        _state["installed"] = True
         import sys
 
-        if "torch._inductor.compile_fx" in sys.modules:
+        if "torch._inductor.compile_fx" in sys.modules and _cuda_available():
             _hook_inductor()
-            return
-        original_compile = torch.compile
 
         def compile(*args, **kwargs):
             try:
-                _hook_inductor()
+                if not _state["hooked"] and _cuda_available():
+                    _hook_inductor()
             except Exception:
                 pass
             return original_compile(*args, **kwargs)
