@@ -75,7 +75,8 @@ class Contexts {
       at = it == nodes_.end() ? 0 : it->second.first;
       if (chain.size() > 100000) break;  // a cycle in a corrupt capture
     }
-    NodeInfo parent = at != 0 ? memo_.at(at) : NodeInfo{};
+    const auto known = memo_.find(at);  // absent for the root, or past a corrupt cycle
+    NodeInfo parent = known != memo_.end() ? known->second : NodeInfo{};
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       NodeInfo info = parent;
       const auto n = nodes_.find(*it);
