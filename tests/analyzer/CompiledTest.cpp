@@ -4,8 +4,10 @@
 // db::Writer, and `prof-analyze compare EAGER COMPILED --by op|module` as a program.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "compiled/Compiled.h"
 #include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
+#include "fuselens/db/TraceCursors.h"
 #include "fuselens/db/Writer.h"
 
 #ifndef PROF_ANALYZE_PATH
@@ -449,6 +452,46 @@ TEST(CompiledCompare, FindsTheEagerOpsOfARealPyTorchCapture) {
   }
   EXPECT_GT(r.eager_unmatched.gpu_ns, 0);  // randn, copies, the optimizer: not listed
   EXPECT_LT(r.eager_unmatched.gpu_ns, r.eager_total.gpu_ns);
+}
+
+// The H100 captures of scripts/device/plans/compiled.sh, once committed under tests/data: every
+// fusion that ran names at least one ATen op found on a launch path of the eager capture, and
+// the totals split into fused and not fused work without remainder.
+TEST(CompiledRealCaptures, EachFusionNamesOpsOfTheEagerCapture) {
+  int pairs = 0;
+  for (const std::string workload : {"transformer", "cnn"}) {
+    for (const std::string mode : {"compiled", "reduce_overhead"}) {
+      const std::string dir = FUSELENS_TEST_DATA_DIR;
+      const std::string eager_path = dir + "/" + workload + "_eager.sqlite";
+      const std::string compiled_path = dir + "/" + workload + "_" + mode + ".sqlite";
+      if (!std::filesystem::exists(eager_path) || !std::filesystem::exists(compiled_path)) continue;
+      ++pairs;
+      SCOPED_TRACE(compiled_path);
+      const db::Reader eager(eager_path), compiled(compiled_path);
+      std::set<std::string> eager_ops;
+      auto frames = db::frames(eager);
+      while (auto f = frames.next()) {
+        if (auto op = aten_op_of_frame(f->function); !op.empty()) eager_ops.insert(op);
+      }
+      const auto kernels = inductor_kernels(compiled);
+      ASSERT_FALSE(kernels.empty());
+      const auto r = compare_compiled(eager, compiled, kernels, CompareBy::Op, 1, 1,
+                                      extern_kernel_names(compiled, kernels));
+      ASSERT_FALSE(r.fusions.empty());
+      for (const auto& f : r.fusions) {
+        if (f.kernel.ops.empty()) continue;  // Inductor listed no op (e.g. a pure copy)
+        bool any = false;
+        for (const auto& op : f.kernel.ops) any = any || eager_ops.count(op) > 0;
+        EXPECT_TRUE(any) << f.kernel.kernel;
+      }
+      double fused = 0;
+      for (const auto& f : r.fusions) fused += f.compiled.gpu_ns;
+      EXPECT_NEAR(fused + r.compiled_unmatched.gpu_ns, r.compiled_total.gpu_ns,
+                  1e-6 * r.compiled_total.gpu_ns);
+    }
+  }
+  if (pairs == 0)
+    GTEST_SKIP() << "no torch.compile captures under tests/data yet (plan compiled.sh)";
 }
 
 TEST(CompiledCct, ShowsACompiledKernelUnderItsSourceLines) {
