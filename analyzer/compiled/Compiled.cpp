@@ -28,18 +28,12 @@ std::string string_member(const json& doc, const char* key) {
   return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-/// What the calling context of one node says: ATen ops (outermost first), the user line, and
-/// the lines of generated Inductor code on the path.
+/// What the calling context of one node says: ATen ops (outermost first) and the lines of
+/// generated Inductor code (files under a torchinductor cache folder) on the path.
 struct NodeInfo {
   std::vector<std::string> ops;
-  std::string user_line;
   std::vector<std::string> sites;
 };
-
-bool is_user_file(const std::string& file) {
-  return !file.empty() && file.front() != '<' && file.find("/torch/") == std::string::npos &&
-         file.find("torchinductor") == std::string::npos;
-}
 
 /// Per-launch context facts of one capture: (pid, correlation) -> NodeInfo.
 class Contexts {
@@ -84,9 +78,9 @@ class Contexts {
       if (f != frames_.end()) {
         const db::FrameRow& frame = f->second;
         if (frame.kind == kPythonFrame) {
-          const std::string where = frame.file + ":" + std::to_string(frame.line);
-          if (is_user_file(frame.file)) info.user_line = where;
-          if (frame.file.find("torchinductor") != std::string::npos) info.sites.push_back(where);
+          if (frame.file.find("torchinductor") != std::string::npos) {
+            info.sites.push_back(frame.file + ":" + std::to_string(frame.line));
+          }
         } else if (std::string op = aten_op_of_frame(frame.function); !op.empty()) {
           if (std::find(info.ops.begin(), info.ops.end(), op) == info.ops.end()) {
             info.ops.push_back(std::move(op));

@@ -12,9 +12,8 @@
 //    such context) when its name is one an extern call launched elsewhere in the capture;
 //  - eager capture: each GPU operation's ATen ops, the `at::_ops::<op>::call` and
 //    `::redispatch` frames of its calling context (outermost first), with overloads folded
-//    ("sub_Tensor" -> "sub", "fill__Scalar" -> "fill"); its user line, the innermost Python frame
-//    outside torch; its module, the innermost enclosing NVTX range "fuselens:module:fwd:<path>"
-//    or "fuselens:module:bwd:<path>" on the launching thread.
+//    ("sub_Tensor" -> "sub", "fill__Scalar" -> "fill"); its module, the innermost enclosing NVTX
+//    range "fuselens:module:fwd:<path>" or "fuselens:module:bwd:<path>" on the launching thread.
 //
 // Attribution (no GPU nanosecond counted twice):
 //  - an eager operation's op is the outermost of its ATen ops that some fusion lists, else its
