@@ -190,6 +190,14 @@ void sort_children(CctReport& report) {
   }
 }
 
+/// The torch.compile source row of a "<gpu kernel> NAME" operation, or nullptr.
+const std::string* kernel_source(const CctOptions& options, const std::string& label) {
+  constexpr std::string_view kKernel = "<gpu kernel> ";
+  if (options.kernel_sources.empty() || label.compare(0, kKernel.size(), kKernel) != 0) return nullptr;
+  const auto it = options.kernel_sources.find(label.substr(kKernel.size()));
+  return it == options.kernel_sources.end() ? nullptr : &it->second;
+}
+
 const char* phase_row_label(CctPhase phase) {
   switch (phase) {
     case CctPhase::Forward:
@@ -373,6 +381,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
           step(CctRow::Kind::Process, "process " + std::to_string(nodes.pid.at(op.node)));
         for (const auto& s : steps) step(s.kind, s.label, s.frame);
       }
+      if (const auto* source = kernel_source(options, op.label)) step(CctRow::Kind::Frame, *source);
       step(CctRow::Kind::GpuOperation, op.label);
       for (const int r : rows) tree.add_inclusive(r, op.cost, phase);
       tree.add_exclusive(rows.back(), op.cost);
@@ -380,6 +389,7 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
       if (options.split_phase) step(CctRow::Kind::Phase, phase_row_label(phase));
       step(CctRow::Kind::GpuOperation, op.label);
       const int op_row = rows.back();
+      if (const auto* source = kernel_source(options, op.label)) step(CctRow::Kind::Frame, *source);
       if (op.node < 0) step(CctRow::Kind::Unattributed, "<no calling context>");
       for (auto it = steps.rbegin(); it != steps.rend(); ++it) step(it->kind, it->label, it->frame);
       for (const int r : rows) tree.add_inclusive(r, op.cost, phase);

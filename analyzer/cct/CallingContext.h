@@ -37,6 +37,7 @@
 // schema version 7) stays under its graph launch, as every launch does.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -104,6 +105,9 @@ struct CctOptions {
   std::optional<CctPhase> phase;  ///< only the GPU operations of this phase
   bool split_phase = false;       ///< top-down and bottom-up: a first level per phase
   FramesMode frames = FramesMode::Auto;  ///< which frames the paths show
+  /// Kernel name -> a row placed above it in top-down and bottom-up (compiled_kernel_sources:
+  /// the user lines and ATen ops a torch.compile kernel fuses); empty: none.
+  std::map<std::string, std::string> kernel_sources;
 };
 
 struct CctReport {

@@ -13,6 +13,7 @@
 
 #include "Cli.h"
 #include "cct/CallingContextFormat.h"
+#include "compiled/Compiled.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {
@@ -52,8 +53,11 @@ int run_cct(const CctOptions& o) {
   if (const int rc = parse_window_options(o.window, spec, steps)) return rc;
   db::Reader reader(o.file);
   analyzer::Window window;
+  // torch.compile kernels' source lines: their marks precede the window, read them first.
+  auto kernel_sources = analyzer::compiled_kernel_sources(reader);
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
   analyzer::CctOptions options;
+  options.kernel_sources = std::move(kernel_sources);
   options.view = o.view == "bottom-up" ? analyzer::CctView::BottomUp
                  : o.view == "flat"    ? analyzer::CctView::Flat
                                        : analyzer::CctView::TopDown;

@@ -1,5 +1,6 @@
 // prof-analyze compare A.sqlite B.sqlite [--diff-threshold PCT]
 // prof-analyze compare FILE --baseline GLOB --candidate GLOB
+// prof-analyze compare EAGER.sqlite COMPILED.sqlite --by op|module  (torch.compile: fusions)
 //   common: [--format table|csv|json] [--names short|demangled|mangled] [--fail-if-slower PCT]
 //           [--time gpu|span]  (what --fail-if-slower judges: GPU time or GPU span per iteration)
 
@@ -16,6 +17,8 @@
 #include "Cli.h"
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
+#include "compiled/Compiled.h"
+#include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {
@@ -31,10 +34,60 @@ struct CompareOptions {
   double diff_threshold = 5;
   std::optional<double> fail_if_slower;
   std::string time = "gpu";
+  std::string by;        ///< "op" or "module": eager vs torch.compile capture
   WindowOptions window;  ///< window "": steady for two captures, all with range patterns
 };
 
+/// Steps inside a resolved window (1 when it has none): per-step figures compare captures of
+/// different lengths.
+double steps_in(const analyzer::Window& w) {
+  return w.first_step > 0 && w.last_step >= w.first_step ? w.last_step - w.first_step + 1 : 1;
+}
+
+int run_compiled(const CompareOptions& o) {
+  if (o.files.size() != 2 || !o.baseline.empty() || !o.candidate.empty()) {
+    return fail("compare: --by compares two captures, EAGER.sqlite COMPILED.sqlite", kExitUsage);
+  }
+  if (o.fail_if_slower) return fail("compare: --fail-if-slower does not apply to --by", kExitUsage);
+  WindowOptions window_options = o.window;
+  window_options.default_window = "steady";
+  analyzer::WindowSpec spec;
+  analyzer::StepOptions steps;
+  if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
+  std::vector<analyzer::Window> windows(2);
+  analyzer::CompiledReport report;
+  try {
+    fuselens::db::Reader eager(o.files[0]);
+    fuselens::db::Reader compiled(o.files[1]);
+    // Marks are emitted at compile time, before the steady steps: read them unrestricted.
+    const auto kernels = analyzer::inductor_kernels(compiled);
+    if (kernels.empty()) {
+      return fail(
+          "compare: " + o.files[1] + " holds no torch.compile kernels (no fuselens:inductor marks)",
+          kExitCapture);
+    }
+    const auto extern_names = analyzer::extern_kernel_names(compiled, kernels);
+    if (const int rc = open_window(eager, spec, steps, windows[0])) return rc;
+    if (const int rc = open_window(compiled, spec, steps, windows[1])) return rc;
+    report = analyzer::compare_compiled(
+        eager, compiled, kernels,
+        o.by == "module" ? analyzer::CompareBy::Module : analyzer::CompareBy::Op,
+        steps_in(windows[0]), steps_in(windows[1]), extern_names);
+  } catch (const analyzer::CompiledError& e) {
+    return fail(std::string("compare: ") + e.what(), kExitCapture);
+  }
+  std::ostringstream text;
+  analyzer::write_compiled(text, report, output_format(o.format));
+  std::vector<const analyzer::Window*> named;
+  for (const auto& w : windows) named.push_back(&w);
+  write_windowed(std::cout, text.str(), output_format(o.format), named);
+  std::cout.flush();
+  if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
+  return kExitOk;
+}
+
 int run_compare(const CompareOptions& o) {
+  if (!o.by.empty()) return run_compiled(o);
   const bool patterns = !o.baseline.empty() || !o.candidate.empty();
   if (o.files.size() == 1 && (o.baseline.empty() || o.candidate.empty())) {
     return fail("compare: one FILE needs --baseline GLOB and --candidate GLOB; or give two files",
@@ -111,6 +164,12 @@ Runner add_compare_command(CLI::App& app) {
                       "Glob of the baseline NVTX ranges, e.g. 'gemm_bias_relu/unfused/*'");
   compare->add_option("--candidate", options->candidate,
                       "Glob of the candidate NVTX ranges, paired by what the wildcards matched");
+  compare
+      ->add_option("--by", options->by,
+                   "EAGER COMPILED: a torch.compile capture against an eager capture of the same "
+                   "script, each fused kernel against the eager kernels of its ATen ops, grouped "
+                   "by op or by module")
+      ->check(CLI::IsMember({"op", "module"}));
   add_format_option(compare, options->format);
   add_names_option(compare, options->names, "Kernel names in the kernel diff");
   add_window_options(compare, options->window, "");
