@@ -13,6 +13,7 @@
 
 #include "CaptureSink.h"
 #include "ExitGuard.h"
+#include "fuselens/db/Instrumentation.h"
 #include "Log.h"
 
 namespace fuselens::collector {
@@ -189,6 +190,8 @@ bool CaptureControl::capture_range_matches(const void* domain, bool named_domain
 bool CaptureControl::step_matches(const char* message) noexcept {
   if (!config_.steps || !message) return false;
   const std::string_view text(message);
+  // FuseLens's own module ranges ("fuselens:module:fwd:model.step_fn") are never steps.
+  if (fuselens::db::is_fuselens_instrumentation(text)) return false;
   if (!config_.step_range.empty()) return glob_match_nocase(config_.step_range, text);
   // The default patterns: the first range matching one of them locks the pattern it matches
   // first, as `prof-analyze steps` uses the first pattern that matches anything.

@@ -133,7 +133,7 @@ class TorchCapture {
 
  private:
   db::RecordBatch batch_;
-  db::CallingContextTree tree_{kPid, {{0, 0}}, {}, {}};
+  db::CallingContextTree tree_{kPid, {{0, 0}}, {}, {}, {}};
   std::uint32_t next_ = 1;
 };
 
