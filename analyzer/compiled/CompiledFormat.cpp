@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fuselens/db/Writer.h"
+
 namespace fuselens::analyzer {
 namespace {
 
@@ -36,6 +38,16 @@ std::string join(const std::vector<std::string>& v, const char* sep, std::size_t
 std::string short_line(const std::string& line) {
   const auto slash = line.rfind('/');
   return slash == std::string::npos ? line : line.substr(slash + 1);
+}
+
+/// The table's eager kernel names, short as Nsight Systems' "Name" column with --force-short
+/// (db::short_kernel_name: no namespaces, template arguments or parameters); CSV and JSON keep
+/// the full names.
+std::vector<std::string> short_kernels(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (const auto& n : names) out.push_back(n.empty() || n.front() == '<' ? n : db::short_kernel_name(n));
+  return out;
 }
 
 const char* by_name(CompareBy by) { return by == CompareBy::Module ? "module" : "op"; }
@@ -188,7 +200,7 @@ void write_table(std::ostream& out, const CompiledReport& r) {
                     lines.empty() ? "-" : join(lines, ",", 3), format_duration(f.eager.gpu_ns),
                     launches(f.eager.launches), format_duration(f.compiled.gpu_ns),
                     launches(f.compiled.launches), speedup_text(f.speedup),
-                    f.eager_kernels.empty() ? "-" : join(f.eager_kernels, ", ", 2)});
+                    f.eager_kernels.empty() ? "-" : join(short_kernels(f.eager_kernels), ", ", 2)});
   }
   if (rows.empty()) {
     out << " (no compiled kernel of a mark ran in the window)\n\n";

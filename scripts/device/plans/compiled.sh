@@ -29,11 +29,15 @@ if ! grep -qs fuselens_inductor "$pydir/sitecustomize.py"; then
   echo "sitecustomize.py does not install fuselens_inductor: starting the workloads through a launcher"
   boot=(-c 'import runpy, sys, torch, fuselens_inductor; fuselens_inductor.install(torch); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")')
 fi
-marks() {  # FILE: count and show the torch.compile marks
-  sqlite3 "$1" "SELECT COUNT(*) FROM nvtx_mark m JOIN strings s ON s.id = m.text_id
-                WHERE s.value LIKE 'fuselens:inductor:%';
-                SELECT substr(s.value, 1, 400) FROM nvtx_mark m JOIN strings s ON s.id = m.text_id
-                WHERE s.value LIKE 'fuselens:inductor:%' LIMIT 3;" 2>&1
+marks() {  # FILE: count and show the torch.compile marks (Python's sqlite3: no sqlite3 shell there)
+  python3 - "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = "FROM nvtx_mark m JOIN strings s ON s.id = m.text_id WHERE s.value LIKE 'fuselens:inductor:%'"
+print(db.execute("SELECT COUNT(*) " + q).fetchone()[0])
+for (value,) in db.execute("SELECT substr(s.value, 1, 400) " + q + " LIMIT 3"):
+    print(value)
+PY
 }
 if has captures; then
   echo "== captures"

@@ -37,10 +37,18 @@ if has view; then
     2> "$R/modules_stderr.txt"
   check "workload exit 0" $?
   grep -q '^fuselens:' "$R/modules_stderr.txt"; check "no hook failure on stderr" $((1 - $?))
-  n=$(sqlite3 "$R/modules_cnn.sqlite" "SELECT COUNT(*) FROM nvtx_range r JOIN strings t ON t.id = r.text_id WHERE t.value GLOB 'fuselens:module:*'")
+  # Python's sqlite3: the GPU machine has no sqlite3 shell.
+  n=$(python3 - "$R/modules_cnn.sqlite" "$R/modules_ranges.txt" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = ("FROM nvtx_range r JOIN strings t ON t.id = r.text_id WHERE t.value GLOB 'fuselens:module:*'")
+with open(sys.argv[2], "w") as out:
+    for value, count in db.execute("SELECT t.value, COUNT(*) " + q + " GROUP BY t.value ORDER BY 2 DESC LIMIT 30"):
+        out.write(f"{value}|{count}\n")
+print(db.execute("SELECT COUNT(*) " + q).fetchone()[0])
+PY
+)
   echo "module ranges: $n"; [ "${n:-0}" -gt 0 ]; check "module ranges recorded" $?
-  sqlite3 "$R/modules_cnn.sqlite" "SELECT t.value, COUNT(*) FROM nvtx_range r JOIN strings t ON t.id = r.text_id WHERE t.value GLOB 'fuselens:module:*' GROUP BY t.value ORDER BY 2 DESC LIMIT 30" \
-    > "$R/modules_ranges.txt"
   prof-analyze modules "$R/modules_cnn.sqlite" > "$R/modules_cnn.txt"; check "modules (steady) exit 0" $?
   prof-analyze modules "$R/modules_cnn.sqlite" --window all > "$R/modules_cnn_all.txt"
   prof-analyze modules "$R/modules_cnn.sqlite" --format json > "$R/modules_cnn.json"

@@ -312,6 +312,12 @@ def install(torch):
     if _state is not None or not enabled():
         return False
     module_mod = torch.nn.modules.module
+    # torch.compile(module) warns that global module hooks exist: ours, not the user's doing, so
+    # the warning is silenced for that one message (the hooks do nothing while compiling).
+    import warnings
+    warnings.filterwarnings(
+        "ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks",
+        category=UserWarning)
     view = _ModuleView(torch)
     view.handles.append(module_mod.register_module_forward_pre_hook(view.pre_hook))
     try:
