@@ -531,8 +531,26 @@ CompiledReport compare_compiled(const db::Reader& eager, const db::Reader& compi
       g.eager.add(per_step(cost, eager_steps));
     }
   } else {
+    // Inductor names modules from the compiled root ("attn.qkv"); the module view from the
+    // variable holding it ("model.attn.qkv"). The prefix the matched paths lost is dropped from
+    // the unmatched ones too, so both sides read alike ("model" itself is the root).
+    std::string root_prefix;
+    for (const auto& [key, cost] : eager_op_module) {
+      const std::string m = match_module(key.second, compiled_modules);
+      if (m != key.second && !m.empty()) {
+        root_prefix = key.second.substr(0, key.second.size() - m.size());
+        break;
+      }
+    }
     for (const auto& [key, cost] : eager_op_module) {
       std::string m = match_module(key.second, compiled_modules);
+      if (m == key.second && !root_prefix.empty()) {
+        if (m.rfind(root_prefix, 0) == 0) {
+          m = m.substr(root_prefix.size());
+        } else if (m + "." == root_prefix) {
+          m.clear();
+        }
+      }
       if (m.empty()) m = "<root>";
       GroupRow& g = groups[m];
       g.name = m;

@@ -123,6 +123,18 @@ void ActivityConverter::convert(const CUpti_Activity& record, db::RecordBatch& o
       out.memcpys.push_back(r);
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer: deviceId is the device that copies
+      const auto& m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record);
+      auto r = gpu_operation<CUpti_ActivityMemcpyPtoP4, db::MemcpyRecord>(m, pid_);
+      r.copy_kind = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN ? db::MemcpyKind::PeerToPeer
+                                                                      : memcpy_kind(m.copyKind);
+      r.src_kind = memory_kind(m.srcKind);
+      r.dst_kind = memory_kind(m.dstKind);
+      r.bytes = m.bytes;
+      r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+      out.memcpys.push_back(r);
+      break;
+    }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
       auto r = gpu_operation<CUpti_ActivityMemset4, db::MemsetRecord>(m, pid_);

@@ -156,6 +156,9 @@ bool Collector::enable_cupti() noexcept {
   static constexpr Kind kinds[] = {
       {kTraceCuda, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
       {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+      // Copies between two devices (cudaMemcpyPeer*, NCCL's P2P transport when it uses copy
+      // engines) come as their own kind, stored as memcpy rows of kind PeerToPeer.
+      {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpy"},
       {kTraceCuda, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
       {kTraceSync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization"},
       {kTraceMemory, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},

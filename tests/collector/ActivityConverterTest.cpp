@@ -141,6 +141,43 @@ TEST(ActivityConverter, ConvertsCopiesMemsetsAndMemoryEvents) {
   EXPECT_EQ(converter.skipped_records(), 1u);
 }
 
+// Copies between two devices come as CUPTI_ACTIVITY_KIND_MEMCPY2 records (dropped before: the
+// kind was not converted, so a peer copy never reached the capture).
+TEST(ActivityConverter, ConvertsPeerToPeerCopies) {
+  CUpti_ActivityMemcpyPtoP4 p;
+  std::memset(&p, 0, sizeof p);
+  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  p.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  p.bytes = 4 << 20;
+  p.start = 100;
+  p.end = 180;
+  p.deviceId = 1;
+  p.srcDeviceId = 1;
+  p.dstDeviceId = 0;
+  p.streamId = 13;
+  p.correlationId = 9;
+  auto converter = make_converter();
+  db::RecordBatch batch;
+  converter.convert(as_activity(&p), batch);
+  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN;  // the kind itself says peer to peer
+  converter.convert(as_activity(&p), batch);
+  ASSERT_EQ(batch.memcpys.size(), 2u);
+  for (const auto& m : batch.memcpys) {
+    EXPECT_EQ(m.copy_kind, db::MemcpyKind::PeerToPeer);
+    EXPECT_EQ(m.device_id, 1u);
+    EXPECT_EQ(m.stream_id, 13u);
+    EXPECT_EQ(m.correlation_id, 9u);
+    EXPECT_EQ(m.bytes, 4u << 20);
+    EXPECT_EQ(m.start_ns, 100u);
+    EXPECT_EQ(m.end_ns, 180u);
+    EXPECT_TRUE(m.is_async);
+  }
+  EXPECT_EQ(converter.skipped_records(), 0u);
+}
+
 TEST(ActivityConverter, NamesApiCallsOncePerCallbackAndRecordsTheirThreads) {
   int resolved = 0;
   ActivityConverter converter(kPid, [&](db::ApiDomain, std::uint32_t cbid) {
