@@ -285,6 +285,23 @@ CaptureLoader::RequestId CaptureLoader::requestRoofline(const CaptureDataPtr& ca
   return id;
 }
 
+CaptureLoader::RequestId CaptureLoader::requestModules(const CaptureDataPtr& capture) {
+  const RequestId id = ++lastRequest_;
+  const analyzer::CapturePtr c = capture->capture;
+  const std::string path = capture->path.toStdString();
+  const auto w = capture->window;
+  startRequest([id, c, path, w] {
+    return runReport<analyzer::ModulesReport>(
+        id,
+        [&] {
+          const analyzer::CapturePtr opened = c ? c : analyzer::open_capture(path);
+          return analyzer::module_report(*windowReader(opened, w));
+        },
+        &CaptureLoader::modulesReady);
+  });
+  return id;
+}
+
 CaptureLoader::RequestId CaptureLoader::requestRangeComparison(const CaptureDataPtr& capture,
                                                                const QString& baseline,
                                                                const QString& candidate) {

@@ -23,11 +23,12 @@
 //                windowChanged; the requests below read the window current when they are made.
 //   requests     the analyses with parameters a page asks for while it is shown: the call path
 //                of the selected timeline item, the calling-context tree of a view and metric,
-//                the roofline against a peak profile, a comparison of two range patterns or of
-//                two captures, the HTML report. Each starts at once (the user waits for it)
-//                beside the staged jobs, is numbered, and comes back by its signal with that
-//                number; a page keeps the number of its latest request and ignores older ones.
-//                Requests are not counted in pending() (they are not part of loading a capture).
+//                the roofline against a peak profile, the PyTorch module view, a comparison of two
+//                range patterns or of two captures, the HTML report. Each starts at once (the user
+//                waits for it) beside the staged jobs, is numbered, and comes back by its signal
+//                with that number; a page keeps the number of its latest request and ignores older
+//                ones. Requests are not counted in pending() (they are not part of loading a
+//                capture).
 // The loader is the only writer of the CaptureData it hands out, and writes on the GUI thread.
 
 #include <QList>
@@ -41,6 +42,7 @@
 #include "cct/CallPath.h"
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
+#include "modules/Modules.h"
 #include "roofline/Roofline.h"
 
 namespace fuselens::gui {
@@ -82,6 +84,8 @@ class CaptureLoader : public QObject {
   /// analyzer::analyze_roofline of `capture` with `options` (its peak profile): rooflineReady.
   RequestId requestRoofline(const CaptureDataPtr& capture,
                             const analyzer::RooflineOptions& options);
+  /// analyzer::module_report of `capture` (its window): modulesReady.
+  RequestId requestModules(const CaptureDataPtr& capture);
   /// analyzer::compare_ranges of `capture`, ranges matching `baseline` vs `candidate` (globs):
   /// compareReady.
   RequestId requestRangeComparison(const CaptureDataPtr& capture, const QString& baseline,
@@ -119,6 +123,9 @@ class CaptureLoader : public QObject {
   void rooflineReady(quint64 request,
                      std::shared_ptr<const fuselens::analyzer::RooflineReport> report,
                      const QString& error);
+  void modulesReady(quint64 request,
+                    std::shared_ptr<const fuselens::analyzer::ModulesReport> report,
+                    const QString& error);
   void compareReady(quint64 request,
                     std::shared_ptr<const fuselens::analyzer::CompareReport> report,
                     const QString& error);

@@ -38,6 +38,23 @@ std::string csvValue(const QVariant& value) {
   return value.toString().toStdString();
 }
 
+/// The rows under `parent`, each followed by its own children (trees: the whole tree).
+void writeCsvRows(const QAbstractItemModel& model, const QModelIndex& parent, int columns,
+                  std::ostream& out) {
+  for (int r = 0; r < model.rowCount(parent); ++r) {
+    for (int c = 0; c < columns; ++c) {
+      if (c) out << ',';
+      const QModelIndex index = model.index(r, c, parent);
+      QVariant value = model.data(index, TableModel::RawRole);
+      if (!value.isValid()) value = model.data(index, Qt::DisplayRole);
+      out << analyzer::csv_field(csvValue(value));
+    }
+    out << "\r\n";
+    const QModelIndex row = model.index(r, 0, parent);
+    if (model.hasChildren(row)) writeCsvRows(model, row, columns, out);
+  }
+}
+
 }  // namespace
 
 void writeCsv(const QAbstractItemModel& model, std::ostream& out) {
@@ -47,16 +64,7 @@ void writeCsv(const QAbstractItemModel& model, std::ostream& out) {
     out << analyzer::csv_field(model.headerData(c, Qt::Horizontal).toString().toStdString());
   }
   out << "\r\n";
-  for (int r = 0; r < model.rowCount(); ++r) {
-    for (int c = 0; c < columns; ++c) {
-      if (c) out << ',';
-      const QModelIndex index = model.index(r, c);
-      QVariant value = model.data(index, TableModel::RawRole);
-      if (!value.isValid()) value = model.data(index, Qt::DisplayRole);
-      out << analyzer::csv_field(csvValue(value));
-    }
-    out << "\r\n";
-  }
+  writeCsvRows(model, {}, columns, out);
 }
 
 bool exportCsv(const QAbstractItemModel& model, const QString& path, QString* error) {

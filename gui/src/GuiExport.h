@@ -23,8 +23,8 @@ class QWidget;
 
 namespace fuselens::gui {
 
-/// Writes `model` (rows of the root, DisplayRole headers, TableModel::RawRole cells falling
-/// back to DisplayRole) as CSV.
+/// Writes `model` (DisplayRole headers, TableModel::RawRole cells falling back to DisplayRole)
+/// as CSV: a table's rows; a tree's rows depth-first, each parent before its children.
 void writeCsv(const QAbstractItemModel& model, std::ostream& out);
 bool exportCsv(const QAbstractItemModel& model, const QString& path, QString* error);
 

@@ -27,6 +27,7 @@
 #include "views/ComparePage.h"
 #include "views/FlagsPage.h"
 #include "views/HeatmapPage.h"
+#include "views/ModulesPage.h"
 #include "views/RooflinePage.h"
 #include "views/StepsPage.h"
 #include "views/SummaryPage.h"
@@ -86,8 +87,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   heatmap_ = new HeatmapPage(tabs_);
   compare_ = new ComparePage(tabs_);
   steps_ = new StepsPage(tabs_);
-  pages_ = {summary_, timeline_, steps_, new CallingContextPage(tabs_), new RooflinePage(tabs_),
-            heatmap_, compare_,  flags_};
+  auto* contexts = new CallingContextPage(tabs_);
+  auto* modules = new ModulesPage(tabs_);
+  auto* roofline = new RooflinePage(tabs_);
+  pages_ = {summary_, timeline_, steps_, contexts, modules, roofline, heatmap_, compare_, flags_};
   for (Page* p : pages_) p->setLoader(loader_);  // one loader runs every page's analyses
   for (auto* p : pages_) tabs_->addTab(p, p->title());
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::requestVisibleAnalyses);

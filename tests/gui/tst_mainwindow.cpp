@@ -289,6 +289,7 @@ class TestMainWindow : public QObject {
     // One per page, and the Calling Context page's flame graph.
     QCOMPARE(files.size(), window.pages().size() + 1);
     QVERIFY(files.contains(dir.filePath(QStringLiteral("flamegraph.png"))));
+    QVERIFY(files.contains(dir.filePath(QStringLiteral("modules.png"))));
     for (const auto& f : files) QVERIFY(!QImage(f).isNull());
   }
 };
