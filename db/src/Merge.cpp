@@ -246,7 +246,8 @@ Input open_input(const std::string& path) {
                      "; merge reads version " + std::to_string(kSchemaVersion) +
                      " only (captures of FuseLens with ranks): record the run again");
   }
-  if (!query_optional_int(input.handle(), "SELECT COUNT(*) FROM run").value_or(0)) {
+  if (!has_table(input.handle(), "run") ||
+      !query_optional_int(input.handle(), "SELECT COUNT(*) FROM run").value_or(0)) {
     throw MergeError("'" + path + "' has no run row: not a complete capture");
   }
   input.host = input.reader->run().info.host_name;
@@ -375,10 +376,11 @@ std::int64_t id_offset(sqlite3* out, const Input& input, const std::string& tabl
   const auto in_max = query_optional_int(input.handle(), "SELECT MAX(id) FROM " + quoted);
   if (!in_min || !in_max) return 0;
   // New ids run from out_max + 1 to out_max + 1 + (in_max - in_min).
-  std::int64_t offset = 0, span = 0, last = 0;
-  if (__builtin_sub_overflow(out_max + 1, *in_min, &offset) ||
+  std::int64_t first = 0, offset = 0, span = 0, last = 0;
+  if (__builtin_add_overflow(out_max, 1, &first) ||
+      __builtin_sub_overflow(first, *in_min, &offset) ||
       __builtin_sub_overflow(*in_max, *in_min, &span) ||
-      __builtin_add_overflow(out_max + 1, span, &last)) {
+      __builtin_add_overflow(first, span, &last)) {
     throw MergeError("'" + input.path + "': the ids of table " + table +
                      " are too far apart to renumber");
   }

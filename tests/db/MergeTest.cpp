@@ -494,3 +494,31 @@ TEST(Merge, WritesIntoAnEmptyFileMadeForIt) {
   merge_captures({f.a, f.b}, f.out);
   EXPECT_EQ(Reader(f.out).processes().size(), 2u);
 }
+
+TEST(Merge, RefusesACaptureWithoutARunRow) {
+  Fixture f;
+  write_capture(f.a, {"node-a", 100, 0, 1, 5'000'000'000});
+  write_capture(f.b, {"node-a", 200, 1, 1, 5'000'000'000});
+  { Sql(f.b).exec("DELETE FROM run"); }
+  try {
+    merge_captures({f.a, f.b}, f.out);
+    FAIL() << "merged a capture without a run row";
+  } catch (const Error& e) {  // the Reader's refusal, or merge's own
+    EXPECT_NE(std::string(e.what()).find("no run r"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f.b), std::string::npos) << e.what();
+  }
+}
+
+TEST(Merge, RefusesIdsTooFarApartToRenumber) {
+  Fixture f;
+  write_capture(f.a, {"node-a", 100, 0, 1, 5'000'000'000});
+  write_capture(f.b, {"node-a", 200, 1, 1, 5'000'000'000});
+  // Ids 1 .. 2^63 - 1 cannot follow the first input's ids without overflowing.
+  { Sql(f.b).exec("UPDATE kernel SET id = 9223372036854775807 WHERE id = 3"); }
+  try {
+    merge_captures({f.a, f.b}, f.out);
+    FAIL() << "renumbered ids past 2^63";
+  } catch (const MergeError& e) {
+    EXPECT_NE(std::string(e.what()).find("too far apart"), std::string::npos) << e.what();
+  }
+}
