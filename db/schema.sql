@@ -1,11 +1,11 @@
--- FuseLens capture database, schema version 7.
+-- FuseLens capture database, schema version 8.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (7). Readers refuse other application ids and
--- newer versions. Versions only add tables: an older capture is read as a version-7 capture
+-- `PRAGMA user_version` is the schema version (8). Readers refuse other application ids and
+-- newer versions. Versions only add tables: an older capture is read as a version-8 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes;
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed;
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -269,6 +269,41 @@ CREATE TABLE IF NOT EXISTS graph_node (
   original_node_id  INTEGER NOT NULL DEFAULT 0,
   graph_id          INTEGER NOT NULL DEFAULT 0,
   correlation_id    INTEGER NOT NULL DEFAULT 0
+);
+
+-- Version 8: the rank of each process that a distributed launcher started, read by the
+-- collector from the environment the launcher set (docs/multi-gpu.md): torchrun and
+-- torch.distributed (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE; launcher 'torch'), Open MPI
+-- (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE, _LOCAL_SIZE; 'openmpi'), MPICH/Hydra and other PMI
+-- launchers (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID; 'pmi'), Slurm (SLURM_PROCID, SLURM_LOCALID,
+-- SLURM_NTASKS; 'slurm'), the first of these that names a rank. No row for a process started
+-- without one. host_name is the process's host (gethostname), so captures of several hosts merged
+-- into one keep where each rank ran; clock alignment uses process.clock_offset_ns.
+CREATE TABLE IF NOT EXISTS process_rank (
+  pid               INTEGER PRIMARY KEY,
+  rank              INTEGER NOT NULL,
+  local_rank        INTEGER,
+  world_size        INTEGER,
+  local_world_size  INTEGER,
+  launcher          TEXT    NOT NULL,
+  host_name         TEXT    NOT NULL
+);
+
+-- Version 8: how `prof-analyze merge` placed each process of the captures it merged into this one
+-- (docs/multi-gpu.md, "Merging per-rank captures"); no rows in a capture that was not merged. One
+-- row per process of every input. Times of a process are on its own CUPTI clock; processes of one
+-- host share that clock and are not moved; the processes of an input from another host are moved
+-- onto the first input's clock by shift_ns = offset(input's host) - offset(first input's host),
+-- the offsets being the medians of the hosts' process.clock_offset_ns (UTC - CUPTI), so that
+-- UTC = t + offset holds on both sides. shift_ns was added to every *_ns time of the process's
+-- rows and subtracted from its process.clock_offset_ns; the residual error of that placement is
+-- the hosts' UTC synchronisation (NTP, PTP), which FuseLens cannot measure.
+CREATE TABLE IF NOT EXISTS merge_source (
+  pid          INTEGER PRIMARY KEY,
+  input_index  INTEGER NOT NULL,  -- 0-based position of the input on the command line
+  path         TEXT    NOT NULL,  -- the input file as given
+  host_name    TEXT    NOT NULL,  -- process_rank.host_name, else the input's run.host_name
+  shift_ns     INTEGER NOT NULL   -- added to the process's times; 0 on the first input's host
 );
 
 CREATE TABLE IF NOT EXISTS enum_frame_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);

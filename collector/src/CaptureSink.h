@@ -53,6 +53,8 @@ class CaptureSink {
 
   /// Stores (inserts or replaces) the process row.
   virtual void handle_process(const db::ProcessInfo& process) = 0;
+  /// Stores (inserts or replaces) the process's rank row (table process_rank).
+  virtual void handle_process_rank(const db::ProcessRank& rank) = 0;
   /// Stores thread rows (names of the threads seen).
   virtual void handle_threads(const std::vector<db::ThreadInfo>& threads) = 0;
   /// Stores the process's calling context tree (one transaction).

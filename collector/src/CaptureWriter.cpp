@@ -57,6 +57,10 @@ void CaptureWriter::handle_process(const db::ProcessInfo& process) {
   writer_.write_process(process);
 }
 
+void CaptureWriter::handle_process_rank(const db::ProcessRank& rank) {
+  writer_.write_process_rank(rank);
+}
+
 void CaptureWriter::handle_threads(const std::vector<db::ThreadInfo>& threads) {
   writer_.write_threads(threads);
 }

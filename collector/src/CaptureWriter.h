@@ -12,8 +12,9 @@
 // run the session's Epilogue and stop; it waits a bounded time, so a stuck store never hangs the
 // host program.
 //
-// The synchronous rows (handle_process, handle_threads, handle_calling_contexts,
-// handle_kernel_args) go straight to the capture: call them before start() or from the Epilogue.
+// The synchronous rows (handle_process, handle_process_rank, handle_threads,
+// handle_calling_contexts, handle_kernel_args) go straight to the capture: call them before start()
+// or from the Epilogue.
 
 #include <atomic>
 #include <chrono>
@@ -56,6 +57,7 @@ class CaptureWriter final : public CaptureSink {
   std::vector<std::uint32_t> threads() const override;
 
   void handle_process(const db::ProcessInfo& process) override;
+  void handle_process_rank(const db::ProcessRank& rank) override;
   void handle_threads(const std::vector<db::ThreadInfo>& threads) override;
   void handle_calling_contexts(const db::CallingContextTree& tree) override;
   void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) override;

@@ -20,6 +20,7 @@
 #include "KernelArgs.h"
 #include "Log.h"
 #include "RangeProfiler.h"
+#include "RankEnv.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::collector {
@@ -104,6 +105,7 @@ bool Collector::start() noexcept {
           static_cast<std::int64_t>(utc_now_ns()) - static_cast<std::int64_t>(cupti_now);
     }
     collector->write_process_row(false);
+    collector->write_rank_row();  // also in --per-process captures: each has its own row
     point_nvtx_at_loaded_cupti();
     g_collector.store(collector);
     collector->sink_->start();
@@ -541,6 +543,18 @@ void Collector::write_process_row(bool final) noexcept {
     sink_->handle_process(p);
   } catch (const std::exception& e) {
     log("cannot record the process: {}", e.what());
+  }
+}
+
+void Collector::write_rank_row() noexcept {
+  if (!sink_->storing()) return;
+  try {
+    const auto rank = rank_from_environment(
+        pid_, [](const char* name) -> const char* { return std::getenv(name); },
+        printable_host_name());
+    if (rank) sink_->handle_process_rank(*rank);
+  } catch (const std::exception& e) {
+    log("cannot record the process's rank: {}", e.what());
   }
 }
 

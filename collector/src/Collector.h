@@ -72,6 +72,8 @@ class Collector final : private ExitGuard::Target,
   void set_recording(bool on) noexcept override;
   void on_context_created(CUcontext context) noexcept;
   void write_process_row(bool final) noexcept;
+  // Stores the rank a distributed launcher gave this process (RankEnv.h), when it set one.
+  void write_rank_row() noexcept;
   void shutdown(int signal) noexcept override;
   /// The end-of-process records, on the writer thread: calling contexts, the handlers' rows,
   /// threads and the final process row.

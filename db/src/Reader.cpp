@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -232,6 +233,37 @@ std::vector<ProcessInfo> Reader::processes() const {
     p.buffers_used = static_cast<std::uint64_t>(s.int64(10));
     p.records_written = static_cast<std::uint64_t>(s.int64(11));
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<ProcessRank> Reader::process_ranks() const {
+  std::vector<ProcessRank> out;
+  if (!has_table("process_rank")) return out;
+  auto s = prepare(
+      "SELECT pid, rank, local_rank, world_size, local_world_size, launcher, host_name"
+      " FROM process_rank ORDER BY rank, pid");
+  auto in_range = [&](std::int64_t v) {
+    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) {
+      throw Error(path() + " is damaged: process_rank holds " + std::to_string(v) +
+                  ", not a rank, local rank or size in [0, 2^31)");
+    }
+    return static_cast<std::int32_t>(v);
+  };
+  auto optional = [&](int column) {
+    return s.is_null(column) ? std::optional<std::int32_t>() : in_range(s.int64(column));
+  };
+  while (s.step()) {
+    if (s.is_null(0) || s.is_null(1)) throw Error(path() + " is damaged: process_rank holds NULL");
+    ProcessRank r;
+    r.pid = static_cast<std::uint32_t>(in_range(s.int64(0)));
+    r.rank = in_range(s.int64(1));
+    r.local_rank = optional(2);
+    r.world_size = optional(3);
+    r.local_world_size = optional(4);
+    r.launcher = s.text(5);
+    r.host_name = s.text(6);
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -268,6 +268,15 @@ void Writer::write_process(const ProcessInfo& p) {
       .run();
 }
 
+void Writer::write_process_rank(const ProcessRank& r) {
+  auto insert = impl_->db.prepare(
+      "INSERT OR REPLACE INTO process_rank(pid,rank,local_rank,world_size,local_world_size,"
+      "launcher,host_name) VALUES(?,?,?,?,?,?,?)");
+  Binder{insert}(r.pid)(r.rank)(r.local_rank)(r.world_size)(r.local_world_size)(r.launcher)(
+      r.host_name)
+      .run();
+}
+
 void Writer::write_threads(const std::vector<ThreadInfo>& threads) {
   in_transaction(impl_->db, [&] {
     auto insert = impl_->db.prepare("INSERT OR REPLACE INTO thread(pid,tid,name) VALUES(?,?,?)");

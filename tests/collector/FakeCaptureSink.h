@@ -24,6 +24,7 @@ class FakeCaptureSink final : public CaptureSink {
   std::uint64_t records_discarded() const noexcept override { return 0; }
   std::vector<std::uint32_t> threads() const override { return {}; }
   void handle_process(const db::ProcessInfo&) override {}
+  void handle_process_rank(const db::ProcessRank&) override {}
   void handle_threads(const std::vector<db::ThreadInfo>&) override {}
   void handle_calling_contexts(const db::CallingContextTree&) override {}
   void handle_kernel_args(const std::vector<db::KernelArgRecord>&) override {}

@@ -35,8 +35,12 @@ KernelRecord kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_
   k.end_ns = end;
   k.stream_id = 7;
   k.correlation_id = correlation;
-  k.grid_x = 4; k.grid_y = 2; k.grid_z = 1;
-  k.block_x = 256; k.block_y = 1; k.block_z = 1;
+  k.grid_x = 4;
+  k.grid_y = 2;
+  k.grid_z = 1;
+  k.block_x = 256;
+  k.block_y = 1;
+  k.block_z = 1;
   k.registers_per_thread = 32;
   k.static_shared_bytes = 1024;
   k.dynamic_shared_bytes = 2048;
@@ -160,11 +164,13 @@ TEST(Writer, StoresEveryRecordKindAndNvtxPayloads) {
     EXPECT_EQ(w.records_written(), 9u);
   }
   Reader reader(path);
-  EXPECT_EQ(reader.query_int("SELECT bytes FROM memcpy WHERE copy_kind = 1 AND dst_kind = 3"), 4096);
+  EXPECT_EQ(reader.query_int("SELECT bytes FROM memcpy WHERE copy_kind = 1 AND dst_kind = 3"),
+            4096);
   EXPECT_EQ(reader.query_int("SELECT value FROM memset"), 0xFF);
   EXPECT_EQ(reader.query_int("SELECT operation FROM memory_event"), 2);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM api_call a JOIN strings s ON s.id = a.name_id"
-                             " WHERE s.value = 'cudaLaunchKernel'"), 1);
+                             " WHERE s.value = 'cudaLaunchKernel'"),
+            1);
   EXPECT_EQ(reader.query_int("SELECT payload FROM nvtx_range WHERE end_ns IS NOT NULL"), 50);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE end_ns IS NULL"), 1);
   auto s = reader.prepare("SELECT payload FROM nvtx_mark");
@@ -263,7 +269,9 @@ TEST(Writer, StoresCallingContextTreesWithTheirFramesAndContexts) {
   EXPECT_EQ(s.text(0), "a()");
   EXPECT_EQ(s.text(1), "main");
   EXPECT_EQ(s.int64(2), 900);
-  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM frame WHERE function_id IS NULL AND file_id IS NULL"), 1);
+  EXPECT_EQ(
+      reader.query_int("SELECT COUNT(*) FROM frame WHERE function_id IS NULL AND file_id IS NULL"),
+      1);
   EXPECT_EQ(reader.query_int("SELECT line FROM frame WHERE line IS NOT NULL"), 10);
 }
 
@@ -290,9 +298,9 @@ TEST(Writer, StoresKernelArgumentsAsSigned64BitValues) {
   Reader reader(path);
   EXPECT_TRUE(reader.has_table("kernel_arg"));
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel_arg"), 3);
-  EXPECT_EQ(reader.query_int(
-                "SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 0"),
-            0x7f00'0000'1000LL);
+  EXPECT_EQ(
+      reader.query_int("SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 0"),
+      0x7f00'0000'1000LL);
   EXPECT_EQ(static_cast<std::uint64_t>(reader.query_int(
                 "SELECT value FROM kernel_arg WHERE correlation_id = 5 AND param_index = 2")),
             0xffff'ffff'ffff'fff0ull);
@@ -323,7 +331,8 @@ TEST(Writer, SeveralProcessesAppendToOneCaptureAtOnce) {
         for (int b = 0; b < kBatches; ++b) {
           RecordBatch batch;
           for (int i = 0; i < kPerBatch; ++i) {
-            auto k = kernel(static_cast<std::uint32_t>(b * kPerBatch + i), 10, 20, "k" + std::to_string(i % 7));
+            auto k = kernel(static_cast<std::uint32_t>(b * kPerBatch + i), 10, 20,
+                            "k" + std::to_string(i % 7));
             k.pid = pid;
             batch.kernels.push_back(k);
           }
@@ -346,11 +355,58 @@ TEST(Writer, SeveralProcessesAppendToOneCaptureAtOnce) {
   ASSERT_EQ(processes.size(), static_cast<std::size_t>(kProcesses));
   for (const auto& p : processes) {
     EXPECT_EQ(p.parent_pid, static_cast<std::uint32_t>(::getpid()));
-    auto count = reader.prepare("SELECT COUNT(*), COUNT(DISTINCT correlation_id) FROM kernel WHERE pid = ?");
+    auto count =
+        reader.prepare("SELECT COUNT(*), COUNT(DISTINCT correlation_id) FROM kernel WHERE pid = ?");
     count.bind(1, static_cast<std::int64_t>(p.pid));
     ASSERT_TRUE(count.step());
     EXPECT_EQ(count.int64(0), kBatches * kPerBatch) << p.pid;
     EXPECT_EQ(count.int64(1), kBatches * kPerBatch) << p.pid;
   }
-  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM strings WHERE value LIKE 'k_'"), 7);  // interned once
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM strings WHERE value LIKE 'k_'"),
+            7);  // interned once
+}
+
+// Schema 8: the rank rows of distributed processes come back ordered by rank, optional fields
+// kept NULL, and a rank outside [0, 2^31) written by hand is refused.
+TEST(Writer, StoresProcessRanksAndReadsThemByRank) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  {
+    auto w = Writer::create(path, sample_run());
+    ProcessRank r1;
+    r1.pid = 200;
+    r1.rank = 1;
+    r1.local_rank = 1;
+    r1.world_size = 2;
+    r1.launcher = "torch";
+    r1.host_name = "node-b";
+    ProcessRank r0 = r1;
+    r0.pid = 300;
+    r0.rank = 0;
+    r0.local_rank.reset();
+    r0.host_name = "node-a";
+    w.write_process_rank(r1);
+    w.write_process_rank(r0);
+  }
+  {
+    Reader reader(path);
+    const auto ranks = reader.process_ranks();
+    ASSERT_EQ(ranks.size(), 2u);
+    EXPECT_EQ(ranks[0].pid, 300u);
+    EXPECT_EQ(ranks[0].rank, 0);
+    EXPECT_FALSE(ranks[0].local_rank.has_value());
+    EXPECT_EQ(ranks[0].world_size, 2);
+    EXPECT_EQ(ranks[0].host_name, "node-a");
+    EXPECT_EQ(ranks[1].pid, 200u);
+    EXPECT_EQ(ranks[1].local_rank, 1);
+    EXPECT_EQ(ranks[1].launcher, "torch");
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE process_rank SET rank = -3 WHERE pid = 200", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  Reader reader(path);
+  EXPECT_THROW(reader.process_ranks(), Error);
 }

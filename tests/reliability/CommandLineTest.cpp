@@ -165,6 +165,12 @@ std::vector<Command> commands() {
         step_range,
         step_function,
         auto_steps}},
+      {"prof-analyze merge",
+       analyze,
+       a,
+       {"merge", "--help"},
+       {"merge", "-o", "@OUT", kCapture, kCapture},
+       {{"--output", {}}, {"--force", {}, true}}},
 #ifdef FUSELENS_WITH_COLLECTOR  // prof-run and prof-ceilings: built with the GPU side only
       {"prof-run",
        prof_run,

@@ -89,5 +89,6 @@ Runner add_compare_command(CLI::App& app);
 Runner add_roofline_command(CLI::App& app);
 Runner add_steps_command(CLI::App& app);
 Runner add_modules_command(CLI::App& app);
+Runner add_merge_command(CLI::App& app);
 
 }  // namespace fuselens::cli

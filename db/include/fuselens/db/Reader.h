@@ -81,6 +81,9 @@ class Reader {
   RunSummary run() const;
   std::vector<ProcessInfo> processes() const;
   std::vector<DeviceInfo> devices() const;
+  /// The process_rank rows by rank, then pid (empty before schema 8 or without a launcher).
+  /// Throws db::Error on a rank outside [0, 2^31) or a NULL where the schema forbids one.
+  std::vector<ProcessRank> process_ranks() const;
 
   /// Runs the timestamp check of `table` that the constructor deferred (TimestampCheck::
   /// DeferLargeTables), once; does nothing for any other table or when nothing was deferred.

@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 7;  ///< db/schema.sql; readers also read versions 1 to 6
+inline constexpr int kSchemaVersion = 8;  ///< db/schema.sql; readers also read versions 1 to 7
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -267,6 +267,17 @@ struct ProcessInfo {
   int cuda_driver_version = 0, cuda_runtime_version = 0;
   std::uint32_t cupti_version = 0;
   std::uint64_t dropped_records = 0, buffers_used = 0, records_written = 0;
+};
+
+/// The rank a distributed launcher gave a process (table process_rank, schema 8; the variables
+/// read are listed in db/schema.sql). Values are as the launcher set them, checked to be decimal
+/// integers in [0, 2^31) by whoever fills this (the collector).
+struct ProcessRank {
+  std::uint32_t pid = 0;
+  std::int32_t rank = 0;
+  std::optional<std::int32_t> local_rank, world_size, local_world_size;
+  std::string launcher;   ///< "torch", "openmpi", "pmi", "slurm"
+  std::string host_name;  ///< gethostname() of the process
 };
 
 struct ThreadInfo {

@@ -88,15 +88,15 @@ struct KernelMetricRecord {
 struct MetricSessionRecord {
   std::uint32_t pid = 0;
   std::uint32_t device_id = 0;
-  std::string metric_set;           ///< as given to --metrics
-  std::vector<std::string> metrics; ///< CUPTI names collected
+  std::string metric_set;            ///< as given to --metrics
+  std::vector<std::string> metrics;  ///< CUPTI names collected
   /// Kernel replay: CUPTI's replays per launch; application replay: runs of the program.
   std::int64_t passes = 0;
-  std::string replay = "kernel";        ///< "kernel" or "application" (table metric_replay)
-  std::string cache_control = "none";   ///< "all" or "none" (table metric_replay)
-  std::int64_t ranges = 0;          ///< launches with counters stored
+  std::string replay = "kernel";       ///< "kernel" or "application" (table metric_replay)
+  std::string cache_control = "none";  ///< "all" or "none" (table metric_replay)
+  std::int64_t ranges = 0;             ///< launches with counters stored
   std::int64_t unattributed_ranges = 0;
-  std::string status = "ok";        ///< "ok" or one line saying why counters are missing
+  std::string status = "ok";  ///< "ok" or one line saying why counters are missing
 };
 
 /// Appends roofline rows to an existing capture of schema version >= 2.

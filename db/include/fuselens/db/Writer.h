@@ -35,6 +35,8 @@ class Writer {
   void write(const RecordBatch& batch);
   /// Inserts or replaces the process row (the collector updates it at exit with its totals).
   void write_process(const ProcessInfo& process);
+  /// Inserts or replaces the rank row of a process (table process_rank).
+  void write_process_rank(const ProcessRank& rank);
   void write_threads(const std::vector<ThreadInfo>& threads);
   /// Stores a process's calling context tree, the context of each traced API call and its CUDA
   /// graph nodes (table graph_node), in one transaction; node and frame indices are renumbered
