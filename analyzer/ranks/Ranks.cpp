@@ -424,6 +424,11 @@ RanksReport analyze_ranks(const db::Reader& reader, const Window* window,
     report.notes.push_back("one rank (pid " + std::to_string(report.ranks[0].pid) +
                            "): no collectives to match");
   }
+  if (any_steps && report.ranks.size() > 1 && window != nullptr && window->first_step > 0) {
+    report.notes.push_back(
+        "step numbers here count each rank's own steps; the window's count the steps of all "
+        "processes together");
+  }
   if (!any_steps && report.ranks.size() > 0) {
     report.notes.push_back(
         "no steps found in any process: each rank's whole window is one step (number 0)");

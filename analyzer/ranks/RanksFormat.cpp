@@ -64,15 +64,17 @@ void write_table(std::ostream& out, const RanksReport& r) {
                          step_name(row.step));
       continue;
     }
-    out << fmt::format(
+    std::string line = fmt::format(
         "{:>6} {:>5} {:>7} {:>8} {:>6} {:>10.3f} {:>9} {:>7} {:>7} {:>7} {:>6} {:>9.3f} "
-        "{:>11.3f}  {}\n",
+        "{:>11.3f}  {}",
         step_name(row.step), row.rank, device, row.kernels, row.nccl_kernels, ms(row.busy_ns),
         percent(row.share(row.compute_ns)), percent(row.share(row.communication_ns)),
         percent(row.share(row.memory_ns)), percent(row.share(row.idle_ns)),
         percent(row.overlap_share()), ms(row.span_ns), ms(row.blocked_ns),
         row.straggler ? fmt::format("* last at {}, +{:.3f} ms", row.last_in, ms(row.lateness_ns))
                       : std::string());
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
   }
   out << "(compute/comm/memory/idle%: HTA's temporal breakdown of the step's span, its window "
          "widened to its GPU work; ovlp%: communication overlapped by computation; blocked: "

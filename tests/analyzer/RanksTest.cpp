@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -496,4 +498,52 @@ TEST(RanksCli, OneProcessExitsZeroAndSaysSo) {
       << result.out;
   const auto bad = prof_analyze({"ranks", write_capture(dir, c, "b.sqlite"), "--window", "x"});
   EXPECT_EQ(bad.status, 2);
+}
+
+TEST(RanksSteps, StepsOfOneProcessAreNumberedWithinIt) {
+  TempDir dir;
+  db::Reader reader(write_capture(dir, two_ranks()));
+  EXPECT_EQ(analyze_steps(reader).steps.size(), 2u * kSteps);  // both processes, together
+  StepOptions one;
+  one.pid = kPid1;
+  const StepReport r = analyze_steps(reader, one);
+  ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(kSteps));
+  for (int k = 1; k <= kSteps; ++k) {
+    const Step& s = r.steps[static_cast<std::size_t>(k - 1)];
+    EXPECT_EQ(s.index, k);
+    EXPECT_EQ(s.pid, kPid1);
+    EXPECT_EQ(s.label, "step#" + std::to_string(k));
+    EXPECT_EQ(s.kernels, 4);  // its own kernels only
+  }
+  // The automatic method looks at that process's launches alone.
+  one.automatic = true;
+  const StepReport automatic = analyze_steps(reader, one);
+  for (const Step& s : automatic.steps) EXPECT_EQ(s.pid, kPid1);
+  // A named range that only another process has is an error for this one.
+  StepOptions missing;
+  missing.pid = 999;
+  missing.range_glob = "step#*";
+  EXPECT_THROW(analyze_steps(reader, missing), StepError);
+}
+
+TEST(RanksCli, HtmlReportHasARanksSectionOnlyForSeveralRanks) {
+  TempDir dir;
+  const std::string two = write_capture(dir, two_ranks(), "two.sqlite");
+  const std::string html = (dir.path() / "two.html").string();
+  const auto result = prof_analyze({"export", two, "--format", "html", "-o", html});
+  ASSERT_EQ(result.status, 0) << result.err;
+  const std::string page = fuselens::test::slurp(html);
+  EXPECT_NE(page.find("id=\"ranks\""), std::string::npos);
+  EXPECT_NE(page.find("ranks-steps"), std::string::npos);
+  if (std::getenv("FUSELENS_SHOW_RANKS") != nullptr) {
+    std::cerr << prof_analyze({"ranks", two}).out;
+  }
+
+  RankCapture c;
+  c.process(77, std::nullopt);
+  c.op(77, 0, kT0, {Op::Compute, 0, 100, "gemm"});
+  const std::string one = write_capture(dir, c, "one.sqlite");
+  const std::string html1 = (dir.path() / "one.html").string();
+  ASSERT_EQ(prof_analyze({"export", one, "--format", "html", "-o", html1}).status, 0);
+  EXPECT_EQ(fuselens::test::slurp(html1).find("id=\"ranks\""), std::string::npos);
 }
