@@ -105,7 +105,8 @@ std::vector<Work> read_work(const db::Reader& reader, db::StringCache& names) {
 }
 
 /// Ranks of the processes: process_rank rows, then the others with GPU work in pid order.
-std::vector<RankInfo> assign_ranks(const db::Reader& reader, const std::set<std::int64_t>& busy) {
+std::vector<RankInfo> assign_ranks(const db::Reader& reader, const std::set<std::int64_t>& busy,
+                                   std::vector<std::string>& notes) {
   std::vector<RankInfo> ranks;
   std::map<int, std::int64_t> taken;  // rank -> pid
   std::set<std::int64_t> ranked;
@@ -132,11 +133,16 @@ std::vector<RankInfo> assign_ranks(const db::Reader& reader, const std::set<std:
     if (ranked.count(pid) == 0) unranked.emplace_back(pid, "no launcher rank");
   }
   std::sort(unranked.begin(), unranked.end());
-  int next = taken.empty() ? 0 : taken.rbegin()->first + 1;
+  // Ranks are in [0, 2^31) (Reader): count on in int64, stop at the int range.
+  std::int64_t next = taken.empty() ? 0 : std::int64_t{taken.rbegin()->first} + 1;
   for (auto& [pid, note] : unranked) {
-    if (next == std::numeric_limits<int>::max()) break;  // ranks are below 2^31 (Reader)
+    if (next > std::numeric_limits<int>::max()) {
+      notes.push_back("pid " + std::to_string(pid) + " left out: no rank after " +
+                      std::to_string(std::numeric_limits<int>::max()));
+      continue;
+    }
     RankInfo info;
-    info.rank = next++;
+    info.rank = static_cast<int>(next++);
     info.pid = pid;
     info.launcher_rank = false;
     info.note = std::move(note);
@@ -293,7 +299,7 @@ RanksReport analyze_ranks(const db::Reader& reader, const Window* window,
   const std::vector<Work> work = read_work(reader, names);
   std::set<std::int64_t> busy;
   for (const Work& w : work) busy.insert(w.pid);
-  report.ranks = assign_ranks(reader, busy);
+  report.ranks = assign_ranks(reader, busy, report.notes);
   report.distributed = busy.size() > 1 || !reader.process_ranks().empty();
 
   // Each process's steps over the whole capture, numbered within it.

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -448,6 +449,22 @@ TEST(Ranks, HostileCapturesGiveNotesNotCrashes) {
   }
 }
 
+TEST(Ranks, TheHighestRankLeavesNoneForAProcessWithoutOne) {
+  TempDir dir;
+  RankCapture c;
+  c.process(20, std::numeric_limits<int>::max());
+  c.process(21, std::nullopt);
+  c.op(21, 0, kT0, {Op::Compute, 0, 10, "gemm"});
+  db::Reader reader(write_capture(dir, c));
+  const RanksReport r = analyze_ranks(reader);
+  ASSERT_EQ(r.ranks.size(), 1u);
+  EXPECT_EQ(r.ranks[0].rank, std::numeric_limits<int>::max());
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(),
+                      "pid 21 left out: no rank after " +
+                          std::to_string(std::numeric_limits<int>::max())),
+            r.notes.end());
+}
+
 TEST(RanksCli, TableCsvAndJsonNameTheWindowAndCarryTheFields) {
   TempDir dir;
   const std::string path = write_capture(dir, two_ranks());
@@ -535,6 +552,11 @@ TEST(RanksCli, HtmlReportHasARanksSectionOnlyForSeveralRanks) {
   const std::string page = fuselens::test::slurp(html);
   EXPECT_NE(page.find("id=\"ranks\""), std::string::npos);
   EXPECT_NE(page.find("ranks-steps"), std::string::npos);
+  // The whole capture: load_export_analyses computes it on the unrestricted reader.
+  const std::string all = (dir.path() / "all.html").string();
+  ASSERT_EQ(prof_analyze({"export", two, "--format", "html", "--window", "all", "-o", all}).status,
+            0);
+  EXPECT_NE(fuselens::test::slurp(all).find("id=\"ranks\""), std::string::npos);
   if (std::getenv("FUSELENS_SHOW_RANKS") != nullptr) {
     std::cerr << prof_analyze({"ranks", two}).out;
   }
