@@ -26,6 +26,7 @@
 #include "compare/Compare.h"
 #include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
+#include "ranks/Ranks.h"
 #include "roofline/Peaks.h"
 #include "roofline/Roofline.h"
 #include "summary/Summary.h"
@@ -91,6 +92,12 @@ struct ExportAnalyses {
   std::string variants_note;
   std::optional<RooflineReport> roofline;  ///< analyze_roofline, peaks "auto"
   std::string roofline_note;
+  /// analyze_ranks (ranks/Ranks.h): by load_export_analyses when its reader is not restricted
+  /// to a window (the ranks' steps are numbered over the whole capture); a caller that
+  /// restricted the reader computes it before restricting (prof-analyze export does). The
+  /// report shows a "Ranks" section only when RanksReport::distributed.
+  std::optional<RanksReport> ranks;
+  std::string ranks_note;
 };
 
 /// Runs the analyses above; never throws (each failure becomes that analysis's note). A

@@ -13,6 +13,7 @@
 
 #include "export/ExportHtml.h"
 #include "export/ExportHtmlFlame.h"
+#include "export/ExportHtmlRanks.h"
 #include "export/ExportHtmlWidgets.h"
 #include "summary/SummaryFormat.h"
 
@@ -378,6 +379,10 @@ ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareRepor
   }
   guarded<RooflineReport>(a.roofline, a.roofline_note, "roofline",
                           [&] { return analyze_roofline(reader); });
+  if (!reader.restricted()) {
+    guarded<RanksReport>(a.ranks, a.ranks_note, "ranks analysis",
+                         [&] { return analyze_ranks(reader, window); });
+  }
   return a;
 }
 
@@ -387,6 +392,9 @@ void add_analysis_sections(HtmlReport& report, const std::vector<ExportRun>& run
     if (!run.analyses) continue;
     const ExportAnalyses& a = *run.analyses;
     report.add(peaks_section(c, a));
+    if (a.ranks && a.ranks->distributed) {
+      report.add(ranks_section(*a.ranks, c.suffix, runs.size() > 1 ? " — " + run.label : ""));
+    }
     report.add(flags_section(c, a));
     if (runs.size() == 1 && a.variants && !a.variants->entries.empty()) {
       report.add(variants_section(c, *a.variants));

@@ -28,11 +28,13 @@ constexpr std::size_t kMaxPeriod = 4096;
 constexpr std::size_t kMaxMeasured = 65536;  // launches the match fraction is measured over  // the
                                              // longest step it looks for, in kernel launches
 
-
-/// Ranges matching `pattern`, outermost per thread, in time order.
-std::vector<Step> steps_from_ranges(const db::Reader& reader, const std::string& pattern) {
+/// Ranges matching `pattern` (of process `pid` only when given), outermost per thread, in time
+/// order.
+std::vector<Step> steps_from_ranges(const db::Reader& reader, const std::string& pattern,
+                                    std::optional<std::int64_t> pid) {
   std::vector<db::NvtxRow> matched;
   db::ended_nvtx_ranges_named(reader).for_each([&](const db::NvtxRow& row) {
+    if (pid && row.pid != *pid) return;
     if (!db::is_fuselens_instrumentation(row.text) && glob_match_nocase(pattern, row.text))
       matched.push_back(row);
   });
@@ -307,13 +309,18 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
       (options.range_glob ? 1 : 0) + (options.function ? 1 : 0) + (options.automatic ? 1 : 0);
   if (methods > 1)
     throw std::invalid_argument("choose one of --step-range, --step-function, --auto");
-  const std::vector<Launch> launches = steps_detail::read_launches(reader);
+  std::vector<Launch> launches = steps_detail::read_launches(reader);
+  if (options.pid) std::erase_if(launches, [&](const Launch& l) { return l.pid != *options.pid; });
   StepReport report;
   if (options.range_glob) {
     report.method = StepMethod::Range;
     report.pattern = *options.range_glob;
-    report.steps = steps_from_ranges(reader, report.pattern);
-    if (report.steps.empty()) throw StepError("no NVTX range matches '" + report.pattern + "'");
+    report.steps = steps_from_ranges(reader, report.pattern, options.pid);
+    if (report.steps.empty()) {
+      throw StepError("no NVTX range " +
+                      (options.pid ? "of process " + std::to_string(*options.pid) + " " : "") +
+                      "matches '" + report.pattern + "'");
+    }
     report.note = "NVTX ranges matching '" + report.pattern + "'";
   } else if (options.function) {
     report.method = StepMethod::Function;
@@ -326,7 +333,7 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
   } else {
     if (!options.automatic) {
       for (const auto& pattern : default_step_patterns()) {
-        report.steps = steps_from_ranges(reader, pattern);
+        report.steps = steps_from_ranges(reader, pattern, options.pid);
         if (!report.steps.empty()) {
           report.method = StepMethod::Range;
           report.pattern = pattern;

@@ -33,6 +33,10 @@ struct StepOptions {
   std::optional<std::string> function;    ///< --step-function: function name (suffix at :: or .)
   bool automatic = false;                 ///< --auto
   std::int64_t consecutive_kernel_delay_ns = 30;  ///< HTA's kernel-wait cutoff
+  /// Only the steps of this process: every method looks at its ranges, launches and threads
+  /// alone, and the steps are numbered 1.. within it (each rank's steps, analyzer/ranks).
+  /// nullopt: the steps of every process, numbered together in time order.
+  std::optional<std::int64_t> pid;
 };
 
 /// The patterns tried, in order, when no method is named.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Golden outputs of prof-analyze: runs summary, cct (three views), flags, roofline, compare and every
+# Golden outputs of prof-analyze: runs summary, cct (three views), flags, roofline, ranks, compare and every
 # export format, in every output format, on every capture in tests/data, and compares a SHA-256 of
 # each output (stdout, stderr and exit status together; export files too) with the committed list
 # tests/golden/outputs.sha256. A refactoring that must not change behaviour keeps this list as it is.
@@ -64,6 +64,7 @@ for cap in "${captures[@]}"; do
     run "$c.summary.$fmt" summary "$cap" --format "$fmt"
     run "$c.flags.$fmt" flags "$cap" --format "$fmt"
     run "$c.roofline.$fmt" roofline "$cap" --format "$fmt"
+    run "$c.ranks.$fmt" ranks "$cap" --format "$fmt"
     for view in top-down bottom-up flat; do
       run "$c.cct-$view.$fmt" cct "$cap" --view "$view" --format "$fmt"
     done

@@ -171,6 +171,12 @@ std::vector<Command> commands() {
        {"merge", "--help"},
        {"merge", "-o", "@OUT", kCapture, kCapture},
        {{"--output", {}}, {"--force", {}, true}}},
+      {"prof-analyze ranks",
+       analyze,
+       a,
+       {"ranks", "--help"},
+       {"ranks", kCapture},
+       {format, window, step_range, step_function, auto_steps}},
 #ifdef FUSELENS_WITH_COLLECTOR  // prof-run and prof-ceilings: built with the GPU side only
       {"prof-run",
        prof_run,

@@ -69,9 +69,12 @@ void add_window_options(CLI::App* command, WindowOptions& options,
 int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spec,
                          analyzer::StepOptions& steps);
 /// Resolves the window on `reader` and restricts the reader to it; reports one line and returns
-/// kExitWindow when the window selects nothing, kExitOk otherwise.
+/// kExitWindow when the window selects nothing, kExitOk otherwise. `before_restrict`, when set,
+/// runs between the two on the unrestricted reader (an analysis that numbers steps over the
+/// whole capture: ranks).
 int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
-                const analyzer::StepOptions& steps, analyzer::Window& window);
+                const analyzer::StepOptions& steps, analyzer::Window& window,
+                const std::function<void(const analyzer::Window&)>& before_restrict = {});
 /// Writes `text` (an analysis written in `format`) naming the window(s) it describes: a
 /// "Window: ..." line above a table, a `window` column appended to every CSV table, a "window"
 /// member in JSON (its object, or {"window", "rows"} around an array). Two windows are the
@@ -90,5 +93,6 @@ Runner add_roofline_command(CLI::App& app);
 Runner add_steps_command(CLI::App& app);
 Runner add_modules_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
+Runner add_ranks_command(CLI::App& app);
 
 }  // namespace fuselens::cli

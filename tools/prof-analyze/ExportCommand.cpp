@@ -79,6 +79,10 @@ int run_export(const ExportOptions& options) {
   // Open and check every capture, and restrict it to its window, before creating the output.
   std::vector<std::unique_ptr<fuselens::db::Reader>> readers;
   std::vector<analyzer::Window> windows(options.files.size());
+  // The ranks section numbers each rank's steps over the whole capture: computed before the
+  // window restricts the reader (load_export_analyses does it for an unrestricted one).
+  std::vector<std::optional<analyzer::RanksReport>> ranks(options.files.size());
+  std::vector<std::string> ranks_notes(options.files.size());
   for (std::size_t i = 0; i < options.files.size(); ++i) {
     const std::string& file = options.files[i];
     readers.push_back(std::make_unique<fuselens::db::Reader>(file));
@@ -86,7 +90,15 @@ int run_export(const ExportOptions& options) {
       return fail("'" + file + "': the workload never initialized CUDA; nothing to export",
                   kExitCapture);
     }
-    if (const int rc = open_window(*readers.back(), spec, steps, windows[i])) return rc;
+    auto ranks_of = [&](const analyzer::Window& w) {
+      if (*format != analyzer::ExportFormat::Html || w.whole) return;
+      try {
+        ranks[i] = analyzer::analyze_ranks(*readers.back(), &w, steps);
+      } catch (const std::exception& e) {
+        ranks_notes[i] = std::string("The ranks analysis could not be computed: ") + e.what();
+      }
+    };
+    if (const int rc = open_window(*readers.back(), spec, steps, windows[i], ranks_of)) return rc;
   }
 
   std::optional<analyzer::CompareReport> comparison;
@@ -114,6 +126,10 @@ int run_export(const ExportOptions& options) {
                                              comparison ? &*comparison : nullptr, &windows[i],
                                              *analyzer::parse_frames_mode(options.frames)));
     runs.back().window = windows[i].description;
+    if (runs.back().analyses && !windows[i].whole) {
+      runs.back().analyses->ranks = std::move(ranks[i]);
+      runs.back().analyses->ranks_note = ranks_notes[i];
+    }
   }
   analyzer::ExportFile out(options.output, options.files);
   switch (*format) {

@@ -84,13 +84,15 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
 }
 
 int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
-                const analyzer::StepOptions& steps, analyzer::Window& window) {
+                const analyzer::StepOptions& steps, analyzer::Window& window,
+                const std::function<void(const analyzer::Window&)>& before_restrict) {
   if (spec.kind != analyzer::WindowKind::All) {  // the step search reads every launch
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");
   }
   try {
     window = analyzer::resolve_window(reader, spec, steps);
+    if (before_restrict) before_restrict(window);
     analyzer::apply_window(reader, window);
   } catch (const analyzer::WindowError& e) {
     return fail("'" + reader.path() + "': " + e.what(), kExitWindow);

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add(&cli::add_steps_command);
   add(&cli::add_modules_command);
   add(&cli::add_merge_command);
+  add(&cli::add_ranks_command);
 
   try {
     app.parse(argc, argv);
