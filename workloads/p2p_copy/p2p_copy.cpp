@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
       access[d] = true;
     }
   } else {
-    std::printf("p2p_copy: 1 device; peer copies need two: copying device-to-device on device 0 "
-                "instead\n");
+    std::printf(
+        "p2p_copy: 1 device; peer copies need two: copying device-to-device on device 0 "
+        "instead\n");
     directions = {Direction{0, 0}};
   }
   for (std::size_t i = 0; i < directions.size(); ++i) prepare(directions[i], 0x11 * int(i + 1));
