@@ -56,6 +56,18 @@ std::vector<RankLaneBar> merge(std::vector<RankLaneBar> bars, std::int64_t resol
   return out;
 }
 
+/// A tick label: format_duration without trailing zeros ("500 µs", "1.5 ms").
+std::string tick(double ns) {
+  std::string text = format_duration(ns);
+  const auto dot = text.find('.');
+  const auto space = text.find(' ');
+  if (dot == std::string::npos || space == std::string::npos || space < dot) return text;
+  auto end = space;
+  while (end > dot + 1 && text[end - 1] == '0') --end;
+  if (end == dot + 1) end = dot;
+  return text.substr(0, end) + text.substr(space);
+}
+
 }  // namespace
 
 bool is_communication_kernel(std::string_view short_name) {
@@ -233,7 +245,7 @@ std::string svg_rank_lanes(const RankLaneStrip& strip) {
       axis += fmt::format(
           "<line class=\"axis\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
           "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>",
-          x, x, y, y + 4, x, y + 17, html_escape(format_duration(t)));
+          x, x, y, y + 4, x, y + 17, html_escape(tick(t)));
     }
   }
   const double height = y + 26;

@@ -3,6 +3,8 @@
 // from what the capture holds, the straggler's late steps, and the report section.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -95,6 +97,8 @@ TEST(ExportRankLanes, TheReportDrawsEveryLaneWithCommunicationInItsOwnColour) {
   std::ostringstream out;
   make_html_report({load_export_run(db::Reader(path), "A")}).write(out);
   const std::string html = out.str();
+  // FUSELENS_RANK_REPORT=PATH keeps the report (for a look in a browser).
+  if (const char* keep = std::getenv("FUSELENS_RANK_REPORT")) std::ofstream(keep) << html;
   ASSERT_NE(html.find("<section id=\"rank-lanes\""), std::string::npos);
   EXPECT_NE(html.find("rank 1 · GPU 1"), std::string::npos);
   EXPECT_NE(html.find("pid 300 · GPU 0"), std::string::npos);
