@@ -14,6 +14,7 @@
 
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
+#include "export/ExportRankLanes.h"
 #include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
 #include "roofline/Peaks.h"
@@ -39,6 +40,7 @@ void analyze(const std::string& path) {
   (void)fa::calling_context_report(reader, flat);
   (void)fa::run_flags(reader, fa::FlagsConfig{});
   (void)fa::analyze_roofline(reader);
+  if (const auto strip = fa::load_rank_lane_strip(reader)) (void)fa::svg_rank_lanes(*strip);
   try {
     (void)fa::compare_ranges(reader, "*/unfused/*", "*/fused/*");
   } catch (const fa::CompareError&) {

@@ -24,6 +24,7 @@
 
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
+#include "export/ExportRankLanes.h"
 #include "flags/Flags.h"
 #include "fuselens/db/Reader.h"
 #include "ranks/Ranks.h"
@@ -98,6 +99,10 @@ struct ExportAnalyses {
   /// report shows a "Ranks" section only when RanksReport::distributed.
   std::optional<RanksReport> ranks;
   std::string ranks_note;
+  /// load_rank_lane_strip: kernels per rank and device (captures with process_rank rows only;
+  /// absent without a note otherwise).
+  std::optional<RankLaneStrip> rank_lanes;
+  std::string rank_lanes_note;
 };
 
 /// Runs the analyses above; never throws (each failure becomes that analysis's note). A

@@ -61,6 +61,38 @@ struct Context {
   }
 };
 
+HtmlSection rank_lanes_section(const Context& c, const ExportAnalyses& a) {
+  std::string body;
+  if (!a.rank_lanes) {
+    body = paragraph(a.rank_lanes_note);
+  } else {
+    const RankLaneStrip& strip = *a.rank_lanes;
+    body = paragraph(
+        "Kernels of each rank on each device over the window: computation in the upper half of a "
+        "lane, communication (NCCL kernels, peer-to-peer copies) in the lower half; above each "
+        "rank, its outermost NVTX ranges (its steps). A rank whose steps start late is a "
+        "straggler; the others' collectives then last longer, waiting for it.",
+        "lead");
+    body += svg_rank_lanes(strip);
+    HtmlTable table;
+    table.id = "rank-lanes" + c.suffix;
+    table.columns = {{"Lane"},
+                     {"Kernels", true},
+                     {"Communication kernels", true},
+                     {"Kernel time", true},
+                     {"Communication time", true}};
+    for (const auto& lane : strip.lanes) {
+      table.rows.push_back({lane.title, std::to_string(lane.kernels),
+                            std::to_string(lane.communication_kernels),
+                            format_duration(static_cast<double>(lane.busy_ns)),
+                            format_duration(static_cast<double>(lane.communication_ns))});
+    }
+    body += table.to_html();
+  }
+  return {HtmlSlot::Overview, "rank-lanes" + c.suffix, c.title("Ranks and devices"),
+          std::move(body)};
+}
+
 HtmlSection peaks_section(const Context& c, const ExportAnalyses& a) {
   std::string body;
   if (!a.peaks) {
@@ -383,6 +415,11 @@ ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareRepor
     guarded<RanksReport>(a.ranks, a.ranks_note, "ranks analysis",
                          [&] { return analyze_ranks(reader, window); });
   }
+  try {
+    a.rank_lanes = load_rank_lane_strip(reader);
+  } catch (const std::exception& e) {
+    a.rank_lanes_note = fmt::format("The lanes per rank could not be read: {}", e.what());
+  }
   return a;
 }
 
@@ -395,6 +432,7 @@ void add_analysis_sections(HtmlReport& report, const std::vector<ExportRun>& run
     if (a.ranks && a.ranks->distributed) {
       report.add(ranks_section(*a.ranks, c.suffix, runs.size() > 1 ? " — " + run.label : ""));
     }
+    if (a.rank_lanes || !a.rank_lanes_note.empty()) report.add(rank_lanes_section(c, a));
     report.add(flags_section(c, a));
     if (runs.size() == 1 && a.variants && !a.variants->entries.empty()) {
       report.add(variants_section(c, *a.variants));

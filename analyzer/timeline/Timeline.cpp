@@ -20,8 +20,7 @@ namespace {
 /// Interns display names: string-table ids and literal names map to indexes of Timeline::names.
 class Names {
  public:
-  Names(const db::Reader& reader, std::vector<std::string>& out)
-      : lookup_(reader), out_(out) {}
+  Names(const db::Reader& reader, std::vector<std::string>& out) : lookup_(reader), out_(out) {}
 
   std::uint32_t by_id(std::int64_t id) {
     if (auto it = ids_.find(id); it != ids_.end()) return it->second;
@@ -69,31 +68,37 @@ TimelineRow& row_at(TimelineLane& lane, std::size_t depth) {
   return lane.rows[depth];
 }
 
-/// Lanes keyed by a pair (device, stream) or (pid, tid), created on first use.
+/// Lanes keyed by (device, stream, pid or 0) or (pid, tid, 0), created on first use.
 class LaneSet {
  public:
-  TimelineLane& get(std::uint32_t a, std::uint32_t b) {
-    auto [it, inserted] = index_.try_emplace({a, b}, lanes_.size());
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
+  TimelineLane& get(std::uint32_t a, std::uint32_t b, std::uint32_t c = 0) {
+    auto [it, inserted] = index_.try_emplace({a, b, c}, lanes_.size());
     if (inserted) lanes_.emplace_back();
     return lanes_[it->second];
   }
   /// Lanes in key order, with their keys.
-  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, TimelineLane>> take() {
-    std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, TimelineLane>> out;
+  std::vector<std::pair<Key, TimelineLane>> take() {
+    std::vector<std::pair<Key, TimelineLane>> out;
     out.reserve(lanes_.size());
     for (const auto& [key, i] : index_) out.emplace_back(key, std::move(lanes_[i]));
     return out;
   }
 
  private:
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index_;
+  std::map<Key, std::size_t> index_;
   std::vector<TimelineLane> lanes_;
 };
 
-void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu) {
+/// Gpu lanes are per (device, stream), and per pid too when `by_pid` (captures with ranks).
+void load_gpu(const db::Reader& reader, NameKind kind, bool by_pid, Names& names, Timeline& t,
+              LaneSet& gpu) {
+  const auto lane_of = [&](std::int64_t device, std::int64_t stream, std::int64_t pid) -> auto& {
+    return gpu.get(u32(device), u32(stream), by_pid ? u32(pid) : 0u);
+  };
   auto kernels = db::kernel_details(reader, kind);
   while (auto k = kernels.next()) {
-    TimelineLane& lane = gpu.get(u32(k->device_id), u32(k->stream_id));
+    TimelineLane& lane = lane_of(k->device_id, k->stream_id, k->pid);
     if (lane.rows.empty()) lane.pid = u32(k->pid);
     KernelDetail d;
     d.pid = u32(k->pid);
@@ -115,7 +120,7 @@ void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t
   }
   auto copies = db::copy_details(reader);
   while (auto c = copies.next()) {
-    TimelineLane& lane = gpu.get(u32(c->device_id), u32(c->stream_id));
+    TimelineLane& lane = lane_of(c->device_id, c->stream_id, c->pid);
     if (lane.rows.empty()) lane.pid = u32(c->pid);
     const auto copy_kind = static_cast<int>(c->copy_kind);
     const auto name = names.literal(std::string("Memcpy ") +
@@ -123,12 +128,13 @@ void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t
     row_at(lane, 0).items.push_back({c->start_ns, c->end_ns, name,
                                      u32(static_cast<std::int64_t>(t.copies.size())),
                                      TimelineItemKind::Memcpy});
-    t.copies.push_back({u32(c->pid), u32(c->correlation_id), c->bytes, copy_kind, c->is_async != 0});
+    t.copies.push_back(
+        {u32(c->pid), u32(c->correlation_id), c->bytes, copy_kind, c->is_async != 0});
   }
   auto sets = db::memset_details(reader);
   const auto memset_name = names.literal("Memset");
   while (auto s = sets.next()) {
-    TimelineLane& lane = gpu.get(u32(s->device_id), u32(s->stream_id));
+    TimelineLane& lane = lane_of(s->device_id, s->stream_id, s->pid);
     if (lane.rows.empty()) lane.pid = u32(s->pid);
     row_at(lane, 0).items.push_back({s->start_ns, s->end_ns, memset_name,
                                      u32(static_cast<std::int64_t>(t.copies.size())),
@@ -159,9 +165,10 @@ void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lan
     const auto text = names.by_id(r->text_id);
     const auto name = dom->second.empty() ? text : names.literal(dom->second + ":" + t.names[text]);
     const auto end = d.unterminated ? std::numeric_limits<std::int64_t>::max() : *r->end_ns;
-    row_at(lane, d.depth).items.push_back({r->start_ns, end, name,
-                                           u32(static_cast<std::int64_t>(t.nvtx_ranges.size())),
-                                           TimelineItemKind::Nvtx});
+    row_at(lane, d.depth)
+        .items.push_back({r->start_ns, end, name,
+                          u32(static_cast<std::int64_t>(t.nvtx_ranges.size())),
+                          TimelineItemKind::Nvtx});
     t.nvtx_ranges.push_back(d);
   }
 }
@@ -184,9 +191,10 @@ void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lane
     TimelineLane& lane = lanes.get(u32(key.first), u32(key.second));
     lane.pid = u32(key.first);
     lane.tid = u32(key.second);
-    row_at(lane, depth).items.push_back({start, end, names.by_id(a->name_id),
-                                         u32(static_cast<std::int64_t>(t.api_calls.size())),
-                                         TimelineItemKind::Api});
+    row_at(lane, depth)
+        .items.push_back({start, end, names.by_id(a->name_id),
+                          u32(static_cast<std::int64_t>(t.api_calls.size())),
+                          TimelineItemKind::Api});
     t.api_calls.push_back({lane.pid, lane.tid, u32(a->correlation_id), u32(a->return_code),
                            a->domain == static_cast<int>(db::ApiDomain::Driver)});
   }
@@ -216,6 +224,26 @@ void load_memory(const db::Reader& reader, Timeline& t) {
   }
 }
 
+/// Ranks and title prefixes of the lanes of a capture with ranks, then its lane order: by rank
+/// (processes without one last), then kind, keeping the key order within (a stable sort).
+void group_by_rank(const std::unordered_map<std::uint32_t, std::int32_t>& rank_of,
+                   std::vector<TimelineLane>& lanes) {
+  for (auto& lane : lanes) {
+    const auto it = rank_of.find(lane.pid);
+    lane.rank = it == rank_of.end() ? -1 : it->second;
+    lane.title =
+        (lane.rank >= 0 ? "rank " + std::to_string(lane.rank) : "pid " + std::to_string(lane.pid)) +
+        " · " + lane.title;
+  }
+  const auto group = [](const TimelineLane& lane) {
+    const std::int64_t rank = lane.rank >= 0 ? lane.rank : std::numeric_limits<std::int64_t>::max();
+    return std::make_pair(rank, static_cast<int>(lane.kind));
+  };
+  std::stable_sort(lanes.begin(), lanes.end(), [&](const TimelineLane& a, const TimelineLane& b) {
+    return group(a) < group(b);
+  });
+}
+
 }  // namespace
 
 const char* to_string(TimelineItemKind kind) {
@@ -240,6 +268,9 @@ std::size_t Timeline::item_count() const {
 Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   Timeline t;
   t.path = reader.path();
+  std::unordered_map<std::uint32_t, std::int32_t> rank_of;  // pid -> rank
+  for (const auto& r : reader.process_ranks()) rank_of.emplace(r.pid, r.rank);
+  t.has_ranks = !rank_of.empty();
   // API calls are read on a second connection in parallel with the GPU records (the two biggest
   // tables), each into its own names; the API names are appended after the others at the end.
   Timeline api_part;
@@ -251,7 +282,7 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   });
   try {
     Names names(reader, t.names);
-    load_gpu(reader, name_kind, names, t, gpu);
+    load_gpu(reader, name_kind, t.has_ranks, names, t, gpu);
     load_nvtx(reader, names, t, nvtx);
     load_memory(reader, t);
   } catch (...) {
@@ -265,23 +296,26 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
 
   for (auto& [key, lane] : gpu.take()) {
     lane.kind = LaneKind::Gpu;
-    lane.device_id = key.first;
-    lane.stream_id = key.second;
-    lane.title = "GPU " + std::to_string(key.first) + " · stream " + std::to_string(key.second);
+    lane.device_id = std::get<0>(key);
+    lane.stream_id = std::get<1>(key);
+    if (t.has_ranks) lane.pid = std::get<2>(key);
+    lane.title =
+        "GPU " + std::to_string(lane.device_id) + " · stream " + std::to_string(lane.stream_id);
     t.lanes.push_back(std::move(lane));
   }
   for (auto& [key, lane] : nvtx.take()) {
     lane.kind = LaneKind::Nvtx;
-    lane.title = "NVTX · thread " + std::to_string(key.second);
+    lane.title = "NVTX · thread " + std::to_string(std::get<1>(key));
     t.lanes.push_back(std::move(lane));
   }
   for (auto& [key, lane] : api.take()) {
     for (auto& row : lane.rows)
       for (auto& item : row.items) item.name += api_name_offset;
     lane.kind = LaneKind::Api;
-    lane.title = "CUDA API · thread " + std::to_string(key.second);
+    lane.title = "CUDA API · thread " + std::to_string(std::get<1>(key));
     t.lanes.push_back(std::move(lane));
   }
+  if (t.has_ranks) group_by_rank(rank_of, t.lanes);
 
   // Span, then close unterminated ranges at its end.
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
@@ -365,10 +399,11 @@ LaunchContext launch_context(const Timeline& t, const TimelineItem& item) {
       return context;
   }
   const auto& calls = t.calls_by_correlation;
-  auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(pid, correlation),
-                             [](const CallRef& c, const std::pair<std::uint32_t, std::uint32_t>& k) {
-                               return std::tie(c.pid, c.correlation_id) < std::tie(k.first, k.second);
-                             });
+  auto it =
+      std::lower_bound(calls.begin(), calls.end(), std::make_pair(pid, correlation),
+                       [](const CallRef& c, const std::pair<std::uint32_t, std::uint32_t>& k) {
+                         return std::tie(c.pid, c.correlation_id) < std::tie(k.first, k.second);
+                       });
   if (it == calls.end() || it->pid != pid || it->correlation_id != correlation) return context;
   const TimelineItem& call = t.lanes[it->lane].rows[it->row].items[it->index];
   context.call = &call;

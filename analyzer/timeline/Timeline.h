@@ -7,6 +7,13 @@
 //   Nvtx  one per (pid, tid) with NVTX ranges: ranges at their nesting depth (schema depth);
 //   Api   one per (pid, tid) with API calls: runtime and driver calls at their nesting depth
 //         (a driver call inside a runtime call of the same thread is one level deeper).
+// Ranks (schema 8's process_rank rows, written for processes a distributed launcher started):
+// when the capture has any, Gpu lanes are one per (device, stream, pid), since several ranks
+// may share a device, and lanes are grouped by rank: rank 0's Gpu lanes by (device, stream),
+// its Nvtx lanes, its Api lanes, then rank 1's, and so on; lanes of processes without a rank
+// (a launcher's own CUDA process) come last in the order above. Titles then start with
+// "rank R · " ("rank 1 · GPU 1 · stream 7", "rank 1 · NVTX · thread 1234"), or "pid P · " for
+// a process without a rank. Captures without process_rank rows keep the plain titles and order.
 // Within a lane, items are split into rows by depth (Gpu lanes have one row: overlapping items
 // of one stream, rare, share it). Each row is sorted by (start_ns, end_ns) and holds no
 // overlapping items except in Gpu rows, so a view finds the items of [t0, t1] with a binary
@@ -25,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "summary/Summary.h"
 #include "fuselens/db/Reader.h"
+#include "summary/Summary.h"
 
 namespace fuselens::analyzer {
 
@@ -54,10 +61,14 @@ enum class LaneKind : std::uint8_t { Gpu, Nvtx, Api };
 
 struct TimelineLane {
   LaneKind kind = LaneKind::Gpu;
-  std::string title;  ///< "GPU 0 · stream 7", "NVTX · thread 1234", "CUDA API · thread 1234"
+  /// "GPU 0 · stream 7", "NVTX · thread 1234", "CUDA API · thread 1234"; with ranks
+  /// "rank 1 · GPU 1 · stream 7" (see the top of this header).
+  std::string title;
   std::uint32_t device_id = 0, stream_id = 0;  ///< Gpu lanes
-  std::uint32_t pid = 0, tid = 0;              ///< Nvtx and Api lanes; Gpu: pid of first item
-  std::vector<TimelineRow> rows;               ///< by depth, 0 = outermost
+  std::uint32_t pid = 0, tid = 0;  ///< Nvtx and Api lanes; Gpu: the lane's pid with ranks, else
+                                   ///< the pid of its first item
+  std::int32_t rank = -1;          ///< rank of `pid` (process_rank); -1 when it has none
+  std::vector<TimelineRow> rows;   ///< by depth, 0 = outermost
   std::size_t item_count() const;
 };
 
@@ -108,8 +119,10 @@ struct Timeline {
   std::string path;
   std::int64_t begin_ns = 0, end_ns = 0;  ///< span of every item and counter point
   std::vector<std::string> names;         ///< interned display names
-  std::vector<TimelineLane> lanes;        ///< Gpu lanes by (device, stream), then Nvtx, then Api
-  std::vector<CounterTrack> counters;     ///< by device id
+  /// Gpu lanes by (device, stream), then Nvtx, then Api; with ranks grouped by rank first.
+  std::vector<TimelineLane> lanes;
+  bool has_ranks = false;              ///< the capture has process_rank rows: lanes carry ranks
+  std::vector<CounterTrack> counters;  ///< by device id
   std::vector<KernelDetail> kernels;
   std::vector<CopyDetail> copies;
   std::vector<ApiDetail> api_calls;
@@ -121,8 +134,9 @@ struct Timeline {
   std::size_t item_count() const;
 };
 
-/// Reads kernels, memcpys, memsets, API calls, NVTX ranges and device-memory events. Kernel
-/// names are in `names` form (Short by default, as Nsight Systems' timeline).
+/// Reads kernels, memcpys, memsets, API calls, NVTX ranges, device-memory events and the
+/// ranks of processes (process_rank, schema 8; none before). Kernel names are in `names` form
+/// (Short by default, as Nsight Systems' timeline).
 /// O(n log n) time, about 40 bytes per record.
 Timeline load_timeline(const db::Reader& reader, NameKind names = NameKind::Short);
 

@@ -23,7 +23,8 @@
 # overhead), replay (counters in application replay vs Nsight Compute), scale (ten million
 # launches), budget (the PyTorch step budget), suite (the kernel suite's tests and study runs,
 # kernel-argument capture), roofline (ceilings, counters vs ncu, SASS), captures (the real captures
-# kept under tests/data), graphs (CUDA graph replays charged to their capture site).
+# kept under tests/data), graphs (CUDA graph replays charged to their capture site), ranks (DDP over
+# NCCL on one and two GPUs, a slowed rank, peer copies, per-step overhead).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 plans_dir="$root/scripts/device/plans"

@@ -116,19 +116,68 @@ void TimelineWidget::layoutTracks() {
       y += kRowHeight + kLaneGap;
     }
     const int lanes = static_cast<int>(t.lanes.size());
-    for (int l = 0; l < lanes; ++l) {
-      if (t.lanes[static_cast<std::size_t>(l)].kind == LaneKind::Gpu) addLane(l);
-    }
-    for (std::size_t c = 0; c < t.counters.size(); ++c) {
-      tracks_.push_back({-1, 0, static_cast<int>(c), y, kCounterHeight, true});
-      y += kCounterHeight + kLaneGap;
-    }
-    for (int l = 0; l < lanes; ++l) {
-      if (t.lanes[static_cast<std::size_t>(l)].kind != LaneKind::Gpu) addLane(l);
+    const auto addCounters = [&] {
+      for (std::size_t c = 0; c < t.counters.size(); ++c) {
+        tracks_.push_back({-1, 0, static_cast<int>(c), y, kCounterHeight, true});
+        y += kCounterHeight + kLaneGap;
+      }
+    };
+    if (t.has_ranks) {
+      // The analyzer orders lanes by rank: a header above each rank's group, the device-memory
+      // counters (per device, not per rank) after the groups.
+      for (int l = 0; l < lanes; ++l) {
+        const int rank = t.lanes[static_cast<std::size_t>(l)].rank;
+        if (l == 0 || t.lanes[static_cast<std::size_t>(l - 1)].rank != rank) {
+          tracks_.push_back({-3, 0, rank, y, kGroupHeaderHeight, true});
+          y += kGroupHeaderHeight + kLaneGap / 2;
+        }
+        addLane(l);
+      }
+      addCounters();
+    } else {
+      for (int l = 0; l < lanes; ++l) {
+        if (t.lanes[static_cast<std::size_t>(l)].kind == LaneKind::Gpu) addLane(l);
+      }
+      addCounters();
+      for (int l = 0; l < lanes; ++l) {
+        if (t.lanes[static_cast<std::size_t>(l)].kind != LaneKind::Gpu) addLane(l);
+      }
     }
   }
   contentHeight_ = y;
   updateScrollBar();
+}
+
+QStringList TimelineWidget::trackTitles() const {
+  QStringList out;
+  if (!data_) return out;
+  const auto& t = data_->timeline;
+  for (const auto& track : tracks_) {
+    if (track.lane == -2) {
+      out << QStringLiteral("Steps (%1)").arg(stepLaneItemCount());
+    } else if (track.lane == -3) {
+      out << groupTitle(track.counter);
+    } else if (track.lane >= 0) {
+      out << (track.firstOfLane ? toQString(t.lanes[static_cast<std::size_t>(track.lane)].title)
+                                : QString());
+    } else {
+      out << toQString(t.counters[static_cast<std::size_t>(track.counter)].title);
+    }
+  }
+  return out;
+}
+
+int TimelineWidget::rowCenterY(int lane, int row) const {
+  for (const auto& track : tracks_) {
+    if (track.lane == lane && track.row == row) {
+      return kRulerHeight + track.y - scrollY_ + track.height / 2;
+    }
+  }
+  return -1;
+}
+
+QString TimelineWidget::groupTitle(int rank) {
+  return rank >= 0 ? QStringLiteral("Rank %1").arg(rank) : QStringLiteral("Without rank");
 }
 
 const analyzer::StepReport* TimelineWidget::steps() const {
@@ -337,6 +386,19 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
       p.save();
       p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
       paintSteps(p, area, y + 1, track.height - 2);
+      p.restore();
+    } else if (track.lane == -3) {
+      // A rank's group: a band across the widget with its name.
+      p.fillRect(QRect(target.left(), y, target.width(), track.height), QColor(0xe3, 0xe8, 0xef));
+      p.setPen(QColor(0x9a, 0xa5, 0xb4));
+      p.drawLine(target.left(), y, target.right(), y);
+      QFont bold = p.font();
+      bold.setBold(true);
+      p.save();
+      p.setFont(bold);
+      p.setPen(QColor(0x22, 0x2a, 0x36));
+      p.drawText(QRect(target.left() + 6, y, target.width() - 12, track.height),
+                 Qt::AlignLeft | Qt::AlignVCenter, groupTitle(track.counter));
       p.restore();
     } else if (track.lane >= 0) {
       const auto& lane = t.lanes[static_cast<std::size_t>(track.lane)];

@@ -72,6 +72,13 @@ class TimelineWidget : public QWidget {
   int stepLaneItemCount() const;
   /// The step (1-based) whose item lies under widget point `pos`, 0 when none.
   int stepAt(const QPoint& pos) const;
+  /// What the gutter shows, track by track from the top: "Steps (N)", a rank group's header
+  /// ("Rank 1", "Without rank": captures with ranks only), lane titles (on a lane's first row;
+  /// "" on its deeper rows) and counter titles.
+  QStringList trackTitles() const;
+  /// Widget y of the middle of row `row` of lane `lane` at the current scroll (-1: not laid out).
+  int rowCenterY(int lane, int row = 0) const;
+
   /// Selects the time range [startNs, endNs] as a Shift+drag does (timeRangeSelected).
   void selectTimeRange(double startNs, double endNs);
 
@@ -90,6 +97,7 @@ class TimelineWidget : public QWidget {
   static constexpr int kRowHeight = 20;
   static constexpr int kCounterHeight = 64;
   static constexpr int kLaneGap = 8;
+  static constexpr int kGroupHeaderHeight = 18;
 
  Q_SIGNALS:
   void itemSelected(const fuselens::analyzer::TimelineItem* item);
@@ -113,7 +121,9 @@ class TimelineWidget : public QWidget {
  private:
   /// One horizontal band: a row of a lane, or a counter track.
   struct Track {
-    int lane = -1, row = 0;  ///< lane index and depth; lane -1 for a counter, -2 for the steps
+    /// Lane index and depth; lane -1 for a counter, -2 for the steps, -3 for the header of a
+    /// rank's group (rank in `counter`, -1 for processes without a rank).
+    int lane = -1, row = 0;
     int counter = -1;
     int y = 0, height = 0;  ///< in content coordinates (before scrolling)
     bool firstOfLane = false;
@@ -135,6 +145,7 @@ class TimelineWidget : public QWidget {
                     int h);
   QColor itemColor(const analyzer::TimelineItem& item) const;
   QString tooltipFor(const analyzer::TimelineItem& item) const;
+  static QString groupTitle(int rank);  ///< "Rank 1", or "Without rank" for -1
 
   CaptureDataPtr data_;
   QString emptyText_;
