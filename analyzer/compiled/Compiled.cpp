@@ -371,6 +371,27 @@ std::string fold_aten_op(std::string_view name) {
   while (op.size() > 1 && op.back() == '_' && op.find_first_not_of('_') < op.size() - 1) {
     op.pop_back();  // in-place form: "add_" -> "add"
   }
+  // One op, several ATen names: Inductor records the functional or decomposed form
+  // (_native_batch_norm_legit_functional, native_batch_norm_backward) where eager dispatches the
+  // user-facing op and its backend kernel (batch_norm > _batch_norm_impl_index >
+  // cudnn_batch_norm; cudnn_batch_norm_backward). Each family reads as its user-facing name.
+  static const std::map<std::string, std::string, std::less<>> kFamilies = {
+      {"_native_batch_norm_legit_functional", "batch_norm"},
+      {"_native_batch_norm_legit", "batch_norm"},
+      {"_native_batch_norm_legit_no_training", "batch_norm"},
+      {"native_batch_norm", "batch_norm"},
+      {"_batch_norm_impl_index", "batch_norm"},
+      {"cudnn_batch_norm", "batch_norm"},
+      {"miopen_batch_norm", "batch_norm"},
+      {"native_batch_norm_backward", "batch_norm_backward"},
+      {"cudnn_batch_norm_backward", "batch_norm_backward"},
+      {"miopen_batch_norm_backward", "batch_norm_backward"},
+      {"_batch_norm_impl_index_backward", "batch_norm_backward"},
+      {"_batch_norm_with_update", "batch_norm"},
+      {"_batch_norm_with_update_functional", "batch_norm"},
+      {"batch_norm_backward", "batch_norm_backward"},
+  };
+  if (const auto family = kFamilies.find(op); family != kFamilies.end()) return family->second;
   return op;
 }
 

@@ -98,7 +98,10 @@ std::map<std::string, std::string> compiled_kernel_sources(const db::Reader& rea
 /// "sub_Tensor" -> "sub", "pow_Tensor_Scalar" -> "pow", "mean_dim" -> "mean", "fill__Scalar"
 /// -> "fill", "addmm" -> "addmm": the op of an `at::_ops::` name without overload or in-place
 /// suffix (overloads: segments starting upper-case, and dim, out, int, self, correction, default,
-/// names, input, dtype, memory_format).
+/// names, input, dtype, memory_format). The names of one op's functional, decomposed and
+/// backend forms read as its user-facing name (batch norm: "_native_batch_norm_legit_functional",
+/// "native_batch_norm", "cudnn_batch_norm" -> "batch_norm"; "native_batch_norm_backward",
+/// "cudnn_batch_norm_backward" -> "batch_norm_backward"), so Inductor's op names meet eager's.
 std::string fold_aten_op(std::string_view name);
 
 /// The op name of an `at::_ops::NAME::call(...)` / `::redispatch(...)` frame, folded; empty

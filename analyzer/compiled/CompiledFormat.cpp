@@ -46,7 +46,8 @@ std::string short_line(const std::string& line) {
 std::vector<std::string> short_kernels(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   out.reserve(names.size());
-  for (const auto& n : names) out.push_back(n.empty() || n.front() == '<' ? n : db::short_kernel_name(n));
+  for (const auto& n : names)
+    out.push_back(n.empty() || n.front() == '<' ? n : db::short_kernel_name(n));
   return out;
 }
 

@@ -11,10 +11,10 @@
 #include <utility>
 
 #include "export/ExportHtmlWidgets.h"
-#include "ranks/Ranks.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "ranks/Ranks.h"
 #include "summary/SummaryFormat.h"
 
 namespace fuselens::analyzer {

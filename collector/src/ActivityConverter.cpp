@@ -127,7 +127,7 @@ void ActivityConverter::convert(const CUpti_Activity& record, db::RecordBatch& o
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record);
       auto r = gpu_operation<CUpti_ActivityMemcpyPtoP4, db::MemcpyRecord>(m, pid_);
       r.copy_kind = m.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN ? db::MemcpyKind::PeerToPeer
-                                                                      : memcpy_kind(m.copyKind);
+                                                                     : memcpy_kind(m.copyKind);
       r.src_kind = memory_kind(m.srcKind);
       r.dst_kind = memory_kind(m.dstKind);
       r.bytes = m.bytes;
@@ -200,8 +200,7 @@ void ActivityConverter::convert(const CUpti_Activity& record, db::RecordBatch& o
       r.type = s.type <= 4 ? static_cast<db::SyncType>(s.type) : db::SyncType::Unknown;
       r.context_id = s.contextId;
       r.stream_id = s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s.streamId;
-      r.cuda_event_id =
-          s.cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s.cudaEventId;
+      r.cuda_event_id = s.cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s.cudaEventId;
       r.correlation_id = s.correlationId;
       out.syncs.push_back(r);
       break;
@@ -212,7 +211,8 @@ void ActivityConverter::convert(const CUpti_Activity& record, db::RecordBatch& o
       r.pid = pid_;
       r.overhead_kind = overhead_kind(o.overheadKind);
       r.object_kind = o.objectKind;
-      r.object_id = o.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD
+      r.object_id = o.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS ||
+                            o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD
                         ? o.objectId.pt.threadId
                         : o.objectId.dcs.deviceId;
       r.start_ns = o.start;

@@ -1,9 +1,10 @@
-// Issue 25 on the committed two-GPU captures of scripts/device/plans/ranks.sh (tests/data/README.md):
-// ddp_2rank.sqlite (torchrun --nproc-per-node 2 ddp_train.py) and ddp_2rank_slow.sqlite (the same
-// with --slow-rank 1 --slow-ms 5), each with what the workload reported (ddp_2rank*.json). Checks:
-// the ranks and their devices, the NCCL kernels of every step equal across ranks, the overlap of
-// one step against a computation from the rows (SQL and an interval merge written here, not the
-// analysis's sweep), and the slowed rank named the straggler in every step.
+// Issue 25 on the committed two-GPU captures of scripts/device/plans/ranks.sh
+// (tests/data/README.md): ddp_2rank.sqlite (torchrun --nproc-per-node 2 ddp_train.py) and
+// ddp_2rank_slow.sqlite (the same with --slow-rank 1 --slow-ms 5), each with what the workload
+// reported (ddp_2rank*.json). Checks: the ranks and their devices, the NCCL kernels of every step
+// equal across ranks, the overlap of one step against a computation from the rows (SQL and an
+// interval merge written here, not the analysis's sweep), and the slowed rank named the straggler
+// in every step.
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -26,7 +27,9 @@ using namespace fuselens::analyzer;
 
 namespace {
 
-std::string data(const std::string& name) { return std::string(FUSELENS_TEST_DATA_DIR) + "/" + name; }
+std::string data(const std::string& name) {
+  return std::string(FUSELENS_TEST_DATA_DIR) + "/" + name;
+}
 
 bool have(const std::string& name) {
   return std::filesystem::exists(data(name + ".sqlite")) &&
@@ -66,7 +69,8 @@ std::int64_t length(const std::vector<Interval>& v) {
 std::int64_t intersection(const std::vector<Interval>& a, const std::vector<Interval>& b) {
   std::int64_t n = 0;
   for (const auto& x : a) {
-    for (const auto& y : b) n += std::max<std::int64_t>(0, std::min(x.second, y.second) - std::max(x.first, y.first));
+    for (const auto& y : b)
+      n += std::max<std::int64_t>(0, std::min(x.second, y.second) - std::max(x.first, y.first));
   }
   return n;
 }
@@ -83,7 +87,7 @@ TEST(RanksCapture, TwoRanksEachOnItsOwnDevice) {
     });
     ASSERT_NE(r, ranks.end());
     EXPECT_EQ(r->pid, expected["pid"].get<std::uint32_t>());
-    EXPECT_EQ(r->world_size, 2);
+    EXPECT_EQ(r->world_size.value_or(-1), 2);
     EXPECT_EQ(r->launcher, "torch");
   }
   const auto report = steady(reader);
@@ -136,15 +140,16 @@ TEST(RanksCapture, OverlapOfAStepMatchesAComputationFromTheRows) {
     if (checked == 4) break;  // the first two steps of both ranks
     const auto& info = report.ranks[static_cast<std::size_t>(row.rank)];
     sqlite3_stmt* s = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db,
-                                 "SELECT k.start_ns, k.end_ns, n.value FROM kernel k"
-                                 " JOIN strings n ON n.id = k.short_name_id"
-                                 " WHERE k.pid = ?1 AND (SELECT MIN(a.start_ns) FROM api_call a"
-                                 "  WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"
-                                 "  >= ?2 AND (SELECT MIN(a.start_ns) FROM api_call a"
-                                 "  WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id) < ?3",
-                                 -1, &s, nullptr),
-              SQLITE_OK)
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db,
+                           "SELECT k.start_ns, k.end_ns, n.value FROM kernel k"
+                           " JOIN strings n ON n.id = k.short_name_id"
+                           " WHERE k.pid = ?1 AND (SELECT MIN(a.start_ns) FROM api_call a"
+                           "  WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"
+                           "  >= ?2 AND (SELECT MIN(a.start_ns) FROM api_call a"
+                           "  WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id) < ?3",
+                           -1, &s, nullptr),
+        SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_bind_int64(s, 1, info.pid);
     sqlite3_bind_int64(s, 2, row.start_ns);
@@ -185,6 +190,43 @@ TEST(RanksCapture, TheSlowedRankIsTheStragglerOfEveryStep) {
   ASSERT_EQ(summary.size(), 2U);
   EXPECT_GT(summary[static_cast<std::size_t>(1 - slow)].blocked_ns,
             summary[static_cast<std::size_t>(slow)].blocked_ns);
+}
+
+// p2p_copy on two H200s: every peer copy the program reports is a memcpy row of kind peer to peer
+// on the device whose stream ran it (CUPTI's MEMCPY2 records, dropped by the collector before),
+// and the ranks analysis counts them as communication.
+TEST(RanksCapture, PeerCopiesAreRecordedBothWaysAsCommunication) {
+  if (!have("p2p_copy")) GTEST_SKIP() << "p2p_copy.sqlite is not committed (plan ranks.sh)";
+  const auto run = report_of("p2p_copy");
+  ASSERT_EQ(run["mode"], "peer");
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> expected;  // device: count, bytes
+  for (const auto& c : run["copies"]) {
+    auto& e = expected[c["stream_device"].get<std::int64_t>()];
+    e.first += c["count"].get<std::int64_t>();
+    e.second += c["count"].get<std::int64_t>() * c["bytes"].get<std::int64_t>();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(data("p2p_copy.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT device_id, COUNT(*), SUM(bytes) FROM memcpy"
+                               " WHERE copy_kind = 10 GROUP BY device_id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> found;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    found[sqlite3_column_int64(s, 0)] = {sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2)};
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  EXPECT_EQ(found, expected);
+  const db::Reader reader(data("p2p_copy.sqlite"));
+  const auto report = analyze_ranks(reader);
+  ASSERT_FALSE(report.rows.empty());
+  std::int64_t communication = 0;
+  for (const auto& row : report.rows) communication += row.communication_union_ns;
+  EXPECT_GT(communication, 0);
 }
 
 }  // namespace

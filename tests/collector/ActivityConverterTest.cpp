@@ -51,8 +51,12 @@ TEST(ActivityConverter, ConvertsKernelRecordsFieldByField) {
   k.contextId = 2;
   k.streamId = 13;
   k.correlationId = 77;
-  k.gridX = 64; k.gridY = 2; k.gridZ = 1;
-  k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+  k.gridX = 64;
+  k.gridY = 2;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
   k.registersPerThread = 40;
   k.staticSharedMemory = 8192;
   k.dynamicSharedMemory = 1024;
