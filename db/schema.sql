@@ -1,11 +1,11 @@
--- FuseLens capture database, schema version 8.
+-- FuseLens capture database, schema version 9.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (8). Readers refuse other application ids and
--- newer versions. Versions only add tables: an older capture is read as a version-8 capture
+-- `PRAGMA user_version` is the schema version (9). Readers refuse other application ids and
+-- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-9 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed;
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -245,6 +245,13 @@ CREATE TABLE IF NOT EXISTS api_context (
   correlation_id  INTEGER NOT NULL,
   tid             INTEGER NOT NULL,
   cct_node_id     INTEGER NOT NULL REFERENCES cct_node(id),
+  -- Version 9: PyTorch autograd sequence numbers (NULL outside PyTorch; docs/calling-context.md,
+  -- "Modules"): forward_seq, the thread's next sequence number at a forward launch (the node its
+  -- op created is forward_seq - 1); backward_seq, the sequence number of the autograd node being
+  -- evaluated at a backward launch. A backward launch belongs to the forward op whose launch has
+  -- forward_seq = backward_seq + 1.
+  forward_seq     INTEGER,
+  backward_seq    INTEGER,
   PRIMARY KEY (pid, correlation_id)
 ) WITHOUT ROWID;
 
@@ -307,7 +314,7 @@ CREATE TABLE IF NOT EXISTS merge_source (
 );
 
 CREATE TABLE IF NOT EXISTS enum_frame_kind (value INTEGER PRIMARY KEY, name TEXT NOT NULL);
-INSERT OR IGNORE INTO enum_frame_kind VALUES (1, 'native'), (2, 'python');
+INSERT OR IGNORE INTO enum_frame_kind VALUES (1, 'native'), (2, 'python'), (3, 'module');
 
 -- Version 2: roofline. `ceiling`: what the running GPU reached in microbenchmarks
 -- (`prof-ceilings`, or `prof-run --measure-ceilings`), the Empirical Roofline Toolkit's method.

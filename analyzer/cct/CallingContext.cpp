@@ -51,17 +51,27 @@ FrameMap load_frames(const db::Reader& reader) {
     f.label = frame_label(f.function, f.module, static_cast<std::uint64_t>(s->module_offset),
                           f.file, f.line);
     f.internal = !f.python && is_internal_module(f.module);
+    if (s->kind == static_cast<std::int64_t>(db::FrameKind::Module)) {
+      f.torch_module = f.internal = true;  // shown only with internal frames
+      f.address = static_cast<std::uint64_t>(s->module_offset);
+      f.label = "<nn.Module> " + f.function;
+    }
     frames.emplace(s->id, std::move(f));
   }
   return frames;
 }
 
 std::vector<Operation> load_operations(const db::Reader& reader) {
-  LaunchContextMap context;  // node, tid
+  LaunchContextMap context;                                                       // node, tid
+  std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> seqs;  // fwd, bwd
   {
     auto rows = db::launch_contexts(reader);
-    while (auto s = rows.next())
+    while (auto s = rows.next()) {
       context.emplace(op_key(s->pid, s->correlation_id), std::make_pair(s->node_id, s->tid));
+      if (s->forward_seq >= 0 || s->backward_seq >= 0)
+        seqs.emplace(op_key(s->pid, s->correlation_id),
+                     std::make_pair(s->forward_seq, s->backward_seq));
+    }
   }
   std::vector<Operation> ops;
   auto add = [&](db::GpuTable table) {
@@ -79,6 +89,10 @@ std::vector<Operation> load_operations(const db::Reader& reader) {
       if (it != context.end()) {
         op.node = it->second.first;
         op.tid = it->second.second;
+      }
+      if (const auto seq = seqs.find(op_key(op.pid, op.correlation)); seq != seqs.end()) {
+        op.forward_seq = seq->second.first;
+        op.backward_seq = seq->second.second;
       }
       ops.push_back(std::move(op));
     }
@@ -193,7 +207,8 @@ void sort_children(CctReport& report) {
 /// The torch.compile source row of a "<gpu kernel> NAME" operation, or nullptr.
 const std::string* kernel_source(const CctOptions& options, const std::string& label) {
   constexpr std::string_view kKernel = "<gpu kernel> ";
-  if (options.kernel_sources.empty() || label.compare(0, kKernel.size(), kKernel) != 0) return nullptr;
+  if (options.kernel_sources.empty() || label.compare(0, kKernel.size(), kKernel) != 0)
+    return nullptr;
   const auto it = options.kernel_sources.find(label.substr(kKernel.size()));
   return it == options.kernel_sources.end() ? nullptr : &it->second;
 }
@@ -359,7 +374,8 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
     if (options.phase && *options.phase != phase) continue;
     report.total += op.cost;
     if (op.node < 0) ++report.unattributed_operations;
-    if (phase == CctPhase::Backward) ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
+    if (phase == CctPhase::Backward)
+      ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
     auto steps = fold_steps(steps_of(op, phases[i], nodes, frames, options.show_internal), folder);
     if (op.graph_node != 0) ++report.graph_operations;
     if (op.at_capture_site) {  // CUDA graphs: under the capture site, the replay site kept

@@ -17,6 +17,10 @@ struct Frame {
   std::uint32_t line = 0;
   bool internal = false;  // CUDA stack or the collector
   bool python = false;    // frame kind python
+  // An nn.Module instance (frame kind module, schema 9): hidden like internal frames; `function`
+  // is its class, `address` the instance's (the key of the module name marks).
+  bool torch_module = false;
+  std::uint64_t address = 0;
 };
 using FrameMap = std::unordered_map<std::int64_t, Frame>;
 
@@ -26,6 +30,9 @@ struct Operation {
   std::int64_t pid = 0, correlation = 0;
   std::int64_t node = -1;  // cct_node id, -1 when the call had no recorded context
   std::int64_t tid = -1;   // of the call, from api_context
+  // Autograd sequence numbers of the call (api_context, schema 9; -1: none): forward_seq at a
+  // forward launch (its op's node + 1), backward_seq the node evaluated at a backward launch.
+  std::int64_t forward_seq = -1, backward_seq = -1;
   // CUDA graphs: CUPTI's id of the graph node that ran the operation (0: not launched by a graph
   // launch). at_capture_site: the call that made the node has a recorded context, which `node`
   // is (the capture site), and `replay_node` is the graph launch's (the replay site; -1 when it

@@ -4,11 +4,13 @@
 #include <limits>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 #include "cct/CallingContextData.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/TraceCursors.h"
+#include "modules/ModuleRanges.h"
 
 namespace fuselens::analyzer::cct {
 namespace {
@@ -112,32 +114,28 @@ Range parse_range(std::int64_t pid, std::int64_t tid, const std::string& text, s
 
 using ThreadKey = std::pair<std::int64_t, std::int64_t>;  // pid, tid
 
-// The module view's ranges (Instrumentation.h): bwd ranges by thread (by start), fwd ranges by
+// The module view's ranges (modules/ModuleRanges.h): bwd ranges by thread (by start), fwd ranges by
 // (pid, path) (by end).
-struct ModuleRanges {
+struct ModuleRangeMaps {
   std::map<ThreadKey, std::vector<Range>> backward;
   std::map<std::pair<std::int64_t, std::string>, std::vector<Range>> forward;
   bool empty() const { return backward.empty(); }
 };
 
-ModuleRanges load_module_ranges(const db::Reader& reader) {
-  ModuleRanges m;
-  if (!reader.has_table("nvtx_range")) return m;
-  auto rows = db::module_nvtx_ranges(reader);
-  while (auto r = rows.next()) {
-    const std::string_view text = r->text;
+ModuleRangeMaps load_module_ranges(const db::Reader& reader) {
+  ModuleRangeMaps m;
+  for (auto& row : module_ranges(reader).rows) {
     Range range;
-    range.pid = r->pid;
-    range.tid = r->tid;
-    range.start = r->start_ns;
-    range.end = *r->end_ns;
-    if (starts_with(text, db::kModuleBackwardPrefix)) {
-      range.name = std::string(text.substr(db::kModuleBackwardPrefix.size()));
-      range.backward = true;
-      m.backward[{r->pid, r->tid}].push_back(std::move(range));
-    } else if (starts_with(text, db::kModuleForwardPrefix)) {
-      range.name = std::string(text.substr(db::kModuleForwardPrefix.size()));
-      m.forward[{r->pid, range.name}].push_back(std::move(range));
+    range.pid = row.pid;
+    range.tid = row.tid;
+    range.start = row.start;
+    range.end = row.end;
+    range.name = std::move(row.path);
+    range.backward = row.backward;
+    if (range.backward) {
+      m.backward[{row.pid, row.tid}].push_back(std::move(range));
+    } else {
+      m.forward[{row.pid, range.name}].push_back(std::move(range));
     }
   }
   for (auto& [key, list] : m.forward) {
@@ -185,12 +183,16 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
   if (reader.has_table("nvtx_range")) {
     auto rows = db::autograd_nvtx_ranges(reader);
     while (auto s = rows.next()) {
-      ranges[{s->pid, s->tid}].push_back(parse_range(s->pid, s->tid, s->text, s->start_ns, *s->end_ns));
+      ranges[{s->pid, s->tid}].push_back(
+          parse_range(s->pid, s->tid, s->text, s->start_ns, *s->end_ns));
     }
   }
-  const ModuleRanges modules = load_module_ranges(reader);
+  const ModuleRangeMaps modules = load_module_ranges(reader);
   std::map<ThreadKey, std::vector<Timed>> calls;  // operations with a context, by call time
-  if ((!ranges.empty() || !modules.empty()) && reader.has_table("api_call")) {
+  const bool any_seq = std::any_of(ops.begin(), ops.end(), [](const Operation& op) {
+    return op.forward_seq >= 0 || op.backward_seq >= 0;
+  });
+  if ((!ranges.empty() || !modules.empty() || any_seq) && reader.has_table("api_call")) {
     std::unordered_map<std::uint64_t, std::int64_t> call_start;
     auto key = [](std::int64_t pid, std::int64_t corr) {
       return (static_cast<std::uint64_t>(pid) << 32) ^ static_cast<std::uint64_t>(corr);
@@ -251,7 +253,7 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
     if (ops[i].node < 0) continue;
     const PathFacts& f = facts.at(ops[i].node);
     auto& p = out[i];
-    if (f.engine || evaluate_of[i]) {
+    if (f.engine || evaluate_of[i] || ops[i].backward_seq >= 0) {
       p.phase = CctPhase::Backward;
     } else if (f.python || f.torch) {
       p.phase = CctPhase::Forward;
@@ -336,10 +338,44 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
     return -1;
   };
 
+  // Autograd sequence numbers recorded by the collector (schema 9): a backward operation of node
+  // S goes under the forward launch with forward_seq S + 1 (its op's), else the first later
+  // forward launch of the process (an op that launched nothing), the latest one before its call.
+  std::map<std::int64_t, std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>>
+      forward_seqs;  // pid -> (seq, call time, node)
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].forward_seq >= 0 && ops[i].node >= 0 && out[i].phase != CctPhase::Backward)
+      forward_seqs[ops[i].pid].emplace_back(ops[i].forward_seq, call_time[i], ops[i].node);
+  }
+  for (auto& [pid, list] : forward_seqs) std::sort(list.begin(), list.end());
+  auto seq_forward_node = [&](std::int64_t pid, std::int64_t seq, std::int64_t time) {
+    const auto it = forward_seqs.find(pid);
+    if (it == forward_seqs.end()) return std::int64_t{-1};
+    const auto& list = it->second;
+    auto at = std::lower_bound(
+        list.begin(), list.end(),
+        std::make_tuple(seq + 1, std::numeric_limits<std::int64_t>::min(), std::int64_t{0}));
+    std::int64_t node = -1, found_seq = -1;
+    for (; at != list.end(); ++at) {
+      if (found_seq >= 0 && std::get<0>(*at) != found_seq) break;
+      if (std::get<1>(*at) <= time) {
+        node = std::get<2>(*at);
+        found_seq = std::get<0>(*at);
+      } else if (found_seq >= 0) {
+        break;
+      }
+    }
+    return node;
+  };
+
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> context_of_seq;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     auto& p = out[i];
     if (p.phase != CctPhase::Backward) continue;
+    if (ops[i].backward_seq >= 0) {
+      p.forward_node = seq_forward_node(ops[i].pid, ops[i].backward_seq, call_time[i]);
+      if (p.forward_node >= 0) continue;
+    }
     const Range* seq = seq_of[i];
     if (seq && seq->backward) {
       const std::pair<std::int64_t, std::int64_t> k{ops[i].pid, seq->seq};

@@ -12,14 +12,13 @@
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "modules/ModuleRanges.h"
 
 namespace fuselens::analyzer {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kModuleFwd = "fuselens:module:fwd:";
-constexpr std::string_view kModuleBwd = "fuselens:module:bwd:";
 constexpr const char* kNotFused = "<not fused>";
 constexpr std::int64_t kPythonFrame = 2;  // enum_frame_kind
 
@@ -125,8 +124,8 @@ std::vector<Operation> operations(const db::Reader& reader) {
   return out;
 }
 
-/// The innermost "fuselens:module:{fwd,bwd}:<path>" range around each launch (pid, correlation)
-/// on its launching thread; empty when the capture has none.
+/// The innermost module range (modules/ModuleRanges.h) around each launch (pid, correlation) on
+/// its launching thread; empty when the capture has none.
 std::map<std::pair<std::int64_t, std::int64_t>, std::string> launch_modules(
     const db::Reader& reader) {
   struct Range {
@@ -134,20 +133,16 @@ std::map<std::pair<std::int64_t, std::int64_t>, std::string> launch_modules(
     std::string path;
   };
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Range>> ranges;  // (pid, tid)
-  auto rows = db::ended_nvtx_ranges_named(reader);
-  while (auto r = rows.next()) {
-    for (const auto prefix : {kModuleFwd, kModuleBwd}) {
-      if (r->text.compare(0, prefix.size(), prefix) == 0) {
-        ranges[{r->pid, r->tid}].push_back(
-            {r->start_ns, *r->end_ns, r->text.substr(prefix.size())});
-      }
-    }
+  for (auto& r : module_ranges(reader).rows) {
+    ranges[{r.pid, r.tid}].push_back({r.start, r.end, std::move(r.path)});
   }
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> out;
   if (ranges.empty()) return out;
   for (auto& [thread, list] : ranges) {
-    std::sort(list.begin(), list.end(), [](const Range& a, const Range& b) {
-      return std::tie(a.start, b.end) < std::tie(b.start, a.end);  // outer first at equal start
+    // Outer first at an equal start; stable, so that module_ranges' order (outer first at an
+    // equal start and end) decides the rest.
+    std::stable_sort(list.begin(), list.end(), [](const Range& a, const Range& b) {
+      return std::tie(a.start, b.end) < std::tie(b.start, a.end);
     });
   }
   // Earliest launching call of each correlation id, as the range projection takes it.

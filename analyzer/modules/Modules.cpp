@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "cct/CallingContextData.h"
+#include "modules/ModuleRanges.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Records.h"
@@ -124,22 +125,12 @@ double ModulesReport::backward_attributed_share() const {
 
 ModulesReport module_report(const db::Reader& reader) {
   ModulesReport report;
-  if (!reader.has_table("nvtx_range")) return report;
-  std::map<ThreadKey, std::vector<ModuleRange>> ranges;  // by start (the cursor's order)
+  std::map<ThreadKey, std::vector<ModuleRange>> ranges;  // by start, outer first
   {
-    auto rows = db::module_nvtx_ranges(reader);
-    while (auto r = rows.next()) {
-      ModuleRange m;
-      m.start = r->start_ns;
-      m.end = *r->end_ns;
-      const std::string_view text = r->text;
-      m.backward = text.substr(0, db::kModuleBackwardPrefix.size()) == db::kModuleBackwardPrefix;
-      const bool forward =
-          text.substr(0, db::kModuleForwardPrefix.size()) == db::kModuleForwardPrefix;
-      if (!m.backward && !forward) continue;  // another fuselens:module: text (a newer one)
-      m.path = std::string(text.substr(db::kModuleForwardPrefix.size()));
-      if (m.path.empty()) continue;
-      ranges[{r->pid, r->tid}].push_back(std::move(m));
+    auto all = module_ranges(reader);
+    report.derived = all.derived;
+    for (auto& r : all.rows) {
+      ranges[{r.pid, r.tid}].push_back({r.start, r.end, std::move(r.path), r.backward});
     }
   }
   if (ranges.empty()) return report;

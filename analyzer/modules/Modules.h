@@ -1,9 +1,12 @@
 #pragma once
 // The module view of a PyTorch capture: GPU time, launches, bytes and peak device memory per
 // nn.Module instance path (model.encoder.layers.3.attn), forward and backward, inclusive and
-// exclusive, from the NVTX ranges FuseLens's Python instrumentation records
-// ("fuselens:module:fwd:PATH" around each module call, "fuselens:module:bwd:PATH" around each
-// autograd node the module's forward created; docs/calling-context.md, "Modules").
+// exclusive, from the module ranges (ModuleRanges.h: the NVTX ranges of prof-run's hooks mode,
+// "fuselens:module:fwd:PATH" around each module call and "fuselens:module:bwd:PATH" around each
+// autograd node the module's forward created, or the same derived from the module frames and
+// autograd sequence numbers the collector records by default; docs/calling-context.md, "Modules").
+// A module's `calls` are its forward ranges: with derived ranges, its uninterrupted runs of
+// launches (ModuleRanges.h).
 //
 // Placement: a GPU operation (kernel, copy, memset) belongs to the innermost module range open on
 // its launching thread at its launch call (the earliest API call of its pid and correlation id,
@@ -52,6 +55,7 @@ struct ModuleRow {
 
 struct ModulesReport {
   bool available = false;       ///< the capture has module ranges
+  bool derived = false;         ///< derived from module frames (ModuleRanges.h), not stored
   std::vector<ModuleRow> rows;  ///< depth-first, children by inclusive GPU time, descending
   ModuleCost forward_outside;   ///< forward work outside every module range (loss, optimizer)
   ModuleCost backward_outside;  ///< backward work outside every bwd range

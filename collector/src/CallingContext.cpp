@@ -1,5 +1,7 @@
 #include "CallingContext.h"
 
+#include "TorchAutograd.h"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,8 +65,8 @@ std::uint32_t ThreadTree::intern(std::uint32_t base, LastPath& last, int depth, 
 
 std::uint32_t ThreadTree::intern_native(const std::uintptr_t* leaf_first, int depth) {
   depth = std::clamp(depth, 0, kMaxDepth);
-  return intern(0, last_native_, depth, [&](int i) { return Value{leaf_first[depth - 1 - i]}; },
-                nullptr);
+  return intern(
+      0, last_native_, depth, [&](int i) { return Value{leaf_first[depth - 1 - i]}; }, nullptr);
 }
 
 std::uint32_t ThreadTree::intern_suffix(std::uint32_t base, const Value* leaf_first, int depth,
@@ -124,7 +126,7 @@ std::pair<std::uint64_t, std::uint64_t> CallingContextRegistry::stack_cache_coun
 }
 
 db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t pid,
-                                                                  const PythonFrames* python) {
+                                                                   const PythonFrames* python) {
   std::lock_guard lock(mutex_);
   db::CallingContextTree out;
   out.pid = pid;
@@ -132,7 +134,8 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
   // Frames: native ones by return address (symbolized at the end), Python ones by what they name.
   std::unordered_map<std::uintptr_t, std::uint32_t> frame_of_pc;
   std::vector<std::pair<std::uint32_t, std::uintptr_t>> to_symbolize;  // frame index, address
-  std::map<std::tuple<std::string, std::string, std::uint32_t>, std::uint32_t> frame_of_python;
+  std::map<std::tuple<std::string, std::string, std::uint32_t, std::uint64_t>, std::uint32_t>
+      frame_of_python;  // file, function, line, module address (module frames)
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> children;
   auto native_frame = [&](std::uintptr_t pc) {
     auto [it, fresh] = frame_of_pc.emplace(pc, static_cast<std::uint32_t>(out.frames.size()));
@@ -143,15 +146,17 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
     return it->second;
   };
   auto python_frame = [&](const db::FrameInfo& f) {
-    auto [it, fresh] = frame_of_python.emplace(std::make_tuple(f.file, f.function, f.line),
-                                               static_cast<std::uint32_t>(out.frames.size()));
+    auto [it, fresh] =
+        frame_of_python.emplace(std::make_tuple(f.file, f.function, f.line, f.module_offset),
+                                static_cast<std::uint32_t>(out.frames.size()));
     if (fresh) out.frames.push_back(f);
     return it->second;
   };
   auto out_child = [&](std::uint32_t parent, std::uint32_t frame) {
     auto& bucket = children[key(parent, frame)];
     for (const auto candidate : bucket) {
-      if (out.nodes[candidate].parent == parent && out.nodes[candidate].frame == frame) return candidate;
+      if (out.nodes[candidate].parent == parent && out.nodes[candidate].frame == frame)
+        return candidate;
     }
     const auto id = static_cast<std::uint32_t>(out.nodes.size());
     out.nodes.push_back({parent, frame});
@@ -183,7 +188,8 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
       }
       in_interpreter.assign(native.size(), false);
       if (python && !py.empty()) {
-        for (std::size_t i = 0; i < native.size(); ++i) in_interpreter[i] = python->in_interpreter(native[i]);
+        for (std::size_t i = 0; i < native.size(); ++i)
+          in_interpreter[i] = python->in_interpreter(native[i]);
       }
       std::uint32_t at = 0;
       for (const auto& step : splice_python_frames(in_interpreter, py.size())) {
@@ -192,7 +198,7 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
           const auto found = tree->python_frames().find(py[step.index]);
           db::FrameInfo f;
           if (found != tree->python_frames().end()) f = found->second;
-          f.kind = db::FrameKind::Python;
+          if (f.kind != db::FrameKind::Module) f.kind = db::FrameKind::Python;
           if (f.function.empty()) f.function = "<python>";
           frame = python_frame(f);
         } else {
@@ -203,8 +209,13 @@ db::CallingContextTree CallingContextRegistry::merge_and_symbolize(std::uint32_t
       merged[node] = at;
       return at;
     };
-    for (const auto& [correlation, node] : tree->calls()) {
-      out.contexts.push_back({correlation, tree->tid(), merge_node(node)});
+    for (const auto& call : tree->calls()) {
+      db::CallingContextTree::Context c{call.correlation_id, tree->tid(), merge_node(call.node)};
+      if (call.seq >= 0) {
+        const bool backward = (call.seq & TorchAutograd::kBackwardBit) != 0;
+        (backward ? c.backward_seq : c.forward_seq) = call.seq & ~TorchAutograd::kBackwardBit;
+      }
+      out.contexts.push_back(c);
     }
     out.graph_nodes.insert(out.graph_nodes.end(), tree->graph_nodes().begin(),
                            tree->graph_nodes().end());

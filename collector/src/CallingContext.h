@@ -47,9 +47,17 @@ class ThreadTree {
   /// matches its whole suffix with `depth` compares and no tree lookup, where one shared last
   /// suffix was lost at every change of op (920 ns a call on the CNN step of
   /// docs/pytorch-step-budget.md). `created` is set when a node was added.
-  std::uint32_t intern_suffix(std::uint32_t base, const Value* leaf_first, int depth, bool* created);
-  /// Records that the API call `correlation_id` was made from `node`.
-  void add_call(std::uint32_t correlation_id, std::uint32_t node) { calls_.emplace_back(correlation_id, node); }
+  std::uint32_t intern_suffix(std::uint32_t base, const Value* leaf_first, int depth,
+                              bool* created);
+  /// Records that the API call `correlation_id` was made from `node`, with the thread's autograd
+  /// sequence value (TorchAutograd::read; -1 for none).
+  void add_call(std::uint32_t correlation_id, std::uint32_t node, std::int64_t seq = -1) {
+    calls_.push_back({correlation_id, node, seq});
+  }
+  struct Call {
+    std::uint32_t correlation_id, node;
+    std::int64_t seq;  ///< TorchAutograd::read's encoding
+  };
   /// Records a CUDA graph node made on this thread: created by the traced call of
   /// `node.correlation_id`, or cloned from `node.original_node_id` (db::CallingContextTree).
   /// Graph nodes are made at capture or construction time, not per replay.
@@ -63,12 +71,14 @@ class ThreadTree {
     Value value;  ///< return address or Python frame value; 0 for the root
   };
   const std::vector<Node>& nodes() const { return nodes_; }
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& calls() const { return calls_; }
+  const std::vector<Call>& calls() const { return calls_; }
   std::uint32_t tid() const { return tid_; }
 
   /// What the Python frame values of this thread name, filled at first sight.
   bool knows_python_frame(Value value) const { return python_frames_.count(value) != 0; }
-  void set_python_frame(Value value, db::FrameInfo frame) { python_frames_[value] = std::move(frame); }
+  void set_python_frame(Value value, db::FrameInfo frame) {
+    python_frames_[value] = std::move(frame);
+  }
   const std::unordered_map<Value, db::FrameInfo>& python_frames() const { return python_frames_; }
 
   StackCache& stack_cache() { return stack_cache_; }
@@ -82,12 +92,14 @@ class ThreadTree {
   };
   std::uint32_t child(std::uint32_t parent, Value value);
   template <typename ValueAt>
-  std::uint32_t intern(std::uint32_t base, LastPath& last, int depth, ValueAt value_at, bool* created);
+  std::uint32_t intern(std::uint32_t base, LastPath& last, int depth, ValueAt value_at,
+                       bool* created);
 
   std::uint32_t tid_;
   std::vector<Node> nodes_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> children_;  // by hash(parent, value)
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> calls_;              // correlation, node
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>>
+      children_;  // by hash(parent, value)
+  std::vector<Call> calls_;
   std::vector<db::CallingContextTree::GraphNode> graph_nodes_;
   LastPath last_native_;
   static constexpr std::size_t kMaxSuffixBases = 1024;  // about 1.5 KiB each
@@ -109,7 +121,8 @@ class CallingContextRegistry {
   /// distinct return address (module, demangled function, file and line where debug
   /// information exists) and returns the tree with every thread's graph nodes. Call once, when
   /// no API call is in flight.
-  db::CallingContextTree merge_and_symbolize(std::uint32_t pid, const PythonFrames* python = nullptr);
+  db::CallingContextTree merge_and_symbolize(std::uint32_t pid,
+                                             const PythonFrames* python = nullptr);
   /// API calls recorded so far, over all threads.
   std::uint64_t recorded_calls();
   /// Stack-cache hits and misses so far, over all threads.

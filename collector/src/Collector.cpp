@@ -331,7 +331,8 @@ void Collector::enable_calling_contexts() noexcept {
   }
   try {
     capture_ = std::make_unique<ContextCapture>(contexts_, config_.context_method,
-                                                std::move(python), config_.context_stats);
+                                                std::move(python), config_.context_stats,
+                                                config_.torch_module_frames);
   } catch (...) {
     log("calling contexts will not be recorded (out of memory)");
     return;

@@ -231,6 +231,16 @@ CollectorConfig CollectorConfig::from_environment() {
     flag(kEnvPythonFrames, on);
     config.python_frames = on;
   }
+  if (auto v = env(kEnvTorchModules)) {
+    if (*v == "frames" || *v == "on" || *v == "1") {
+      config.torch_module_frames = true;
+    } else if (*v == "hooks" || *v == "off" || *v == "0") {
+      config.torch_module_frames = false;
+    } else {
+      throw ConfigError(std::string(kEnvTorchModules) + ": '" + std::string(*v) +
+                        "' is not frames, hooks or off");
+    }
+  }
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
   if (auto v = env(kEnvCaptureRange); v && !v->empty()) {

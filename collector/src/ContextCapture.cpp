@@ -22,11 +22,17 @@ void describe_new(ThreadTree& tree, const PythonFrames& python, const std::uint6
     if (tree.knows_python_frame(values[i])) continue;
     const PythonFrameInfo info = python.describe(values[i]);
     db::FrameInfo frame;
-    frame.kind = db::FrameKind::Python;
-    frame.module = info.file;  // a Python module is its file
-    frame.function = info.function;
-    frame.file = info.file;
-    frame.line = info.line;
+    if (info.module) {  // an nn.Module instance (PythonFrames::walk's module values)
+      frame.kind = db::FrameKind::Module;
+      frame.function = info.function;  // its class
+      frame.module_offset = info.address;
+    } else {
+      frame.kind = db::FrameKind::Python;
+      frame.module = info.file;  // a Python module is its file
+      frame.function = info.function;
+      frame.file = info.file;
+      frame.line = info.line;
+    }
     tree.set_python_frame(values[i], std::move(frame));
   }
 }
@@ -34,9 +40,17 @@ void describe_new(ThreadTree& tree, const PythonFrames& python, const std::uint6
 }  // namespace
 
 ContextCapture::ContextCapture(CallingContextRegistry& registry, ContextMethod method,
-                               std::unique_ptr<PythonFrames> python, bool timed) noexcept
+                               std::unique_ptr<PythonFrames> python, bool timed,
+                               bool module_view) noexcept
     : registry_(registry), method_(method), python_(std::move(python)), timed_(timed) {
   if (python_ && !python_->usable()) python_.reset();
+  if (python_ && module_view && python_->reads_memory()) {
+    try {
+      torch_ = std::make_unique<TorchAutograd>();
+      python_->set_module_frames(true);
+    } catch (...) {  // out of memory: no module view
+    }
+  }
 }
 
 std::uint32_t ContextCapture::native_node(ThreadTree& tree, std::uintptr_t sp, bool* hit) {
@@ -82,6 +96,7 @@ __attribute__((noinline)) void ContextCapture::record(std::uint32_t correlation_
     bool hit = false, created = false;
     std::uint32_t node = native_node(tree, sp, &hit);
     const std::uint64_t t1 = timed_ ? monotonic_ns() : 0;
+    std::int64_t seq = TorchAutograd::kNone;
     if (python_) {
       std::uint64_t values[PythonFrames::kMaxDepth];
       const int n = python_->walk(values, PythonFrames::kMaxDepth);
@@ -89,8 +104,16 @@ __attribute__((noinline)) void ContextCapture::record(std::uint32_t correlation_
         node = tree.intern_suffix(node, values, n, &created);
         if (created) describe_new(tree, *python_, values, n);
       }
+      // The module view's sequence numbers, once PyTorch's nn is in use (TorchAutograd.h).
+      if (torch_) {
+        if (torch_->resolved()) {
+          seq = torch_->read(n > 0);
+        } else if (python_->saw_module_call()) {
+          torch_->resolve();
+        }
+      }
     }
-    tree.add_call(correlation_id, node);
+    tree.add_call(correlation_id, node, seq);
     if (timed_) add_timing(hit && !created, t1 - t0, monotonic_ns() - t1);
   } catch (...) {
   }

@@ -25,6 +25,7 @@
 
 #include "CallingContext.h"
 #include "PythonFrames.h"
+#include "TorchAutograd.h"
 #include "fuselens/collector/Config.h"
 
 namespace fuselens::collector {
@@ -35,8 +36,13 @@ class ContextCapture {
   /// `timed` (FUSELENS_CONTEXT_STATS=1), record() also reads the monotonic clock three times per
   /// call and adds up where its time goes (timing(); three relaxed atomic adds per call, on
   /// counters shared by all threads).
+  ///
+  /// With `module_view` (FUSELENS_TORCH_MODULES, Config::torch_module_frames) and frames read as
+  /// memory: the module values of PythonFrames::walk, and each call's autograd sequence value
+  /// (TorchAutograd.h) once PyTorch's nn is in use.
   ContextCapture(CallingContextRegistry& registry, ContextMethod method,
-                 std::unique_ptr<PythonFrames> python, bool timed = false) noexcept;
+                 std::unique_ptr<PythonFrames> python, bool timed = false,
+                 bool module_view = false) noexcept;
 
   /// Records the calling context of the API call `correlation_id` made by this thread.
   void record(std::uint32_t correlation_id) noexcept;
@@ -63,6 +69,7 @@ class ContextCapture {
   CallingContextRegistry& registry_;
   ContextMethod method_;
   std::unique_ptr<PythonFrames> python_;
+  std::unique_ptr<TorchAutograd> torch_;  // module view only
   bool timed_;
   struct AtomicPhase {
     std::atomic<std::uint64_t> calls{0}, native_ns{0}, python_ns{0};

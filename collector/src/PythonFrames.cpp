@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <string_view>
 
 namespace fuselens::collector {
 namespace {
@@ -50,7 +51,18 @@ std::uint64_t encode_python_frame(const void* code, std::uint32_t position) noex
   const auto address = reinterpret_cast<std::uintptr_t>(code);
   if (address == 0 || (address & 15) != 0 || (address >> 47) != 0) return 0;
   return kPythonTag | (static_cast<std::uint64_t>(address >> 4) << kPythonOffsetBits) |
-         std::min(position, kOffsetMask);
+         std::min(position, kModulePosition - 1);
+}
+
+std::uint64_t encode_module_value(const void* object) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(object);
+  if (address == 0 || (address & 15) != 0 || (address >> 47) != 0) return 0;
+  return kPythonTag | (static_cast<std::uint64_t>(address >> 4) << kPythonOffsetBits) |
+         kModulePosition;
+}
+
+bool is_module_value(std::uint64_t value) noexcept {
+  return is_python_value(value) && (value & kOffsetMask) == kModulePosition;
 }
 
 std::pair<void*, std::uint32_t> decode_python_frame(std::uint64_t value) noexcept {
@@ -127,7 +139,14 @@ int PythonFrames::walk(std::uint64_t* leaf_first, int max) const noexcept {
   if (reader_) {
     const void* leaf = reader_->current_frame(api_.this_thread_state());
     int n = 0;
-    reader_->walk(leaf, max, [&](const void* code, std::uint32_t units) {
+    const void* call_impl =
+        module_frames_ ? __atomic_load_n(&call_impl_, __ATOMIC_RELAXED) : nullptr;
+    reader_->walk(leaf, max, [&](const void* frame, const void* code, std::uint32_t units) {
+      if (code == call_impl && call_impl != nullptr && n < max) {
+        if (const std::uint64_t self = encode_module_value(reader_->first_local(frame)))
+          leaf_first[n++] = self;  // below its _call_impl frame: written first, leaf first
+      }
+      if (n >= max) return;
       if (const std::uint64_t value = encode_python_frame(code, units)) leaf_first[n++] = value;
     });
     return n;
@@ -171,12 +190,20 @@ PythonFrameInfo PythonFrames::describe(std::uint64_t value) const noexcept {
   PythonFrameInfo info;
   if (!usable_ || !is_python_value(value)) return info;
   const auto [code, position] = decode_python_frame(value);
+  if (is_module_value(value)) {  // `self` of a _call_impl frame that is still running
+    info.module = true;
+    info.address = reinterpret_cast<std::uintptr_t>(code);
+    if (reader_) info.function = reader_->type_name(code);
+    if (info.function.empty()) info.function = "<module>";
+    return info;
+  }
   if (reader_ && !holds_gil()) {
     if (!reader_->is_code(code)) return info;
     info.file = reader_->filename(code);
     info.function = reader_->qualname(code);
     const int line = api_.code_line(code, static_cast<int>(position * 2));
     info.line = line > 0 ? static_cast<std::uint32_t>(line) : 0;
+    note_call_impl(code, info);
     return info;
   }
   // Keep the caller's pending exception, if any: attribute lookups may set and clear their own.
@@ -199,7 +226,18 @@ PythonFrameInfo PythonFrames::describe(std::uint64_t value) const noexcept {
   if (e2) api_.decref(e2);
   if (tb2) api_.decref(tb2);
   api_.err_restore(type, exception, traceback);
+  note_call_impl(code, info);
   return info;
+}
+
+void PythonFrames::note_call_impl(const void* code, const PythonFrameInfo& info) const noexcept {
+  // torch/nn/modules/module.py's Module._call_impl: every nn.Module call runs it, hooks or not.
+  static constexpr std::string_view kFile = "/torch/nn/modules/module.py";
+  if (info.function != "Module._call_impl" || info.file.size() < kFile.size() ||
+      info.file.compare(info.file.size() - kFile.size(), kFile.size(), kFile) != 0) {
+    return;
+  }
+  __atomic_store_n(&call_impl_, code, __ATOMIC_RELAXED);
 }
 
 bool PythonFrames::in_interpreter(std::uintptr_t pc) const noexcept {

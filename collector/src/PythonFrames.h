@@ -30,9 +30,9 @@
 // code object until the process ends) and reads the names through the C API, the thread's
 // pending exception saved and restored; without the GIL it reads the names as memory and takes no
 // reference (a reference count may not be changed without the GIL), so a code object freed and
-// its address reused later in the run would be named after the first. This happens at first sight rather than at exit
-// because CPython finalizes the interpreter (Py_FinalizeEx) before the C atexit handlers run, and
-// the collector's flush is one of those: by then no Python object may be touched.
+// its address reused later in the run would be named after the first. This happens at first sight
+// rather than at exit because CPython finalizes the interpreter (Py_FinalizeEx) before the C atexit
+// handlers run, and the collector's flush is one of those: by then no Python object may be touched.
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +52,15 @@ inline constexpr std::uint64_t kPythonTag = std::uint64_t{1} << 63;
 inline constexpr int kPythonOffsetBits = 20;
 
 inline bool is_python_value(std::uint64_t value) { return (value & kPythonTag) != 0; }
+
+/// The position that marks a module value: a Python-tagged value whose "code object" is an
+/// nn.Module instance (the `self` of a torch.nn.Module._call_impl frame), placed right below
+/// that frame in a path. Frame positions are clamped below it.
+inline constexpr std::uint32_t kModulePosition = (std::uint32_t{1} << kPythonOffsetBits) - 1;
+/// True for a value made by encode_module_value.
+bool is_module_value(std::uint64_t value) noexcept;
+/// Packs an nn.Module instance's address (16-byte aligned, below 2^47); 0 when it cannot.
+std::uint64_t encode_module_value(const void* object) noexcept;
 
 /// Packs a code object address (16-byte aligned, below 2^47) and a position; 0 when the address
 /// cannot be packed.
@@ -93,8 +102,10 @@ struct PythonApi {
 /// What a Python frame value names, read at first sight.
 struct PythonFrameInfo {
   std::string file;      ///< co_filename
-  std::string function;  ///< co_qualname (co_name before 3.11)
+  std::string function;  ///< co_qualname (co_name before 3.11); a module value: its class name
   std::uint32_t line = 0;
+  bool module = false;        ///< a module value (is_module_value)
+  std::uint64_t address = 0;  ///< a module value: the instance's address
 };
 
 class PythonFrames {
@@ -110,10 +121,20 @@ class PythonFrames {
   /// Writes the calling thread's Python frames, leaf first, into `leaf_first` (at most `max`);
   /// returns how many. 0 when the interpreter is not running, when the thread runs no Python,
   /// or, without a memory layout for this CPython, when it does not hold the GIL.
+  /// Module view (set_module_frames, frames read as memory only): below every frame of
+  /// torch.nn.Module._call_impl (known once describe() has named it) a module value
+  /// (encode_module_value) of the instance being called, its `self`, is written too.
   int walk(std::uint64_t* leaf_first, int max) const noexcept;
+  /// Turns the module values of walk() on or off (default off).
+  void set_module_frames(bool on) noexcept { module_frames_ = on; }
+  /// True once describe() has met torch.nn.Module._call_impl (PyTorch's nn is in use).
+  bool saw_module_call() const noexcept {
+    return __atomic_load_n(&call_impl_, __ATOMIC_RELAXED) != nullptr;
+  }
 
   /// Reads what `value` (from walk, on this thread, with the frames still alive) names; with the
-  /// GIL held, also keeps its code object alive for the rest of the process.
+  /// GIL held, also keeps its code object alive for the rest of the process. A module value is
+  /// named by its class (tp_name, read as memory).
   PythonFrameInfo describe(std::uint64_t value) const noexcept;
 
   /// True when the return address lies in the executable segments of the module that holds the
@@ -131,12 +152,17 @@ class PythonFrames {
 
  private:
   std::string attribute_text(void* object, const char* name) const noexcept;
+  void note_call_impl(const void* code, const PythonFrameInfo& info) const noexcept;
   bool holds_gil() const noexcept;
 
   PythonApi api_;
   std::optional<PythonFrameReader> reader_;
   bool usable_ = false;
   bool positions_are_lines_ = false;  // no PyFrame_GetLasti: values carry the line
+  bool module_frames_ = false;
+  // The code object of Module._call_impl, set once by describe() on any thread, read by walk()
+  // (relaxed atomic loads and stores: a plain pointer keeps PythonFrames movable).
+  mutable const void* call_impl_ = nullptr;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> interpreter_text_;
 };
 

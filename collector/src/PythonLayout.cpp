@@ -8,6 +8,7 @@ namespace {
 // PyObject: ob_refcnt, ob_type. PyVarObject adds ob_size; PyTypeObject then tp_name,
 // tp_basicsize (Include/cpython/object.h, unchanged since 3.0).
 constexpr int kObType = 8;
+constexpr int kTypeName = 24;  // PyTypeObject::tp_name (const char*)
 constexpr int kTypeBasicSize = 32;
 // PyASCIIObject: ob_refcnt, ob_type, length (Py_ssize_t), hash, state (bit fields: interned 2,
 // kind 3, compact 1, ascii 1, ...).
@@ -32,6 +33,7 @@ std::optional<PythonLayout> PythonLayout::for_version(unsigned long py_version) 
       l.frame_previous = 48;
       l.frame_instr = 56;
       l.frame_owner = 69;
+      l.frame_localsplus = 72;  // after int stacktop, bool is_entry, char owner
       l.owner_cstack = -1;
       l.code_filename = 112;
       l.code_qualname = 128;
@@ -45,7 +47,8 @@ std::optional<PythonLayout> PythonLayout::for_version(unsigned long py_version) 
       l.frame_previous = 8;
       l.frame_instr = 56;
       l.frame_owner = 70;
-      l.owner_cstack = 3;  // FRAME_OWNED_BY_CSTACK
+      l.frame_localsplus = 72;  // after int stacktop, uint16_t return_offset, char owner
+      l.owner_cstack = 3;       // FRAME_OWNED_BY_CSTACK
       l.code_filename = 112;
       l.code_qualname = 128;
       l.unicode_ascii_data = 40;
@@ -76,7 +79,8 @@ bool PythonFrameReader::is_code(const void* object) const noexcept {
 
 std::uint32_t PythonFrameReader::code_units(const void* code,
                                             const std::uint16_t* instr) const noexcept {
-  const auto start = reinterpret_cast<std::uintptr_t>(code) + static_cast<std::uintptr_t>(code_start_);
+  const auto start =
+      reinterpret_cast<std::uintptr_t>(code) + static_cast<std::uintptr_t>(code_start_);
   const auto at = reinterpret_cast<std::uintptr_t>(instr);
   // A frame that has not run yet points one unit before the first instruction.
   return at > start ? static_cast<std::uint32_t>((at - start) / 2) : 0;
@@ -100,6 +104,29 @@ std::string PythonFrameReader::text(const void* str) const noexcept {
         out.assign(utf8, strnlen(utf8, kMaxText));
       }
     }
+  } catch (...) {
+    out.clear();
+  }
+  return out;
+}
+
+const void* PythonFrameReader::first_local(const void* frame) const noexcept {
+  if (!frame || layout_.frame_localsplus <= 0) return nullptr;
+  const void* object = load<const void*>(frame, layout_.frame_localsplus);
+  const auto address = reinterpret_cast<std::uintptr_t>(object);
+  return address != 0 && (address & 7) == 0 && (address >> 47) == 0 ? object : nullptr;
+}
+
+std::string PythonFrameReader::type_name(const void* object) const noexcept {
+  std::string out;
+  if (!object) return out;
+  const void* type = load<const void*>(object, kObType);
+  const auto address = reinterpret_cast<std::uintptr_t>(type);
+  if (address == 0 || (address & 7) != 0 || (address >> 47) != 0) return out;
+  const char* name = load<const char*>(type, kTypeName);
+  if (!name) return out;
+  try {
+    out.assign(name, strnlen(name, 256));
   } catch (...) {
     out.clear();
   }

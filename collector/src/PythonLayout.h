@@ -38,6 +38,7 @@ struct PythonLayout {
   int frame_previous = 0;        ///< _PyInterpreterFrame::previous
   int frame_instr = 0;           ///< _PyInterpreterFrame::prev_instr
   int frame_owner = 0;           ///< _PyInterpreterFrame::owner (char)
+  int frame_localsplus = 0;      ///< _PyInterpreterFrame::localsplus (the first argument)
   int owner_cstack = -1;         ///< owner value of C-stack shim frames, -1 when none
   int code_filename = 0;         ///< PyCodeObject::co_filename
   int code_qualname = 0;         ///< PyCodeObject::co_qualname
@@ -58,8 +59,8 @@ class PythonFrameReader {
   /// The current _PyInterpreterFrame of thread state `tstate`, or null.
   const void* current_frame(const void* tstate) const noexcept;
   /// Walks from `frame` (leaf) towards the outermost frame; for each frame owned by Python code
-  /// calls out(code, code_units) with the code object and the offset of its current instruction
-  /// in 2-byte code units; at most `max` frames; returns how many it reported.
+  /// calls out(frame, code, code_units) with the frame, its code object and the offset of its
+  /// current instruction in 2-byte code units; at most `max` frames; returns how many it reported.
   template <typename Out>
   int walk(const void* frame, int max, Out&& out) const noexcept {
     int n = 0;
@@ -69,7 +70,7 @@ class PythonFrameReader {
       const int owner = static_cast<unsigned char>(load<char>(f, layout_.frame_owner));
       if (!is_code(code)) break;
       if (owner != layout_.owner_cstack) {
-        out(code, code_units(code, load<const std::uint16_t*>(f, layout_.frame_instr)));
+        out(frame, code, code_units(code, load<const std::uint16_t*>(f, layout_.frame_instr)));
         ++n;
       }
       frame = load<const void*>(f, layout_.frame_previous);
@@ -81,6 +82,11 @@ class PythonFrameReader {
   std::string qualname(const void* code) const noexcept;
   /// True when `object` is a code object (its ob_type is PyCode_Type).
   bool is_code(const void* object) const noexcept;
+  /// The first local of `frame` (localsplus[0]: `self` of a method), or null when it is not an
+  /// 8-byte aligned user-space address. Only for frames reported by walk, while they run.
+  const void* first_local(const void* frame) const noexcept;
+  /// The class name (ob_type->tp_name, at most 256 bytes) of a live object; "" when unreadable.
+  std::string type_name(const void* object) const noexcept;
 
  private:
   template <typename T>

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Records.h"
 
 namespace fuselens::db {
@@ -162,6 +163,22 @@ Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& do
       " JOIN strings d ON d.id = m.domain_id JOIN strings t ON t.id = m.text_id"
       " WHERE d.value = ?");
   stmt.bind(1, std::string_view(domain));
+  return Cursor<NvtxRow>(std::move(stmt), [](const Statement& s, NvtxRow& r) {
+    detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::start_ns);
+    r.text = s.text(3);
+  });
+}
+
+Cursor<NvtxRow> module_name_marks(const Reader& reader) {
+  // A range on the text (the prefix then anything) rather than LIKE, whose '_' is a wildcard.
+  auto stmt = reader.prepare(
+      "SELECT m.pid, m.tid, m.timestamp_ns, t.value FROM nvtx_mark m"
+      " JOIN strings t ON t.id = m.text_id WHERE t.value >= ?1 AND t.value < ?2"
+      " ORDER BY m.pid, m.timestamp_ns, m.id");
+  std::string low(kModuleNamePrefix), high(kModuleNamePrefix);
+  high.back() = static_cast<char>(high.back() + 1);  // ':' + 1 = ';'
+  stmt.bind(1, std::string_view(low));
+  stmt.bind(2, std::string_view(high));
   return Cursor<NvtxRow>(std::move(stmt), [](const Statement& s, NvtxRow& r) {
     detail::read_columns(s, r, 0, &NvtxRow::pid, &NvtxRow::tid, &NvtxRow::start_ns);
     r.text = s.text(3);
@@ -367,11 +384,18 @@ Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
 }
 
 Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
+  // Sequence numbers from schema 9 on; a negative or NULL one reads as -1 (none).
+  const bool seqs = reader.schema_version() >= 9;
   return Cursor<LaunchContextRow>(
-      reader.prepare("SELECT pid, correlation_id, cct_node_id, tid FROM api_context"),
+      reader.prepare(
+          seqs ? "SELECT pid, correlation_id, cct_node_id, tid,"
+                 " COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
+                 " FROM api_context"
+               : "SELECT pid, correlation_id, cct_node_id, tid, -1, -1 FROM api_context"),
       [](const Statement& s, LaunchContextRow& r) {
         detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
-                             &LaunchContextRow::node_id, &LaunchContextRow::tid);
+                             &LaunchContextRow::node_id, &LaunchContextRow::tid,
+                             &LaunchContextRow::forward_seq, &LaunchContextRow::backward_seq);
       });
 }
 

@@ -297,7 +297,8 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
         "VALUES(?,?,?,?,?,?)");
     auto node = db.prepare("INSERT INTO cct_node(pid,parent_id,frame_id) VALUES(?,?,?)");
     auto context = db.prepare(
-        "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id) VALUES(?,?,?,?)");
+        "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id,forward_seq,"
+        "backward_seq) VALUES(?,?,?,?,?,?)");
     std::vector<std::int64_t> frame_ids;
     frame_ids.reserve(tree.frames.size());
     for (const auto& f : tree.frames) {
@@ -322,7 +323,12 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
     }
     for (const auto& c : tree.contexts) {
       if (c.node >= node_ids.size()) throw Error("calling context names a missing node");
-      Binder{context}(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node]).run();
+      auto seq = [](std::int64_t v) {
+        return v >= 0 ? std::optional<std::int64_t>(v) : std::optional<std::int64_t>();
+      };
+      Binder{context}(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node])(seq(c.forward_seq))(
+          seq(c.backward_seq))
+          .run();
     }
     if (!tree.graph_nodes.empty()) {  // schema version 7
       auto graph = db.prepare(

@@ -283,8 +283,7 @@ std::uint32_t FlagsCapture::kernel(const std::string& name, std::int64_t start,
 }
 
 void FlagsCapture::copy(db::MemcpyKind kind, std::uint64_t bytes, std::int64_t start,
-                        std::int64_t duration, bool async, db::MemoryKind src,
-                        db::MemoryKind dst) {
+                        std::int64_t duration, bool async, db::MemoryKind src, db::MemoryKind dst) {
   db::MemcpyRecord m;
   m.pid = kFlagsPid;
   m.stream_id = kFlagsStream;
@@ -366,6 +365,15 @@ void FlagsCapture::counters(std::uint32_t correlation, double fp32_flops, double
   counters_.push_back(std::move(m));
 }
 
+void FlagsCapture::mark(const std::string& text, std::int64_t t, std::uint32_t tid) {
+  db::NvtxMarkRecord m;
+  m.pid = kFlagsPid;
+  m.tid = tid;
+  m.text = text;
+  m.timestamp_ns = at(t);
+  batch_.nvtx_marks.push_back(m);
+}
+
 void FlagsCapture::annotation(std::int64_t t, double flops, double bytes) {
   db::NvtxMarkRecord m;
   m.pid = kFlagsPid;
@@ -425,7 +433,15 @@ void FlagsCapture::write(const std::string& path, bool with_process) const {
         const std::uint32_t line = i + 1 == path_frames.size() ? leaf_line : 0;
         auto [f, fresh] = frames.try_emplace({path_frames[i], line},
                                              static_cast<std::uint32_t>(tree.frames.size()));
-        if (fresh) {
+        if (fresh && path_frames[i].rfind("module:", 0) == 0) {
+          // "module:CLASS@HEXADDRESS": an nn.Module instance frame (schema 9).
+          const auto at_sign = path_frames[i].find('@');
+          db::FrameInfo m;
+          m.kind = db::FrameKind::Module;
+          m.function = path_frames[i].substr(7, at_sign - 7);
+          m.module_offset = std::stoull(path_frames[i].substr(at_sign + 1), nullptr, 16);
+          tree.frames.push_back(m);
+        } else if (fresh) {
           tree.frames.push_back({db::FrameKind::Native, "/tmp/synthetic", 0x1000 + f->second,
                                  path_frames[i], line ? "/src/synthetic.cu" : "", line});
         }
@@ -438,7 +454,12 @@ void FlagsCapture::write(const std::string& path, bool with_process) const {
       for (const auto& a : batch_.api_calls) {
         if (a.correlation_id == correlation) tid = a.tid;
       }
-      tree.contexts.push_back({correlation, tid, node});
+      db::CallingContextTree::Context c{correlation, tid, node};
+      if (const auto seq = seqs_.find(correlation); seq != seqs_.end()) {
+        c.forward_seq = seq->second.first;
+        c.backward_seq = seq->second.second;
+      }
+      tree.contexts.push_back(c);
     }
     writer.write_calling_contexts(tree);
   }

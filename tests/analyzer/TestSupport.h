@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -71,6 +72,12 @@ class FlagsCapture {
   /// the last frame gets source location synthetic.cu:`leaf_line` when it is not 0.
   void context(std::uint32_t correlation, const std::vector<std::string>& path,
                std::uint32_t leaf_line = 0);
+  /// PyTorch autograd sequence numbers of call `correlation` (api_context, schema 9; -1: none).
+  void seq(std::uint32_t correlation, std::int64_t forward_seq, std::int64_t backward_seq) {
+    seqs_[correlation] = {forward_seq, backward_seq};
+  }
+  /// An NVTX mark `text` (default domain) at `t` on thread `tid`.
+  void mark(const std::string& text, std::int64_t t, std::uint32_t tid = kFlagsTid);
   /// Kernel arguments (kernel_arg rows) of launch `correlation`, indexes 0, 1, ...
   void args(std::uint32_t correlation, const std::vector<std::uint64_t>& values);
   /// A device allocation at `start` (memory_event), released at `end` when given.
@@ -103,6 +110,7 @@ class FlagsCapture {
     std::uint32_t leaf_line;
   };
   std::vector<Context> contexts_;
+  std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> seqs_;
   std::vector<db::KernelArgRecord> args_;
   std::vector<db::KernelMetricRecord> counters_;
   std::vector<db::CeilingRecord> ceilings_;

@@ -57,11 +57,11 @@ TEST(ThreadTree, InternsSharedPrefixesOnce) {
   // root, 1, A, B, C
   EXPECT_EQ(tree.nodes().size(), 5u);
   ASSERT_EQ(tree.calls().size(), 4u);
-  EXPECT_EQ(tree.calls()[0].second, tree.calls()[1].second);
-  EXPECT_EQ(tree.calls()[0].second, tree.calls()[3].second);
-  EXPECT_NE(tree.calls()[0].second, tree.calls()[2].second);
-  EXPECT_EQ(tree.nodes()[tree.calls()[2].second].value, 0xCu);
-  EXPECT_EQ(tree.nodes()[tree.nodes()[tree.calls()[2].second].parent].value, 0xAu);
+  EXPECT_EQ(tree.calls()[0].node, tree.calls()[1].node);
+  EXPECT_EQ(tree.calls()[0].node, tree.calls()[3].node);
+  EXPECT_NE(tree.calls()[0].node, tree.calls()[2].node);
+  EXPECT_EQ(tree.nodes()[tree.calls()[2].node].value, 0xCu);
+  EXPECT_EQ(tree.nodes()[tree.nodes()[tree.calls()[2].node].parent].value, 0xAu);
 }
 
 TEST(ThreadTree, KeepsRecursionAsDistinctDepths) {
@@ -72,7 +72,7 @@ TEST(ThreadTree, KeepsRecursionAsDistinctDepths) {
   tree.record(2, shallow, 2);
   tree.record(3, deep, 4);
   EXPECT_EQ(tree.nodes().size(), 5u);  // root, 1, F, F>F, F>F>F
-  EXPECT_EQ(tree.calls()[0].second, tree.calls()[2].second);
+  EXPECT_EQ(tree.calls()[0].node, tree.calls()[2].node);
 }
 
 TEST(CallingContextRegistry, MergesThreadsIntoOneTreeAndSymbolizesThisBinary) {

@@ -98,6 +98,23 @@ TEST(Config, ReadsTheCallingContextSettings) {
   for (const char* v : {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats}) unsetenv(v);
 }
 
+TEST(Config, TorchModulesFramesByDefaultHooksAndOffRecordNone) {
+  setenv(kEnvOutput, "/tmp/x.sqlite", 1);
+  unsetenv(kEnvTorchModules);
+  EXPECT_TRUE(CollectorConfig::from_environment().torch_module_frames);
+  for (const char* on : {"frames", "on", "1"}) {
+    setenv(kEnvTorchModules, on, 1);
+    EXPECT_TRUE(CollectorConfig::from_environment().torch_module_frames) << on;
+  }
+  for (const char* off : {"hooks", "off", "0"}) {
+    setenv(kEnvTorchModules, off, 1);
+    EXPECT_FALSE(CollectorConfig::from_environment().torch_module_frames) << off;
+  }
+  setenv(kEnvTorchModules, "maybe", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  for (const char* v : {kEnvOutput, kEnvTorchModules}) unsetenv(v);
+}
+
 TEST(Config, PerProcessIsReadFromTheEnvironmentAndOffByDefault) {
   setenv(kEnvOutput, "/tmp/x.sqlite", 1);
   EXPECT_FALSE(CollectorConfig::from_environment().per_process);

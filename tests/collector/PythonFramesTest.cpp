@@ -77,7 +77,7 @@ TEST(PythonFrameValue, PacksCodeAddressAndOffset) {
   EXPECT_EQ(decode_python_frame(v).first, static_cast<void*>(code));
   EXPECT_EQ(decode_python_frame(v).second, 1234u);
   EXPECT_EQ(decode_python_frame(encode_python_frame(code, 1u << 30)).second,
-            (1u << 20) - 1);                        // clamped
+            (1u << 20) - 2);                        // clamped below kModulePosition
   EXPECT_EQ(encode_python_frame(code + 8, 1), 0u);  // not 16-byte aligned
   EXPECT_EQ(encode_python_frame(nullptr, 1), 0u);
   EXPECT_FALSE(is_python_value(0x7fff12345678ull));  // a native return address
@@ -312,7 +312,8 @@ TEST(PythonFrames, WalksAThreadThatReleasedTheGil) {
   const auto frames = PythonFrames::from_process();
   ASSERT_TRUE(frames.usable());
   const auto* version = static_cast<const unsigned long*>(::dlsym(lib, "Py_Version"));
-  const bool layout = version && fuselens::collector::PythonLayout::for_version(*version).has_value();
+  const bool layout =
+      version && fuselens::collector::PythonLayout::for_version(*version).has_value();
   EXPECT_EQ(frames.reads_memory(), layout);
   g_real = &frames;
   g_seen.clear();
@@ -339,6 +340,91 @@ TEST(PythonFrames, WalksAThreadThatReleasedTheGil) {
   EXPECT_EQ(g_seen[1].line, 7u);
   EXPECT_EQ(g_seen[2].function, "<module>");
   EXPECT_EQ(g_seen[2].line, 8u);
+}
+
+// The module view's frames on a real interpreter: once describe() has named
+// torch.nn.Module._call_impl (a stand-in compiled under the file name torch/nn/modules/module.py),
+// walk() writes the instance being called (its `self`, read as memory from the frame) right below
+// each _call_impl frame, outermost module last (values are leaf first).
+namespace {
+
+struct ModuleSeen {
+  std::uint64_t address;
+  std::string cls;
+  bool below_call_impl;  // the next value (towards the root) is a _call_impl frame
+};
+std::vector<ModuleSeen> g_modules;
+std::vector<std::uint64_t> g_ids;
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"), used)) void fuselens_test_module_capture(
+    std::uint64_t inner_id, std::uint64_t outer_id) {
+  std::uint64_t values[PythonFrames::kMaxDepth];
+  int n = g_real->walk(values, PythonFrames::kMaxDepth);
+  for (int i = 0; i < n; ++i) g_real->describe(values[i]);  // first sight: names _call_impl
+  n = g_real->walk(values, PythonFrames::kMaxDepth);
+  g_modules.clear();
+  for (int i = 0; i < n; ++i) {
+    if (!fuselens::collector::is_module_value(values[i])) continue;
+    const auto info = g_real->describe(values[i]);
+    const bool below = i + 1 < n && g_real->describe(values[i + 1]).function == "Module._call_impl";
+    g_modules.push_back({info.address, info.function, below});
+  }
+  g_ids = {inner_id, outer_id};
+}
+
+TEST(PythonFrames, WritesTheModuleOfEachCallImplFrame) {
+  void* lib = python_library();
+  if (!lib) GTEST_SKIP() << "no libpython3.9+ shared library on this machine";
+  auto frames = PythonFrames::from_process();
+  ASSERT_TRUE(frames.usable());
+  if (!frames.reads_memory()) GTEST_SKIP() << "no memory layout for this CPython";
+  frames.set_module_frames(true);
+  g_real = &frames;
+  ASSERT_EQ(run_python("import ctypes\n"
+                       "lib = ctypes.PyDLL(None)\n"
+                       "src = 'class Module:\\n'\\\n"
+                       "      '    def _call_impl(self, *args):\\n'\\\n"
+                       "      '        return self.forward(*args)\\n'\\\n"
+                       "      '    __call__ = _call_impl\\n'\n"
+                       "ns = {}\n"
+                       "exec(compile(src, '/site/torch/nn/modules/module.py', 'exec'), ns)\n"
+                       "class Inner(ns['Module']):\n"
+                       "    def forward(self, outer):\n"
+                       "        lib.fuselens_test_module_capture(ctypes.c_uint64(id(self)),\n"
+                       "                                         ctypes.c_uint64(id(outer)))\n"
+                       "class Outer(ns['Module']):\n"
+                       "    def __init__(self):\n"
+                       "        self.inner = Inner()\n"
+                       "    def forward(self):\n"
+                       "        return self.inner(self)\n"
+                       "Outer()()\n"),
+            0);
+  ASSERT_EQ(g_modules.size(), 2u);
+  EXPECT_EQ(g_modules[0].address, g_ids[0]);  // leaf first: the inner module
+  EXPECT_EQ(g_modules[0].cls, "Inner");
+  EXPECT_EQ(g_modules[1].address, g_ids[1]);
+  EXPECT_EQ(g_modules[1].cls, "Outer");
+  EXPECT_TRUE(g_modules[0].below_call_impl);
+  EXPECT_TRUE(g_modules[1].below_call_impl);
+  EXPECT_TRUE(frames.saw_module_call());
+  frames.set_module_frames(false);  // off: no module value
+  g_modules = {{0, "sentinel", false}};
+  EXPECT_EQ(run_python("Outer()()\n"), 0);
+  EXPECT_TRUE(g_modules.empty());
+}
+
+TEST(PythonFrameValue, ModuleValuesAreTaggedApart) {
+  alignas(16) static char object[32];
+  const auto value = fuselens::collector::encode_module_value(object);
+  ASSERT_NE(value, 0u);
+  EXPECT_TRUE(fuselens::collector::is_module_value(value));
+  EXPECT_TRUE(is_python_value(value));
+  EXPECT_EQ(decode_python_frame(value).first, static_cast<void*>(object));
+  // A frame position never reads as a module value, even clamped.
+  EXPECT_FALSE(fuselens::collector::is_module_value(encode_python_frame(object, 0xFFFFFFFFu)));
+  EXPECT_EQ(fuselens::collector::encode_module_value(object + 8), 0u);  // misaligned
 }
 
 // The whole capture path on a real interpreter: ContextCapture records the native stack and the
@@ -377,8 +463,8 @@ TEST(PythonFrames, CaptureSplicesARealInterpretersFrames) {
             0);
   const auto& calls = registry.this_thread().calls();
   ASSERT_EQ(calls.size(), 6u);
-  EXPECT_EQ(calls[0].second, calls[2].second);  // encoder's line, step after step
-  EXPECT_NE(calls[0].second, calls[1].second);  // encoder vs decoder: same native stack
+  EXPECT_EQ(calls[0].node, calls[2].node);  // encoder's line, step after step
+  EXPECT_NE(calls[0].node, calls[1].node);  // encoder vs decoder: same native stack
   const auto merged = registry.merge_and_symbolize(1, capture.python());
   ASSERT_EQ(merged.contexts.size(), 6u);
   for (int which = 0; which < 2; ++which) {

@@ -129,8 +129,8 @@ TEST(ContextCapture, CachedPathsMatchUnwoundOnesAndTellCallSitesApart) {
     ASSERT_EQ(tree.calls().size(), 10u);
     // Same site, same node; b and c, different nodes.
     for (std::size_t i = 2; i < 10; ++i)
-      EXPECT_EQ(tree.calls()[i].second, tree.calls()[i - 2].second);
-    EXPECT_NE(tree.calls()[0].second, tree.calls()[1].second);
+      EXPECT_EQ(tree.calls()[i].node, tree.calls()[i - 2].node);
+    EXPECT_NE(tree.calls()[0].node, tree.calls()[1].node);
     if (method == ContextMethod::Cached) {
       EXPECT_EQ(tree.stack_cache().hits(), 8u);  // two misses, then every call from the cache
     }
@@ -170,7 +170,7 @@ TEST(ContextCapture, MethodNoneRecordsTheCallWithoutAStack) {
   ContextCapture capture(registry, ContextMethod::None, nullptr);
   capture.record(7);
   ASSERT_EQ(registry.this_thread().calls().size(), 1u);
-  EXPECT_EQ(registry.this_thread().calls()[0].second, 0u);
+  EXPECT_EQ(registry.this_thread().calls()[0].node, 0u);
 }
 
 TEST(StackCache, UnwindFindsEachReturnAddressInItsSlot) {

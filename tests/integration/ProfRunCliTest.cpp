@@ -193,7 +193,11 @@ TEST(ProfRunCli, PutsItsPythonFolderFirstOnPythonPath) {
   r = run({PROF_RUN_PATH, "-o", dir.file("b.sqlite"), "--torch-modules", "off", "--", "/bin/sh",
            "-c", show});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out.substr(r.out.find('|') + 1), "0\n");
+  EXPECT_EQ(r.out.substr(r.out.find('|') + 1), "off\n");
+  r = run({PROF_RUN_PATH, "-o", dir.file("c.sqlite"), "--torch-modules", "hooks", "--", "/bin/sh",
+           "-c", show});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('|') + 1), "hooks\n");
   expect_refusal(run({PROF_RUN_PATH, "--torch-modules", "maybe", "--", "/bin/true"}),
                  "torch-modules");
 }

@@ -48,6 +48,8 @@ FAKE_TORCH = {
         def range_pop():
             LOG.append(("pop", None, threading.current_thread().name))
             return 0
+        def mark(msg):
+            LOG.append(("mark", msg, threading.current_thread().name))
     """,
     "torch/autograd.py": """
         import itertools
@@ -190,7 +192,8 @@ class SiteCustomizeTest(unittest.TestCase):
         with open(script, "w") as f:
             f.write(textwrap.dedent(MODEL) + textwrap.dedent(body))
         environment = dict(os.environ)
-        environment.pop("FUSELENS_TORCH_MODULES", None)
+        environment.pop("FUSELENS_PYTHON_FRAMES", None)
+        environment["FUSELENS_TORCH_MODULES"] = "hooks"  # the NVTX ranges these tests read
         environment["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR, self.user, self.fake])
         environment.update(env or {})
         done = subprocess.run([sys.executable, script], env=environment, capture_output=True,
@@ -321,6 +324,60 @@ class SiteCustomizeTest(unittest.TestCase):
             "fuselens:module:bwd:model.features",
             "fuselens:module:bwd:model.features.conv",
         ])
+
+    @unittest.skipUnless(sys.version_info[:2] in ((3, 11), (3, 12)),
+                         "frames mode needs a CPython whose frames the collector reads (3.11, 3.12)")
+    def test_frames_mode_names_the_tree_with_marks_and_pushes_no_range(self):
+        done = self.run_script("""
+            from torch.nn.modules import module as module_mod
+            model = Net()
+            model(Tensor())
+            hooks_after_one_call = len(module_mod._pre) + len(module_mod._post)
+            expected = {"%x" % id(m): (type(m).__name__, p) for p, m in
+                        [("model", model), ("model.features", model.features),
+                         ("model.features.conv", model.features.conv), ("model.head", model.head)]}
+            print(json.dumps({"log": nvtx.LOG, "expected": expected,
+                              "hooks": hooks_after_one_call}))
+        """, env={"FUSELENS_TORCH_MODULES": "frames"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        data = json.loads(done.stdout)
+        self.assertEqual([k for k, _, _ in data["log"]], ["mark"] * 4)  # no push, no pop
+        named = {}
+        for _, msg, _ in data["log"]:
+            self.assertTrue(msg.startswith("fuselens:module:name:"), msg)
+            address, cls, path = msg[len("fuselens:module:name:"):].split(":", 2)
+            named[address] = [cls, path]
+        self.assertEqual(named, {k: list(v) for k, v in data["expected"].items()})
+        self.assertEqual(data["hooks"], 1)  # one pre-hook, no forward hook
+
+    @unittest.skipUnless(sys.version_info[:2] in ((3, 11), (3, 12)),
+                         "frames mode needs a CPython whose frames the collector reads (3.11, 3.12)")
+    def test_frames_mode_hook_removes_itself_once_every_module_is_named(self):
+        done = self.run_script("""
+            from torch.nn.modules import module as module_mod
+            model = Net()
+            calls = 0
+            while module_mod._pre and calls < 10000:
+                model(Tensor()); calls += 1
+            late = Conv()
+            late(Tensor())  # after removal: no name, and nothing runs per call
+            print(json.dumps({"left": len(module_mod._pre), "calls": calls,
+                              "marks": sum(1 for k, _, _ in nvtx.LOG if k == "mark")}))
+        """, env={"FUSELENS_TORCH_MODULES": "frames"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        data = json.loads(done.stdout)
+        self.assertEqual(data["left"], 0)
+        # 4 modules per call: removed after 256 calls of named modules (the first call names them)
+        self.assertEqual(data["calls"], 1 + (256 - 3 + 3) // 4)
+        self.assertEqual(data["marks"], 4)
+
+    def test_frames_mode_falls_back_to_hooks_without_python_frames(self):
+        done = self.run_script("model = Net()\nmodel(Tensor())\n"
+                               "print(sum(1 for k, _, _ in nvtx.LOG if k == 'push'))\n",
+                               env={"FUSELENS_TORCH_MODULES": "frames",
+                                    "FUSELENS_PYTHON_FRAMES": "0"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "4")
 
     def test_off_switch(self):
         done = self.run_script("model = Net()\nmodel(Tensor())\nprint(len(nvtx.LOG))\n",

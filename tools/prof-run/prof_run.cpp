@@ -4,7 +4,7 @@
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
 //            [--flush-ms N] [--metrics roofline [--replay kernel|application]
 //            [--cache-control all|none]] [--measure-ceilings] [--per-process]
-//            [--torch-modules on|off] -- CMD ARGS...
+//            [--torch-modules on|hooks|off] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
 // the environment) appends to the one capture FILE, its rows tagged with its pid, the process
@@ -258,9 +258,12 @@ Options parse(int argc, char** argv) {
                "One capture per CUDA process: FILE with the pid inserted before the extension "
                "(run.sqlite -> run.<pid>.sqlite) instead of one capture for all");
   app.add_option("--torch-modules", o.torch_modules,
-                 "PyTorch module view (NVTX ranges per nn.Module call, forward and backward, from "
-                 "the sitecustomize prof-run puts on PYTHONPATH): on (default) or off")
-      ->check(CLI::IsMember({"on", "off"}));
+                 "PyTorch module view: on (default: the collector reads each nn.Module call's "
+                 "instance from the Python frames and autograd's sequence numbers; the "
+                 "sitecustomize prof-run puts on PYTHONPATH names the modules), hooks (module "
+                 "hooks record NVTX ranges per call, forward and backward: slower; the fallback "
+                 "on CPython other than 3.11/3.12) or off")
+      ->check(CLI::IsMember({"on", "hooks", "off"}));
   app.add_option("--capture-range", o.capture_range,
                  "Record only inside NVTX ranges named NAME (nvtx:NAME, nvtx:NAME@DOMAIN, "
                  "nvtx:NAME@* for any domain) or between cudaProfilerStart and cudaProfilerStop "
@@ -472,7 +475,10 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv("PYTHONPATH", path.c_str(), 1);
     }
     if (!options.torch_modules.empty()) {
-      ::setenv("FUSELENS_TORCH_MODULES", options.torch_modules == "on" ? "1" : "0", 1);
+      const char* value = options.torch_modules == "on"      ? "frames"
+                          : options.torch_modules == "hooks" ? "hooks"
+                                                             : "off";
+      ::setenv("FUSELENS_TORCH_MODULES", value, 1);
     }
     {  // capture control, always set so that a stray value in the user's environment is replaced
       namespace c = fuselens::collector;
@@ -604,10 +610,11 @@ int main(int argc, char** argv) {
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
     cupti = check_collector_loads(collector);
     options.python_dir = find_python_dir();
-    if (options.python_dir.empty() && options.torch_modules == "on") {
-      throw UsageError(
-          "--torch-modules on: cannot find FuseLens's python folder "
-          "(share/fuselens/python)");
+    if (options.python_dir.empty() && !options.torch_modules.empty() &&
+        options.torch_modules != "off") {
+      throw UsageError("--torch-modules " + options.torch_modules +
+                       ": cannot find FuseLens's python folder "
+                       "(share/fuselens/python)");
     }
     if (options.force) {
       for (const char* suffix : {"", "-wal", "-shm", "-journal"})

@@ -11,7 +11,8 @@
 #              (libfuselens_cupti_floor.so), default = prof-run's default trace, torchstack =
 #              torch.profiler(with_stack=True), and the trace-group variants named in the case
 #              below (default-nomodules: the default without the PyTorch module view and
-#              backward attribution, FUSELENS_TORCH_MODULES=0); a name ending in "-wide" runs on ten cores (2-11) instead of four (2-5)
+#              backward attribution, FUSELENS_TORCH_MODULES=0; default-hooks: the module view
+#              by Python hooks, --torch-modules hooks); a name ending in "-wide" runs on ten cores (2-11) instead of four (2-5)
 #   UNTIL_S    start no new round after this many seconds (default 480)
 #   STEPS      measured steps per process (default 400, after 50 warm-up steps)
 # Writes $R/budget.jsonl (one line per process: setting, round, start time, median step) and
@@ -60,6 +61,7 @@ run_setting() {  # run_setting NAME ROUND
     floor) cmd=(env CUDA_INJECTION64_PATH="$floor" $pin python3 "$mlp") ;;
     default) cmd=($pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
     default-nomodules) cmd=(env FUSELENS_TORCH_MODULES=0 $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
+    default-hooks) cmd=($pin prof-run -o /tmp/c.sqlite --force --torch-modules hooks -- python3 "$mlp") ;;
     default-nopython) cmd=(env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
     default-nocontext) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace -context -- python3 "$mlp") ;;
     cuda) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace cuda -- python3 "$mlp") ;;

@@ -1,6 +1,19 @@
-"""FuseLens module view: NVTX ranges around every nn.Module call, forward and backward.
+"""FuseLens module view: which nn.Module instance launched each kernel, forward and backward.
 
 Installed by sitecustomize.py once torch is imported (docs/calling-context.md, "Modules").
+Two modes (FUSELENS_TORCH_MODULES, prof-run --torch-modules):
+
+frames (the default): the collector itself reads, at each launch, the `self` of every
+torch.nn.Module._call_impl frame on the thread's Python stack and PyTorch's autograd sequence
+numbers, so nothing runs per module call. This module only names the instances: a global
+forward pre-hook names a root module's tree (paths as below) the first time it is called and
+writes one NVTX mark per module, "fuselens:module:name:<id hex>:<class>:<path>" (id() is the
+address the collector reads); once every module called has had a name for a while
+(_QUIET_CALLS, or twice the modules named), the hook removes itself and module calls take
+nn.Module's fast path again. Falls back to hooks where the collector cannot read frames as
+memory (CPython other than 3.11 and 3.12, or FUSELENS_PYTHON_FRAMES=0).
+
+hooks: NVTX ranges around every module call, as follows.
 
 Forward: global module hooks (torch.nn.modules.module.register_module_forward_pre_hook and
 register_module_forward_hook(always_call=True)) push "fuselens:module:fwd:<path>" on the calling
@@ -19,7 +32,8 @@ they run on the thread that executes the node (autograd's), around the kernels i
 
 Nothing is done while torch.compile traces (torch.compiler.is_compiling()) or TorchScript
 scripts; nothing at all without CUDA. Every hook is guarded: a failure logs one line
-"fuselens: ..." once and turns the module view off. FUSELENS_TORCH_MODULES=0 turns it off.
+"fuselens: ..." once and turns the module view off. FUSELENS_TORCH_MODULES=0 (or off) turns
+it off.
 """
 
 import os
@@ -28,16 +42,32 @@ import threading
 
 FWD = "fuselens:module:fwd:"
 BWD = "fuselens:module:bwd:"
+NAME = "fuselens:module:name:"
+_QUIET_CALLS = 256  # frames mode: calls of named modules in a row before the hook is removed
+_FRAME_VERSIONS = ((3, 11), (3, 12))  # CPython versions whose frames the collector reads
 _CLAIM = "fuselens_module"  # key of Node.metadata marking a claimed autograd node
 _FRAMES_SEARCHED = 8  # calling frames outside torch searched for the root's variable name
 
 _state = None
 
 
+def mode():
+    """"off" when FUSELENS_TORCH_MODULES is 0/off/false/no, "hooks" when it is hooks or the
+    collector cannot read this interpreter's frames, else "frames"."""
+    value = os.environ.get("FUSELENS_TORCH_MODULES", "frames").strip().lower()
+    if value in ("0", "off", "false", "no"):
+        return "off"
+    if value == "hooks":
+        return "hooks"
+    if (tuple(sys.version_info[:2]) not in _FRAME_VERSIONS
+            or os.environ.get("FUSELENS_PYTHON_FRAMES", "").strip() == "0"):
+        return "hooks"
+    return "frames"
+
+
 def enabled():
-    """False when FUSELENS_TORCH_MODULES is 0/off/false/no."""
-    value = os.environ.get("FUSELENS_TORCH_MODULES", "1").strip().lower()
-    return value not in ("0", "off", "false", "no")
+    """False when the module view is off."""
+    return mode() != "off"
 
 
 class _ModuleView:
@@ -48,6 +78,8 @@ class _ModuleView:
         self.disabled = False
         self.cuda = None  # decided at the first module call (no CUDA work at import time)
         self.names = {}  # id(module) -> (weakref or module, path)
+        self.frames = False  # frames mode: set_name also writes a name mark
+        self.quiet = 0  # frames mode: calls of named modules in a row
         self.torch_dir = os.path.dirname(os.path.realpath(getattr(torch, "__file__", "") or "."))
         self.here = os.path.realpath(__file__)
         compiler = getattr(torch, "compiler", None)
@@ -60,7 +92,7 @@ class _ModuleView:
         jit = getattr(torch, "jit", None)
         self.is_scripting = getattr(jit, "is_scripting", None)
         nvtx = torch.cuda.nvtx
-        self.push, self.pop = nvtx.range_push, nvtx.range_pop
+        self.push, self.pop, self.mark = nvtx.range_push, nvtx.range_pop, nvtx.mark
 
     # -- guards ------------------------------------------------------------------------------
     def fail(self, error):
@@ -122,6 +154,8 @@ class _ModuleView:
         except TypeError:
             ref = lambda module=module: module  # noqa: E731 (not weak-referenceable)
         self.names[key] = (ref, path)
+        if self.frames:
+            self.mark("%s%x:%s:%s" % (NAME, key, type(module).__name__, path))
 
     def outside_torch(self, frame):
         filename = frame.f_code.co_filename
@@ -166,6 +200,24 @@ class _ModuleView:
             path = parent_path + "." + type(module).__name__
         self.set_name(module, path)
         return path
+
+    # -- frames mode -------------------------------------------------------------------------
+    def name_hook(self, module, args):
+        """Frames mode: names a module's tree when it is first called (the outermost unnamed
+        module met is a root: outer modules' pre-hooks run first), then removes itself."""
+        try:
+            if self.is_compiling() or self.disabled or self.skip():  # compile check first
+                return None
+            if self.name_of(module) is not None:
+                self.quiet += 1
+                if self.quiet >= max(_QUIET_CALLS, 2 * len(self.names)):
+                    self.remove()  # every module called is named: back to the fast path
+                return None
+            self.quiet = 0
+            self.name_tree(module)
+        except Exception as error:
+            self.fail(error)
+        return None
 
     # -- forward -----------------------------------------------------------------------------
     def pre_hook(self, module, args):
@@ -309,7 +361,8 @@ def _max_sequence_nr(args):
 def install(torch):
     """Registers the global module hooks; returns False when turned off or unavailable."""
     global _state
-    if _state is not None or not enabled():
+    chosen = mode()
+    if _state is not None or chosen == "off":
         return False
     module_mod = torch.nn.modules.module
     # torch.compile(module) warns that global module hooks exist: ours, not the user's doing, so
@@ -319,6 +372,11 @@ def install(torch):
         "ignore", message=r"Using `torch\.compile\(module\)` when there are global hooks",
         category=UserWarning)
     view = _ModuleView(torch)
+    if chosen == "frames":
+        view.frames = True
+        view.handles.append(module_mod.register_module_forward_pre_hook(view.name_hook))
+        _state = view
+        return True
     view.handles.append(module_mod.register_module_forward_pre_hook(view.pre_hook))
     try:
         handle = module_mod.register_module_forward_hook(view.forward_hook, always_call=True)

@@ -23,6 +23,7 @@ inline constexpr const char* kEnvMetricReplay = "FUSELENS_METRIC_REPLAY";  // ke
 inline constexpr const char* kEnvMetricPass = "FUSELENS_METRIC_PASS";      // application: run index
 inline constexpr const char* kEnvCacheControl = "FUSELENS_CACHE_CONTROL";  // all|none
 inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // cached|unwind|none
+inline constexpr const char* kEnvTorchModules = "FUSELENS_TORCH_MODULES";  // frames|hooks|off
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
@@ -155,6 +156,11 @@ struct CollectorConfig {
   /// 3.12, collector/src/PythonLayout.h; checked on the H100 with PyTorch); 1: also on other
   /// versions, through CPython's C API and only on threads that hold the GIL; 0: off.
   std::optional<bool> python_frames;
+  /// The PyTorch module view's collector part (kEnvTorchModules; prof-run --torch-modules):
+  /// "frames" (the default; also 1 and on) records the nn.Module instance of every
+  /// Module._call_impl frame and each call's autograd sequence numbers (ContextCapture.h);
+  /// "hooks" (prof-run's Python hooks record NVTX ranges instead), "off" and 0 record neither.
+  bool torch_module_frames = true;
   /// Log the calling-context counts (calls, stack-cache hits, unwinds) at exit
   /// (kEnvContextStats: 1 or 0).
   bool context_stats = false;

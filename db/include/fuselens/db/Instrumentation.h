@@ -15,6 +15,9 @@ inline constexpr std::string_view kInstrumentationPrefix = "fuselens:";
 inline constexpr std::string_view kModuleForwardPrefix = "fuselens:module:fwd:";
 /// Range around one autograd node claimed by a module: "fuselens:module:bwd:<module path>".
 inline constexpr std::string_view kModuleBackwardPrefix = "fuselens:module:bwd:";
+/// Mark naming one nn.Module instance for the module frames (schema 9):
+/// "fuselens:module:name:<address in hex>:<class>:<module path>".
+inline constexpr std::string_view kModuleNamePrefix = "fuselens:module:name:";
 
 /// True for a range or mark text FuseLens's instrumentation emitted (prefix "fuselens:", case
 /// sensitive). Texts of the "fuselens" NVTX domain (work annotations, annotate/) are told apart

@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 8;  ///< db/schema.sql; readers also read versions 1 to 7
+inline constexpr int kSchemaVersion = 9;  ///< db/schema.sql; readers also read versions 1 to 8
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -158,7 +158,10 @@ struct OverheadRecord {
   std::uint64_t start_ns = 0, end_ns = 0;
 };
 
-enum class FrameKind : int { Native = 1, Python = 2 };
+/// Module (schema version 9): the nn.Module instance whose call (torch.nn.Module._call_impl)
+/// encloses the frames below it; function is its class name (tp_name), module_offset the
+/// object's address (the key of the "fuselens:module:name:" marks; docs/calling-context.md).
+enum class FrameKind : int { Native = 1, Python = 2, Module = 3 };
 
 /// One symbolized frame. Native frames carry their module and the offset of the return
 /// address in it; function, file and line are empty/0 where no symbol or debug information
@@ -183,6 +186,11 @@ struct CallingContextTree {
     std::uint32_t correlation_id = 0;
     std::uint32_t tid = 0;
     std::uint32_t node = 0;  ///< index into nodes
+    /// PyTorch autograd sequence numbers (schema version 9; -1: none). forward_seq: the calling
+    /// thread's next sequence number (at::sequence_number::peek()) at a forward launch, one more
+    /// than the node the op being run created; backward_seq: the sequence number of the autograd
+    /// node being evaluated (torch::autograd::get_current_node()) at a backward launch.
+    std::int64_t forward_seq = -1, backward_seq = -1;
   };
   /// A CUDA graph node (schema version 7, table graph_node): created by the traced call
   /// `correlation_id` (original_node_id 0), or cloned from `original_node_id` (correlation_id 0).

@@ -53,6 +53,9 @@ Cursor<NvtxRow> module_nvtx_ranges(const Reader& reader);
 Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter = {});
 /// The marks of NVTX domain `domain`: pid, tid, start_ns (its timestamp), text.
 Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& domain);
+/// The module view's name marks ("fuselens:module:name:<address hex>:<class>:<path>",
+/// Instrumentation.h), any domain: pid, tid, start_ns (its timestamp), text; by pid, then time.
+Cursor<NvtxRow> module_name_marks(const Reader& reader);
 /// True when the capture has a mark in NVTX domain `domain`.
 bool has_nvtx_mark_in_domain(const Reader& reader, const std::string& domain);
 
@@ -144,6 +147,8 @@ Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
 /// The calling context of one launch: pid, correlation_id, cct_node_id, tid.
 struct LaunchContextRow {
   std::int64_t pid = 0, correlation_id = 0, node_id = 0, tid = 0;
+  /// PyTorch autograd sequence numbers (schema 9, api_context; -1 when NULL or older).
+  std::int64_t forward_seq = -1, backward_seq = -1;
 };
 Cursor<LaunchContextRow> launch_contexts(const Reader& reader);
 /// Number of launches with a calling context.
