@@ -94,6 +94,7 @@ PythonApi PythonApi::from_process() noexcept {
   api.version = static_cast<const unsigned long*>(::dlsym(RTLD_DEFAULT, "Py_Version"));
   api.code_type = ::dlsym(RTLD_DEFAULT, "PyCode_Type");
   api.unicode_type = ::dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  api.cell_type = ::dlsym(RTLD_DEFAULT, "PyCell_Type");
   return api;
 }
 
@@ -109,7 +110,7 @@ PythonFrames::PythonFrames(PythonApi api) noexcept
     return;
   }
   if (const auto layout = PythonLayout::for_version(*api_.version)) {
-    reader_.emplace(*layout, api_.code_type, api_.unicode_type);
+    reader_.emplace(*layout, api_.code_type, api_.unicode_type, api_.cell_type);
   }
 }
 

@@ -92,6 +92,7 @@ struct PythonApi {
   const unsigned long* version = nullptr;  // Py_Version (3.11+)
   const void* code_type = nullptr;         // &PyCode_Type
   const void* unicode_type = nullptr;      // &PyUnicode_Type
+  const void* cell_type = nullptr;         // &PyCell_Type (module frames: a `self` in a cell)
 
   /// Resolves every entry with dlsym(RTLD_DEFAULT, ...).
   static PythonApi from_process() noexcept;

@@ -9,6 +9,7 @@ namespace {
 // tp_basicsize (Include/cpython/object.h, unchanged since 3.0).
 constexpr int kObType = 8;
 constexpr int kTypeName = 24;  // PyTypeObject::tp_name (const char*)
+constexpr int kCellRef = 16;   // PyCellObject: PyObject_HEAD, then ob_ref
 constexpr int kTypeBasicSize = 32;
 // PyASCIIObject: ob_refcnt, ob_type, length (Py_ssize_t), hash, state (bit fields: interned 2,
 // kind 3, compact 1, ascii 1, ...).
@@ -60,8 +61,8 @@ std::optional<PythonLayout> PythonLayout::for_version(unsigned long py_version) 
 }
 
 PythonFrameReader::PythonFrameReader(PythonLayout layout, const void* code_type,
-                                     const void* unicode_type) noexcept
-    : layout_(layout), code_type_(code_type), unicode_type_(unicode_type) {
+                                     const void* unicode_type, const void* cell_type) noexcept
+    : layout_(layout), code_type_(code_type), unicode_type_(unicode_type), cell_type_(cell_type) {
   if (code_type_) code_start_ = load<std::int64_t>(code_type_, kTypeBasicSize);
 }
 
@@ -112,9 +113,18 @@ std::string PythonFrameReader::text(const void* str) const noexcept {
 
 const void* PythonFrameReader::first_local(const void* frame) const noexcept {
   if (!frame || layout_.frame_localsplus <= 0) return nullptr;
+  auto plausible = [](const void* object) {
+    const auto address = reinterpret_cast<std::uintptr_t>(object);
+    return address != 0 && (address & 7) == 0 && (address >> 47) == 0;
+  };
   const void* object = load<const void*>(frame, layout_.frame_localsplus);
-  const auto address = reinterpret_cast<std::uintptr_t>(object);
-  return address != 0 && (address & 7) == 0 && (address >> 47) == 0 ? object : nullptr;
+  if (!plausible(object)) return nullptr;
+  // A cell variable (MAKE_CELL replaced the argument by a cell): PyCellObject's ob_ref.
+  if (cell_type_ && load<const void*>(object, kObType) == cell_type_) {
+    object = load<const void*>(object, kCellRef);
+    if (!plausible(object)) return nullptr;
+  }
+  return object;
 }
 
 std::string PythonFrameReader::type_name(const void* object) const noexcept {

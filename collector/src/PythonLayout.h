@@ -54,7 +54,8 @@ struct PythonLayout {
 /// (dlsym of PyCode_Type, PyUnicode_Type) or, in tests, from fakes.
 class PythonFrameReader {
  public:
-  PythonFrameReader(PythonLayout layout, const void* code_type, const void* unicode_type) noexcept;
+  PythonFrameReader(PythonLayout layout, const void* code_type, const void* unicode_type,
+                    const void* cell_type = nullptr) noexcept;
 
   /// The current _PyInterpreterFrame of thread state `tstate`, or null.
   const void* current_frame(const void* tstate) const noexcept;
@@ -82,8 +83,10 @@ class PythonFrameReader {
   std::string qualname(const void* code) const noexcept;
   /// True when `object` is a code object (its ob_type is PyCode_Type).
   bool is_code(const void* object) const noexcept;
-  /// The first local of `frame` (localsplus[0]: `self` of a method), or null when it is not an
-  /// 8-byte aligned user-space address. Only for frames reported by walk, while they run.
+  /// The first local of `frame` (localsplus[0]: `self` of a method; when the function's closures
+  /// capture it, CPython keeps it in a cell there, and the cell's content is returned), or null
+  /// when it is not an 8-byte aligned user-space address. Only for frames reported by walk,
+  /// while they run.
   const void* first_local(const void* frame) const noexcept;
   /// The class name (ob_type->tp_name, at most 256 bytes) of a live object; "" when unreadable.
   std::string type_name(const void* object) const noexcept;
@@ -101,6 +104,7 @@ class PythonFrameReader {
   PythonLayout layout_;
   const void* code_type_;
   const void* unicode_type_;
+  const void* cell_type_;
   std::int64_t code_start_ = 0;  ///< PyCode_Type.tp_basicsize
 };
 

@@ -343,7 +343,8 @@ TEST(PythonFrames, WalksAThreadThatReleasedTheGil) {
 }
 
 // The module view's frames on a real interpreter: once describe() has named
-// torch.nn.Module._call_impl (a stand-in compiled under the file name torch/nn/modules/module.py),
+// torch.nn.Module._call_impl (a stand-in compiled under the file name torch/nn/modules/module.py,
+// whose closure keeps `self` in a cell, as torch's does),
 // walk() writes the instance being called (its `self`, read as memory from the frame) right below
 // each _call_impl frame, outermost module last (values are leaf first).
 namespace {
@@ -386,6 +387,8 @@ TEST(PythonFrames, WritesTheModuleOfEachCallImplFrame) {
                        "lib = ctypes.PyDLL(None)\n"
                        "src = 'class Module:\\n'\\\n"
                        "      '    def _call_impl(self, *args):\\n'\\\n"
+                       "      '        def hook():\\n'\\\n"  // a closure: `self` lives in a cell
+                       "      '            return self\\n'\\\n"
                        "      '        return self.forward(*args)\\n'\\\n"
                        "      '    __call__ = _call_impl\\n'\n"
                        "ns = {}\n"

@@ -30,13 +30,17 @@ class M(torch.nn.Module):
         while f is not None and f.f_code.co_name != "_call_impl":
             f = f.f_back
         interp = u64(id(f) + 24)  # PyFrameObject: ob_refcnt, ob_type, f_back, f_frame
-        seen["localsplus0"] = u64(interp + 72)
+        first = u64(interp + 72)
+        cell_type = id(type((lambda: self).__closure__[0]))
+        seen["cell"] = u64(first + 8) == cell_type
+        seen["localsplus0"] = u64(first + 16) if seen["cell"] else first
         seen["self"] = id(self)
         return x * 2
 m = M()
 x = torch.ones(3, requires_grad=True)
 y = m(x)
 print("python", sys.version.split()[0], "torch", torch.__version__)
+print("localsplus[0] holds a cell:", seen["cell"])
 print("PASS localsplus[0] is self" if seen["localsplus0"] == seen["self"] else
       "FAIL localsplus[0] %x != self %x" % (seen["localsplus0"], seen["self"]))
 fn = y.grad_fn
