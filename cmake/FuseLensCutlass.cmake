@@ -38,10 +38,11 @@ function(_fuselens_cutlass_probe)
 
   set(dir "${FUSELENS_CUTLASS_DIR}")
   if(dir STREQUAL "")
-    find_package(Python3 COMPONENTS Interpreter QUIET)
-    if(Python3_Interpreter_FOUND)
+    # The `python3` first on PATH: the interpreter whose pip scripts/setup.sh ran.
+    find_program(FUSELENS_PYTHON3 python3)
+    if(FUSELENS_PYTHON3)
       execute_process(
-        COMMAND "${Python3_EXECUTABLE}" -c
+        COMMAND "${FUSELENS_PYTHON3}" -c
           "import importlib.util as u, os; s = u.find_spec('cutlass_library'); print(os.path.join(s.submodule_search_locations[0], 'source', 'include') if s else '')"
         OUTPUT_VARIABLE dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     endif()
