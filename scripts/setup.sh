@@ -44,3 +44,17 @@ if [ ! -e "$cuda_root/lib64/libcupti.so" ] && [ ! -e "$cuda_root/extras/CUPTI/li
   exit 1
 fi
 echo "[setup] CUDA toolkit: $("$cuda_root/bin/nvcc" --version | tail -n 2 | head -n 1)"
+
+# CUTLASS (C++ headers, with CuTe) for the sm90 TMA + warpgroup-MMA variants of the GEMM-epilogue ops
+# (kernels/cutlass_gemm). NVIDIA ships them in the `nvidia-cutlass` wheel on PyPI, under
+# cutlass_library/source/include; 4.2.0.0 is CUTLASS 4.2, the first release for CUDA 13.0. Only the
+# headers are used, so --no-deps skips the wheel's Python dependencies; --break-system-packages lets pip
+# write into a Debian-managed Python (PEP 668), a no-op elsewhere. CMake asks `python3` where the package
+# lives (cmake/FuseLensCutlass.cmake) or takes -DFUSELENS_CUTLASS_DIR=<.../include>.
+cutlass_version=4.2.0.0
+if python3 -m pip show nvidia-cutlass 2>/dev/null | grep -qx "Version: $cutlass_version"; then
+  echo "[setup] nvidia-cutlass $cutlass_version present"
+else
+  echo "[setup] installing nvidia-cutlass $cutlass_version (pip, headers only)"
+  python3 -m pip install -q --no-deps --break-system-packages "nvidia-cutlass==$cutlass_version"
+fi

@@ -24,7 +24,9 @@
 # launches), budget (the PyTorch step budget), suite (the kernel suite's tests and study runs,
 # kernel-argument capture), roofline (ceilings, counters vs ncu, SASS), captures (the real captures
 # kept under tests/data), graphs (CUDA graph replays charged to their capture site), ranks (DDP over
-# NCCL on one and two GPUs, a slowed rank, peer copies, per-step overhead).
+# NCCL on one and two GPUs, a slowed rank, peer copies, per-step overhead), cutlass (issue 24: the
+# CUTLASS sm90 GEMM-epilogue variants, tests, benchmarks, roofline), cutlass_suite (the combined suite
+# run with them).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 plans_dir="$root/scripts/device/plans"

@@ -5,6 +5,10 @@
 //   cublas_unfused_epilogue  cuBLAS GEMM (cublasGemmEx), then the suite's bias and ReLU kernels (1
 //   + 2) cublaslt_epilogue        cuBLASLt with CUBLASLT_EPILOGUE_RELU_BIAS (the vendor's fusion, 1
 //   launch)
+// FP16/BF16 also, when built with CUTLASS (FUSELENS_HAVE_CUTLASS, kernels/cutlass_gemm):
+// - cutlass_fused: CUTLASS sm90 GEMM with the bias + ReLU epilogue visitor tree (1 launch);
+// - cutlass_unfused: the same GEMM, plain epilogue, then the suite's bias and ReLU kernels (3)
+// (skipped with an error row on devices other than compute capability 9.0).
 // Shapes (M×N×K) of issue #3: seed 000's six, seed 002's three ((M, K, N) = (64, 256, 128), (128,
 // 256, 256), (1024, 1024, 1024)), 4096³ and 8192³; FP32 8192³ only for the peers (the suite's SIMT
 // SGEMM takes tens of ms there). Warm (L2 holds the previous iteration's data) and cold (L2 flushed
@@ -18,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -29,6 +34,9 @@
 #include "gemm_bias_relu/gemm_bias_relu.cuh"
 #include "gemm_tc/gemm_tc.cuh"
 #include "peers/peers.h"
+#if FUSELENS_HAVE_CUTLASS
+#include "cutlass_gemm/cutlass_gemm.cuh"
+#endif
 
 namespace fk = fuselens::kernels;
 namespace fp = fuselens::kernels::peers;
@@ -37,7 +45,7 @@ namespace fw = fuselens::workloads;
 
 namespace {
 
-enum class Variant { Unfused, Fused, CublasUnfused, CublasLt };
+enum class Variant { Unfused, Fused, CublasUnfused, CublasLt, CutlassFused, CutlassUnfused };
 
 /// Uniform in [-1, 1) from an integer hash of the index (fast enough for 8192² elements).
 float hashed_value(std::size_t i, std::uint32_t seed) {
@@ -102,6 +110,18 @@ void launch_own(bool fused, Problem& p, int M, int N, int K) {
   }
 }
 
+#if FUSELENS_HAVE_CUTLASS
+template <typename T>
+void launch_cutlass(bool fused, Problem& p, int M, int N, int K) {
+  const auto* a = reinterpret_cast<const T*>(p.a.data());
+  const auto* b = reinterpret_cast<const T*>(p.b.data());
+  const auto* bias = reinterpret_cast<const T*>(p.bias.data());
+  auto* c = reinterpret_cast<T*>(p.c.data());
+  fused ? fk::launch_cutlass_gemm_bias_relu_fused<T>(a, b, bias, c, M, N, K)
+        : fk::launch_cutlass_gemm_bias_relu_unfused<T>(a, b, bias, c, M, N, K);
+}
+#endif
+
 void gemm_bias_relu(benchmark::State& state, fp::DType dtype, Variant variant) {
   const int M = static_cast<int>(state.range(0));
   const int N = static_cast<int>(state.range(1));
@@ -138,13 +158,29 @@ void gemm_bias_relu(benchmark::State& state, fp::DType dtype, Variant variant) {
           cublaslt->run(p.a.data(), p.b.data(), p.bias.data(), p.c.data());
         };
         break;
+      case Variant::CutlassFused:
+      case Variant::CutlassUnfused: {
+#if FUSELENS_HAVE_CUTLASS
+        if (!fk::cutlass_gemm_available()) {
+          throw fk::CutlassUnavailable("CUTLASS sm_90a kernels need compute capability 9.0");
+        }
+        const bool fused = variant == Variant::CutlassFused;
+        if (dtype == fp::DType::F16) {
+          iteration = [&p, fused, M, N, K] { launch_cutlass<__half>(fused, p, M, N, K); };
+        } else {
+          iteration = [&p, fused, M, N, K] { launch_cutlass<__nv_bfloat16>(fused, p, M, N, K); };
+        }
+#endif
+        break;
+      }
     }
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
   }
   const double seconds = fb::run_timed(state, iteration, cold);
-  const bool one_pass = variant == Variant::Fused || variant == Variant::CublasLt;
+  const bool one_pass =
+      variant == Variant::Fused || variant == Variant::CublasLt || variant == Variant::CutlassFused;
   const fw::DeclaredWork work =
       fw::gemm_epilogue_work(one_pass, M, N, K, static_cast<double>(fp::dtype_size(dtype)));
   fb::set_work(state, work.bytes, work.flops, seconds);
@@ -173,6 +209,11 @@ const std::vector<std::vector<long>>& shapes() {
                   {"fused", Variant::Fused},
                   {"cublas_unfused_epilogue", Variant::CublasUnfused},
                   {"cublaslt_epilogue", Variant::CublasLt}};
+  std::vector<std::pair<const char*, Variant>> tc_variants;  // FP16/BF16 only: CUTLASS's
+#if FUSELENS_HAVE_CUTLASS
+  tc_variants = {{"cutlass_fused", Variant::CutlassFused},
+                 {"cutlass_unfused", Variant::CutlassUnfused}};
+#endif
   for (const auto& d : dtypes) {
     for (const auto& s : shapes()) {
       for (long cold : {0L, 1L}) {
@@ -182,6 +223,15 @@ const std::vector<std::vector<long>>& shapes() {
           if (own && d.dtype == fp::DType::F32 && s[0] == 8192) continue;
           const std::string name = std::string("gemm_bias_relu_") + d.name + "/" + v.name;
           benchmark::RegisterBenchmark(name.c_str(), gemm_bias_relu, d.dtype, v.variant)
+              ->ArgNames({"M", "N", "K", "cold"})
+              ->Args({s[0], s[1], s[2], cold})
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
+        if (d.dtype == fp::DType::F32) continue;
+        for (const auto& [variant_name, variant] : tc_variants) {
+          const std::string name = std::string("gemm_bias_relu_") + d.name + "/" + variant_name;
+          benchmark::RegisterBenchmark(name.c_str(), gemm_bias_relu, d.dtype, variant)
               ->ArgNames({"M", "N", "K", "cold"})
               ->Args({s[0], s[1], s[2], cold})
               ->UseManualTime()

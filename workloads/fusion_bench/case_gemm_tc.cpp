@@ -8,6 +8,10 @@
 //   algorithm has no
 //                            split-K reduction; otherwise the variant is skipped, since
 //                            kernels_per_iter must be exact)
+//   cutlass_fused            CUTLASS sm90 GEMM, bias + ReLU epilogue visitor tree (1 launch)
+//   cutlass_unfused          CUTLASS sm90 GEMM + add_bias_tc_kernel + relu_tc_kernel (3 launches)
+//   (both: kernels/cutlass_gemm, built with FUSELENS_HAVE_CUTLASS; run only on a compute
+//   capability 9.0 device, otherwise skipped with a line on stderr)
 // The peers' launch counts are measured once per shape by graph capture
 // (peers::count_kernel_launches). Quick: seed 002's three shapes; full: every GEMM shape of issue
 // #3 up to 8192³. The CPU reference (double, from the rounded inputs) is computed for all rows, or
@@ -31,6 +35,9 @@
 #include "gemm_tc/reference.h"
 #include "peers/peers.h"
 #include "work_model_gemm_tc.h"
+#if FUSELENS_HAVE_CUTLASS
+#include "cutlass_gemm/cutlass_gemm.cuh"
+#endif
 
 namespace fk = fuselens::kernels;
 namespace fp = fuselens::kernels::peers;
@@ -165,6 +172,27 @@ void run_shape(const char* op, const GemmShape& s, const fw::CaseContext& contex
                  "fusion_bench: %s/cublaslt_epilogue/%s skipped: cuBLASLt launches %d kernels\n",
                  op, shape.c_str(), cublaslt_kernels);
   }
+#if FUSELENS_HAVE_CUTLASS
+  if (fk::cutlass_gemm_available()) {
+    variants.push_back({"cutlass_fused", 1,
+                        [&] {
+                          fk::launch_cutlass_gemm_bias_relu_fused<T>(
+                              d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N, s.K);
+                        },
+                        fw::gemm_epilogue_work(true, dm, dn, dk, 2)});
+    variants.push_back({"cutlass_unfused", 3,
+                        [&] {
+                          fk::launch_cutlass_gemm_bias_relu_unfused<T>(
+                              d_a.data(), d_b.data(), d_bias.data(), d_c.data(), s.M, s.N, s.K);
+                        },
+                        fw::gemm_epilogue_work(false, dm, dn, dk, 2)});
+  } else {
+    std::fprintf(stderr,
+                 "fusion_bench: %s/cutlass_*/%s skipped: the CUTLASS kernels need compute "
+                 "capability 9.0\n",
+                 op, shape.c_str());
+  }
+#endif
   fw::run_variants(op, shape, context, output, variants, report);
 }
 

@@ -1,0 +1,6 @@
+// cutlass_detail::run_sm90<__half, false>: the CUTLASS sm90 GEMM D = A·B (cutlass_gemm.cuh). One
+// instantiation per translation unit (cutlass_gemm_kernel.cuh).
+#include "cutlass_gemm/cutlass_gemm_kernel.cuh"
+
+template void fuselens::kernels::cutlass_detail::run_sm90<__half, false>(
+    const __half*, const __half*, const __half*, __half*, int, int, int, cudaStream_t);

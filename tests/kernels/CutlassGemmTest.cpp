@@ -1,0 +1,227 @@
+// CUTLASS sm90 GEMM + bias + ReLU (kernels/cutlass_gemm): the fused kernel, the unfused chain and
+// the plain GEMM against the double-precision reference computed from the rounded inputs, FP16 and
+// BF16, with the tolerances of the other GEMM variants (kFp16RelativeTolerance 2e-3,
+// kBf16RelativeTolerance 1.6e-2; kernels/common/compare.h). Shapes against the 128×256×64 tile and
+// the 2×1 cluster: the seed shapes; M, N and K tails (77×136×72: one M tile, so the cluster's
+// second CTA has no rows; 33×8×8; one row; 1500×2744×136: 12 × 11 = 132 tiles with tails in M, N
+// and K); 2048×4096×64: 256 tiles, so persistent CTAs take two; and K = 0. Launch counts by graph
+// capture. Built only with FUSELENS_HAVE_CUTLASS; the GPU cases skip without a GPU and on devices
+// other than compute capability 9.0 (the kernels are sm_90a code); the argument checks run
+// everywhere.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "GpuSkip.h"
+#include "KernelTestSupport.h"
+#include "common/compare.h"
+#include "cutlass_gemm/cutlass_gemm.cuh"
+#include "gemm_tc/reference.h"
+#include "peers/peers.h"
+
+namespace fk = fuselens::kernels;
+namespace ft = fuselens::test;
+
+namespace {
+
+#define FUSELENS_SKIP_WITHOUT_SM90()                                                    \
+  do {                                                                                  \
+    FUSELENS_SKIP_WITHOUT_GPU();                                                        \
+    if (!fk::cutlass_gemm_available())                                                  \
+      GTEST_SKIP() << "GPU test skipped: the CUTLASS kernels are sm_90a code and this " \
+                      "device is not compute capability 9.0";                           \
+  } while (false)
+
+struct Case {
+  bool bf16;
+  int M, N, K;
+};
+
+std::vector<__half> to_device_type(const std::vector<float>& v, __half) { return ft::to_half(v); }
+std::vector<__nv_bfloat16> to_device_type(const std::vector<float>& v, __nv_bfloat16) {
+  return ft::to_bf16(v);
+}
+
+template <typename T>
+double tolerance() {
+  return std::is_same_v<T, __half> ? fk::kFp16RelativeTolerance : fk::kBf16RelativeTolerance;
+}
+
+/// Fresh inputs rounded to T, the references relu(A·B + bias) and A·B from the rounded values, and
+/// the device buffers.
+template <typename T>
+struct Problem {
+  int M, N, K;
+  std::vector<float> reference, reference_plain;
+  fk::DeviceBuffer<T> da, db, dbias, dc;
+
+  Problem(int m, int n, int k, std::uint32_t seed) : M(m), N(n), K(k) {
+    const auto a = to_device_type(ft::random_floats(static_cast<std::size_t>(M) * K, seed), T{});
+    const auto b =
+        to_device_type(ft::random_floats(static_cast<std::size_t>(K) * N, seed + 1), T{});
+    const auto bias = to_device_type(ft::random_floats(static_cast<std::size_t>(N), seed + 2), T{});
+    const auto af = ft::to_float(a);
+    const auto bf = ft::to_float(b);
+    reference = fk::gemm_tc_reference(af, bf, ft::to_float(bias), M, N, K);
+    // A·B alone (no bias, no ReLU), double accumulation, rounded to float once.
+    reference_plain.assign(static_cast<std::size_t>(M) * N, 0.0f);
+    for (int r = 0; r < M; ++r) {
+      for (int col = 0; col < N; ++col) {
+        double acc = 0.0;
+        for (int i = 0; i < K; ++i) {
+          acc += static_cast<double>(af[static_cast<std::size_t>(r) * K + i]) *
+                 bf[static_cast<std::size_t>(i) * N + col];
+        }
+        reference_plain[static_cast<std::size_t>(r) * N + col] = static_cast<float>(acc);
+      }
+    }
+    da = fk::DeviceBuffer<T>(a.size());
+    db = fk::DeviceBuffer<T>(b.size());
+    dbias = fk::DeviceBuffer<T>(bias.size());
+    dc = fk::DeviceBuffer<T>(static_cast<std::size_t>(M) * N);
+    da.copy_from_host(a);
+    db.copy_from_host(b);
+    dbias.copy_from_host(bias);
+  }
+
+  /// Output of `launch` (poisoned before), as floats.
+  template <typename Launch>
+  std::vector<float> run(Launch launch) {
+    ft::poison(dc);
+    launch(da.data(), db.data(), dbias.data(), dc.data(), M, N, K);
+    FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());
+    return ft::to_float(dc.copy_to_host());
+  }
+};
+
+class CutlassGemm : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { FUSELENS_SKIP_WITHOUT_SM90(); }
+
+  template <typename T>
+  void check_all() {
+    const Case c = GetParam();
+    Problem<T> p(c.M, c.N, c.K, 53);
+    const auto fused = fk::compare_relative_l2(
+        p.run([](auto... args) { fk::launch_cutlass_gemm_bias_relu_fused<T>(args...); }),
+        p.reference);
+    EXPECT_TRUE(fused.passes(tolerance<T>()))
+        << "cutlass_fused " << fused.relative_l2 << " non-finite " << fused.nonfinite_count;
+    const auto unfused = fk::compare_relative_l2(
+        p.run([](auto... args) { fk::launch_cutlass_gemm_bias_relu_unfused<T>(args...); }),
+        p.reference);
+    EXPECT_TRUE(unfused.passes(tolerance<T>()))
+        << "cutlass_unfused " << unfused.relative_l2 << " non-finite " << unfused.nonfinite_count;
+    const auto plain = fk::compare_relative_l2(
+        p.run([](const T* a, const T* b, const T*, T* out, int m, int n, int k) {
+          fk::launch_cutlass_gemm<T>(a, b, out, m, n, k);
+        }),
+        p.reference_plain);
+    EXPECT_TRUE(plain.passes(tolerance<T>()))
+        << "cutlass plain GEMM " << plain.relative_l2 << " non-finite " << plain.nonfinite_count;
+  }
+};
+
+TEST_P(CutlassGemm, FusedUnfusedAndPlainMatchReference) {
+  if (GetParam().bf16) {
+    check_all<__nv_bfloat16>();
+  } else {
+    check_all<__half>();
+  }
+}
+
+std::vector<Case> cases() {
+  const std::vector<std::vector<int>> shapes{
+      {128, 128, 128}, {64, 128, 256}, {128, 256, 256},   {1024, 1024, 1024}, {77, 136, 72},
+      {1, 256, 256},   {33, 8, 8},     {1500, 2744, 136}, {2048, 4096, 64},   {96, 64, 0}};
+  std::vector<Case> out;
+  for (bool bf16 : {false, true}) {
+    for (const auto& s : shapes) out.push_back({bf16, s[0], s[1], s[2]});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CutlassGemm, ::testing::ValuesIn(cases()), [](const auto& p) {
+  return std::string(p.param.bf16 ? "bf16" : "fp16") + "_M" + std::to_string(p.param.M) + "_N" +
+         std::to_string(p.param.N) + "_K" + std::to_string(p.param.K);
+});
+
+// One kernel fused, three unfused (CUTLASS GEMM, bias, ReLU), one plain: counted as the kernel
+// nodes of a CUDA graph captured on a side stream (peers::count_kernel_launches), which also shows
+// that the launches are capturable (nothing allocated or synchronized inside).
+TEST(CutlassGemmLaunches, FusedIsOneKernelUnfusedThreeAndBothCapture) {
+  FUSELENS_SKIP_WITHOUT_SM90();
+  Problem<__half> p(256, 512, 128, 7);
+  namespace fp = fuselens::kernels::peers;
+  const int fused = fp::count_kernel_launches([&](cudaStream_t stream) {
+    fk::launch_cutlass_gemm_bias_relu_fused<__half>(p.da.data(), p.db.data(), p.dbias.data(),
+                                                    p.dc.data(), p.M, p.N, p.K, stream);
+  });
+  const int unfused = fp::count_kernel_launches([&](cudaStream_t stream) {
+    fk::launch_cutlass_gemm_bias_relu_unfused<__half>(p.da.data(), p.db.data(), p.dbias.data(),
+                                                      p.dc.data(), p.M, p.N, p.K, stream);
+  });
+  const int plain = fp::count_kernel_launches([&](cudaStream_t stream) {
+    fk::launch_cutlass_gemm<__half>(p.da.data(), p.db.data(), p.dc.data(), p.M, p.N, p.K, stream);
+  });
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(unfused, 3);
+  EXPECT_EQ(plain, 1);
+}
+
+// Argument checks come before the device check and touch no memory, so they are tested with
+// made-up (never dereferenced) 256-byte aligned addresses and need no GPU: these tests run
+// everywhere. On a machine without a compute capability 9.0 device, valid arguments then throw
+// CutlassUnavailable (before any launch); on one, an empty output launches nothing.
+template <typename T>
+T* fake_device_pointer(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+TEST(CutlassGemmArgs, RejectsKOrNNotMultipleOf8MisalignedAndNullPointers) {
+  auto* a = fake_device_pointer<__half>(0x10000);
+  auto* b = fake_device_pointer<__half>(0x20000);
+  auto* bias = fake_device_pointer<__half>(0x30000);
+  auto* c = fake_device_pointer<__half>(0x40000);
+  EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, bias, c, 8, 64, 12),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_unfused<__half>(a, b, bias, c, 8, 60, 16),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm<__half>(a + 1, b, c, 8, 64, 16), std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, bias + 4, c, 8, 64, 16),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, nullptr, c, 8, 64, 16),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_unfused<__half>(a, b, nullptr, c, 8, 64, 16),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm<__nv_bfloat16>(nullptr, nullptr, nullptr, 8, 64, 16),
+               std::invalid_argument);
+  EXPECT_THROW(fk::launch_cutlass_gemm<__nv_bfloat16>(nullptr, nullptr, nullptr, -1, 64, 16),
+               std::invalid_argument);
+}
+
+TEST(CutlassGemmArgs, ValidArgumentsLaunchNothingWhenEmptyOrThrowUnavailableOffSm90) {
+  auto* a = fake_device_pointer<__half>(0x10000);
+  auto* b = fake_device_pointer<__half>(0x20000);
+  auto* bias = fake_device_pointer<__half>(0x30000);
+  auto* c = fake_device_pointer<__half>(0x40000);
+  if (fk::cutlass_gemm_available()) {
+    // M == 0 or N == 0: nothing is launched, so the made-up addresses are never used.
+    EXPECT_NO_THROW(fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, bias, c, 0, 64, 16));
+    EXPECT_NO_THROW(fk::launch_cutlass_gemm_bias_relu_unfused<__half>(a, b, bias, c, 8, 0, 16));
+  } else {
+    EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, bias, c, 8, 64, 16),
+                 fk::CutlassUnavailable);
+    EXPECT_THROW(fk::launch_cutlass_gemm_bias_relu_unfused<__half>(a, b, bias, c, 8, 64, 16),
+                 fk::CutlassUnavailable);
+    EXPECT_THROW(fk::launch_cutlass_gemm<__nv_bfloat16>(
+                     nullptr, nullptr, fake_device_pointer<__nv_bfloat16>(0x40000), 0, 64, 16),
+                 fk::CutlassUnavailable);
+  }
+}
+
+}  // namespace
