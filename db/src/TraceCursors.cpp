@@ -171,9 +171,12 @@ Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& do
 
 Cursor<NvtxRow> module_name_marks(const Reader& reader) {
   // A range on the text (the prefix then anything) rather than LIKE, whose '_' is a wildcard.
+  // main.: every name mark of the capture, also those before a window the reader is restricted
+  // to (Window.cpp): the root's tree is named at its first call, in the warm-up.
   auto stmt = reader.prepare(
-      "SELECT m.pid, m.tid, m.timestamp_ns, t.value FROM nvtx_mark m"
-      " JOIN strings t ON t.id = m.text_id WHERE t.value >= ?1 AND t.value < ?2"
+      std::string("SELECT m.pid, m.tid, m.timestamp_ns, t.value FROM ") +
+      (reader.restricted() ? "main.nvtx_mark" : "nvtx_mark") +
+      " m JOIN strings t ON t.id = m.text_id WHERE t.value >= ?1 AND t.value < ?2"
       " ORDER BY m.pid, m.timestamp_ns, m.id");
   std::string low(kModuleNamePrefix), high(kModuleNamePrefix);
   high.back() = static_cast<char>(high.back() + 1);  // ':' + 1 = ';'

@@ -55,6 +55,7 @@ Cursor<NvtxRow> nvtx_marks(const Reader& reader, const ActivityFilter& filter = 
 Cursor<NvtxRow> nvtx_marks_in_domain(const Reader& reader, const std::string& domain);
 /// The module view's name marks ("fuselens:module:name:<address hex>:<class>:<path>",
 /// Instrumentation.h), any domain: pid, tid, start_ns (its timestamp), text; by pid, then time.
+/// The whole capture's, also when the reader is restricted to a window.
 Cursor<NvtxRow> module_name_marks(const Reader& reader);
 /// True when the capture has a mark in NVTX domain `domain`.
 bool has_nvtx_mark_in_domain(const Reader& reader, const std::string& domain);
