@@ -202,6 +202,23 @@ void set_notice_handler(NoticeHandler handler) {
   g_notice = handler != nullptr ? handler : default_notice;
 }
 
+namespace {
+
+void check_strings(const Connection& connection, const std::string& path) {
+  auto exists =
+      connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'strings'");
+  if (!exists.step()) return;
+  auto s = connection.prepare(
+      "SELECT id, length(CAST(value AS BLOB)) FROM strings WHERE length(CAST(value AS BLOB)) > " +
+      std::to_string(kMaxStringBytes) + " LIMIT 1");
+  if (!s.step()) return;
+  throw Error("'" + path + "' holds a string of " + s.text(1) + " bytes (strings row " + s.text(0) +
+              "; FuseLens reads strings of up to 1 MiB): the capture is damaged or was not "
+              "written by FuseLens");
+}
+
+}  // namespace
+
 void check_timestamps(const Connection& connection, const std::string& path) {
   check_timestamps_of(connection, path, [](std::string_view) { return true; });
 }
@@ -259,7 +276,10 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
     check_timestamps_of(connection_, path,
                         [defer](std::string_view table) { return !defer || !deferrable(table); });
   });
-  checked(path, [&] { check_sizes(connection_, path); });
+  checked(path, [&] {
+    check_sizes(connection_, path);
+    check_strings(connection_, path);
+  });
   deferred_ = defer;
 }
 

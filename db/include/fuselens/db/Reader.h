@@ -48,6 +48,12 @@ inline constexpr std::int64_t kMaxSizeBytes = std::int64_t{1} << 50;
 /// row that fails; tables absent in older schema versions are skipped. One scan per table.
 void check_sizes(const Connection& connection, const std::string& path);
 
+/// Longest string a capture may hold (strings.value), bytes: 1 MiB. Reader's constructor refuses
+/// a capture with a longer one (naming its id and length): the cursors join the string table per
+/// row, so a 90 MB kernel name was read again for every kernel launched under it (issue 22).
+/// Strings up to this bound are shown cut to kMaxTextBytes (Printable.h).
+inline constexpr std::int64_t kMaxStringBytes = std::int64_t{1} << 20;
+
 /// Receives one line for each thing the path constructor of Reader did beyond reading the file
 /// (a hot journal rolled back or ignored). The default writes "note: LINE" to standard error.
 using NoticeHandler = void (*)(const std::string& line);
