@@ -182,7 +182,7 @@ TEST(ProfRunCli, RefusesBadFuselensVariablesOfTheEnvironment) {
                      {"FUSELENS_CONTEXT_METHOD=guess", "FUSELENS_METRICS=everything"}),
                  "FUSELENS_CONTEXT_METHOD='guess'");
   // Good values, and bad values of variables that prof-run replaces, start the workload.
-  for (const std::string& variable :
+  for (const char* variable :
        {"FUSELENS_CONTEXT_METHOD=unwind", "FUSELENS_BUFFER_KIB=1", "FUSELENS_TRACE=gpu",
         "FUSELENS_TORCH_MODULES=off", "FUSELENS_PYTHON_FRAMES=0"}) {
     const auto r = run({PROF_RUN_PATH, "-o", out, "--force", "--", "/bin/true"}, {variable});

@@ -128,7 +128,10 @@ TEST(HostileCaptures, HugeKernelNamesAreRefusedOrCut) {
     const Result r = analyze(args);
     ASSERT_EQ(r.status, 0) << args[0] << ": " << r.err;
     const std::string out = args[0] == "export" ? slurp(dir.file("trace.json")) : r.out;
-    EXPECT_NE(out.find(said), std::string::npos) << args[0];
+    // summary and the trace name every kernel; cct and flags only where the name is charged.
+    if (args[0] == "summary" || args[0] == "export") {
+      EXPECT_NE(out.find(said), std::string::npos) << args[0];
+    }
     EXPECT_EQ(out.find(std::string(65 * 1024, 'k')), std::string::npos) << args[0];
   }
 }
