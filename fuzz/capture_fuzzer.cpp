@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "cct/CallingContext.h"
+#include "cct/CallingContextFormat.h"
 #include "compare/Compare.h"
 #include "export/ExportRankLanes.h"
 #include "flags/Flags.h"
@@ -34,7 +36,13 @@ std::string capture_path() {
 void analyze(const std::string& path) {
   fuselens::db::Reader reader(path);
   (void)fa::summarize(reader);
-  (void)fa::calling_context_report(reader, fa::CctOptions{});
+  const auto cct = fa::calling_context_report(reader, fa::CctOptions{});
+  if (cct.available) {  // the text output with a filter (RE2) over every label
+    fa::CctDisplay display;
+    display.filter.emplace(".*(gemm|a+b)");
+    std::ostringstream text;
+    fa::write_cct(text, cct, fa::OutputFormat::Table, display);
+  }
   fa::CctOptions flat;
   flat.view = fa::CctView::Flat;
   (void)fa::calling_context_report(reader, flat);

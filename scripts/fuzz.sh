@@ -21,6 +21,9 @@ for f in tests/data/cct_paths.sqlite tests/data/fusion_bench.sqlite tests/data/f
   fuzz/seeds/*.sqlite; do
   cp "$f" "$corpus/"
 done
+# The hostile captures of issue 22 (cycles, a deep chain, NULL/TEXT times, sizes, views, two run
+# rows, control characters, a 70 KB name, a WAL-mode file), generated next to each guard.
+python3 fuzz/seeds/hostile_seeds.py tests/data "$corpus"
 python3 - "$corpus" <<'PY'
 import os, random, sys
 corpus = sys.argv[1]

@@ -17,6 +17,7 @@ packages=(
   dataset-fashion-mnist zlib1g-dev  # workloads/fashion_mnist: the IDX files (gzip) and zlib to read them
   ccache  # compiler cache: rebuilds and parallel worktrees reuse objects (used when found)
   python3
+  libre2-dev  # prof-analyze cct --filter: linear-time regular expressions (RE2)
 )
 
 missing=()

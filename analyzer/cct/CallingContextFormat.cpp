@@ -54,7 +54,7 @@ std::vector<int> visible_rows(const CctReport& r, const CctDisplay& d) {
   if (d.filter) {
     // A match keeps its ancestors and its subtree.
     for (std::size_t i = 0; i < r.rows.size(); ++i) {
-      if (!std::regex_search(r.rows[i].label, *d.filter)) continue;
+      if (!d.filter->search(r.rows[i].label)) continue;
       for (int a = static_cast<int>(i); a >= 0; a = r.rows[static_cast<std::size_t>(a)].parent) matched[static_cast<std::size_t>(a)] = 1;
       std::vector<int> stack{static_cast<int>(i)};
       while (!stack.empty()) {
@@ -102,8 +102,14 @@ nlohmann::json row_json(const CctReport& r, int id) {
 
 }  // namespace
 
-void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const CctDisplay& d) {
-  const auto rows = visible_rows(r, d);
+std::size_t write_cct(std::ostream& out, const CctReport& r, OutputFormat format,
+                      const CctDisplay& d) {
+  auto rows = visible_rows(r, d);
+  std::size_t left_out = 0;  // issue 22: a capture's tree must not make the output unbounded
+  if (d.max_rows > 0 && rows.size() > d.max_rows) {
+    left_out = rows.size() - d.max_rows;
+    rows.resize(d.max_rows);
+  }
   if (format == OutputFormat::Json) {
     nlohmann::json j = {{"view", view_name(r.view)},
                         {"metric", metric_name(r.metric)},
@@ -128,8 +134,9 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
       row["children"] = r.rows[static_cast<std::size_t>(id)].children;
       j["rows"].push_back(std::move(row));
     }
+    if (left_out > 0) j["rows_left_out"] = left_out;
     out << j.dump(2) << '\n';
-    return;
+    return left_out;
   }
   if (format == OutputFormat::Csv) {
     out << "id,parent,depth,kind,label,module,file,line,incl_percent,incl_gpu_time_ns,"
@@ -143,7 +150,7 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
           << row.inclusive.launches << ',' << row.exclusive.launches << ',' << row.inclusive.bytes
           << ',' << row.exclusive.bytes << ',' << row_phase(row) << '\n';
     }
-    return;
+    return left_out;
   }
   out << fmt::format("Calling context ({} view), share of {}: {} GPU time in {} GPU operations",
                      view_name(r.view), metric_name(r.metric),
@@ -187,6 +194,8 @@ void write_cct(std::ostream& out, const CctReport& r, OutputFormat format, const
                        phases ? fmt::format("{:<10}", row_phase(row)) : std::string(),
                        std::string(static_cast<std::size_t>(row.depth) * 2, ' '), row.label);
   }
+  if (left_out > 0) out << fmt::format("({} more rows not shown: --limit 0 shows all)\n", left_out);
+  return left_out;
 }
 
 }  // namespace fuselens::analyzer

@@ -16,11 +16,12 @@
 // frame, gpu_operation, unattributed, module, function, line, backward_op, backward_thread,
 // phase, graph_replay.
 
+#include <cstddef>
 #include <optional>
 #include <ostream>
-#include <regex>
 
 #include "cct/CallingContext.h"
+#include "cct/RegexFilter.h"
 #include "summary/SummaryFormat.h"
 
 namespace fuselens::analyzer {
@@ -28,11 +29,14 @@ namespace fuselens::analyzer {
 struct CctDisplay {
   std::optional<int> max_depth;            ///< hide rows deeper than this (root = 0)
   double min_percent = 0;                  ///< hide rows under this share of the total metric
-  std::optional<std::regex> filter;        ///< keep rows whose label matches, their ancestors
+  std::optional<RegexFilter> filter;       ///< keep rows whose label matches, their ancestors
                                            ///< and their descendants
+  std::size_t max_rows = 0;                ///< at most this many rows, in depth-first order (0: all)
 };
 
-void write_cct(std::ostream& out, const CctReport& report, OutputFormat format,
-               const CctDisplay& display);
+/// Writes the rows `display` keeps. Returns how many rows max_rows left out (0 when none); the
+/// table says so in a last line, JSON in "rows_left_out", CSV not at all (the caller tells).
+std::size_t write_cct(std::ostream& out, const CctReport& report, OutputFormat format,
+                      const CctDisplay& display);
 
 }  // namespace fuselens::analyzer

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "compare/CompareProjection.h"
 #include "fuselens/db/ActivityCursors.h"
@@ -15,24 +16,39 @@
 namespace fuselens::analyzer {
 namespace {
 
-bool glob_at(std::string_view p, std::string_view t, std::vector<std::string>& captures) {
-  if (p.empty()) return t.empty();
-  if (p.front() == '*') {
-    for (std::size_t n = 0; n <= t.size(); ++n) {  // shortest first
-      captures.emplace_back(t.substr(0, n));
-      if (glob_at(p.substr(1), t.substr(n), captures)) return true;
-      captures.pop_back();
+// Iterative matcher: `*` any text, `?` one character, anything else itself. Backtracks only to
+// the last star seen (once a later star is reached, an earlier star never needs to grow: the
+// text left can only shrink), so the work is O(|pattern| x |text|) with no recursion, whatever
+// the stars (issue 22: the recursive matcher took > 60 s on '********Z' and overflowed the stack
+// on 60,000 stars). Each wildcard's text is the leftmost-shortest one, as the recursive search
+// chose it. `spans` gets one (start, length) in `t` per wildcard, in pattern order.
+bool glob_spans(std::string_view p, std::string_view t,
+                std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+  constexpr auto npos = std::string_view::npos;
+  std::size_t pi = 0, ti = 0;
+  std::size_t star = npos, star_text = 0, star_spans = 0;  // the last star: where, its text start
+  while (ti < t.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      star_text = ti;
+      star_spans = spans.size();
+      spans.emplace_back(ti, 0);
+    } else if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      if (p[pi] == '?') spans.emplace_back(ti, 1);
+      ++pi;
+      ++ti;
+    } else if (star != npos) {
+      // Give the last star one more character and retry what follows it.
+      spans.resize(star_spans + 1);
+      ++spans[star_spans].second;
+      pi = star + 1;
+      ti = star_text + spans[star_spans].second;
+    } else {
+      return false;
     }
-    return false;
   }
-  if (t.empty()) return false;
-  if (p.front() == '?') {
-    captures.emplace_back(t.substr(0, 1));
-    if (glob_at(p.substr(1), t.substr(1), captures)) return true;
-    captures.pop_back();
-    return false;
-  }
-  return p.front() == t.front() && glob_at(p.substr(1), t.substr(1), captures);
+  for (; pi < p.size() && p[pi] == '*'; ++pi) spans.emplace_back(ti, 0);
+  return pi == p.size();
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
@@ -215,8 +231,11 @@ void sort_entries(std::vector<CompareEntry>& entries) {
 
 std::optional<std::vector<std::string>> glob_match(std::string_view pattern,
                                                    std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  if (!glob_spans(pattern, text, spans)) return std::nullopt;
   std::vector<std::string> captures;
-  if (!glob_at(pattern, text, captures)) return std::nullopt;
+  captures.reserve(spans.size());
+  for (const auto& [start, length] : spans) captures.emplace_back(text.substr(start, length));
   return captures;
 }
 

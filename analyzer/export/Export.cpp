@@ -164,7 +164,11 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
       builder.emplace(device, e.events, e.first_ns, e.last_ns, max_points);
     }
     const bool release = s->operation == static_cast<int>(db::MemoryOperation::Release);
-    in_use += release ? -s->bytes : s->bytes;
+    // Sizes are below 2^50 (db::check_sizes), yet many of them can still overflow a sum.
+    if (__builtin_add_overflow(in_use, release ? -s->bytes : s->bytes, &in_use)) {
+      in_use = release ? std::numeric_limits<std::int64_t>::min()
+                       : std::numeric_limits<std::int64_t>::max();
+    }
     builder->add(s->timestamp_ns, in_use);
   }
   if (builder) out.push_back(builder->finish());

@@ -100,13 +100,13 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
       g = &groups[name];
     }
     g->durations.push_back(copy->duration_ns);
-    g->bytes += copy->bytes;
+    g->bytes = saturating_add(g->bytes, copy->bytes);
   }
   auto sets = db::memset_durations(reader);
   while (auto set = sets.next()) {
     Group& g = groups["[CUDA memset]"];
     g.durations.push_back(set->duration_ns);
-    g.bytes += set->bytes;
+    g.bytes = saturating_add(g.bytes, set->bytes);
   }
   std::vector<MemoryOperationRow> rows;
   for (auto& [name, g] : groups) {
@@ -189,11 +189,11 @@ std::vector<DeviceMemoryRow> device_memory_rows(const db::Reader& reader,
     switch (static_cast<db::MemoryOperation>(e->operation)) {
       case db::MemoryOperation::Allocation:
         ++row.allocations;
-        row.bytes_at_end += bytes;
+        row.bytes_at_end = saturating_add(row.bytes_at_end, bytes);
         break;
       case db::MemoryOperation::Release:
         ++row.releases;
-        row.bytes_at_end -= bytes;
+        row.bytes_at_end = saturating_add(row.bytes_at_end, -bytes);
         break;
     }
     if (row.bytes_at_end > row.peak_bytes) {

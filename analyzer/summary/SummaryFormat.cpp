@@ -144,7 +144,11 @@ Table device_memory_table(const std::vector<DeviceMemoryRow>& rows, std::int64_t
     t.rows.push_back(
         {{std::to_string(r.device_id), r.device_id},
          bytes_cell(r.peak_bytes),
-         {format_duration(static_cast<double>(r.peak_time_ns - origin_ns)), r.peak_time_ns},
+         // No peak (the running sum never rose above 0): no time to show (it printed 0 minus
+         // the run's start before, e.g. "-1795355418.936 s").
+         {r.peak_bytes > 0 ? format_duration(static_cast<double>(r.peak_time_ns - origin_ns))
+                           : std::string("-"),
+          r.peak_time_ns},
          count_cell(r.allocations),
          count_cell(r.releases),
          bytes_cell(r.bytes_at_end),

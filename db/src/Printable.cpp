@@ -58,7 +58,15 @@ bool is_printable(std::string_view text) {
   return true;
 }
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    std::size_t cut = max_bytes;  // back off to the start of a character
+    for (std::size_t k = 0;
+         k < 3 && cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++k)
+      --cut;
+    return printable(text.substr(0, cut), max_bytes) +
+           "...[truncated: " + std::to_string(text.size()) + " bytes]";
+  }
   if (is_printable(text)) return std::string(text);
   std::string out;
   out.reserve(text.size() + 16);

@@ -1,6 +1,13 @@
 #include "fuselens/db/Reader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -11,11 +18,76 @@
 namespace fuselens::db {
 namespace {
 
+void default_notice(const std::string& line) { std::cerr << "note: " << line << '\n'; }
+NoticeHandler g_notice = default_notice;
+
+/// The first `n` bytes of the file at `path` ("" when it cannot be read).
+std::string head(const std::string& path, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return bytes;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+/// A rollback journal that SQLite would replay: non-empty, starting with the journal magic
+/// (sqlite.org/fileformat2.html#the_rollback_journal; a journal whose header was zeroed is
+/// finished).
+bool has_hot_journal(const std::string& path) {
+  static constexpr unsigned char kMagic[] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+  const std::string bytes = head(path + "-journal", sizeof kMagic);
+  return bytes.size() == sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
+}
+
+/// Opens the capture at `path` for reading (issue 22):
+/// - in WAL mode (file format bytes 18-19 = 2) with no -wal and no -shm beside it, immutable, so
+///   that reading creates neither (SQLite makes both to read a WAL database, even one whose
+///   -wal is empty, and cannot in a read-only directory: the capture then read as "not a FuseLens
+///   capture");
+/// - with a hot rollback journal (a writer killed mid-transaction, e.g. prof-run while storing
+///   the summary's aggregates): rolled back as SQLite does on open when the file and its folder
+///   are writable; otherwise opened immutable, the journal ignored. Either way one notice says so.
 Connection open_checked(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error("'" + path + "': no such file");
   if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
   if (st.st_size == 0) throw Error("'" + path + "' is empty, not a FuseLens capture");
+  const std::string header = head(path, 100);
+  const bool sqlite = header.size() == 100 && header.rfind("SQLite format 3", 0) == 0;
+  const bool wal = sqlite && header[18] == 2 && header[19] == 2;
+  if (wal && !exists(path + "-wal") && !exists(path + "-shm")) {
+    return Connection(path, Connection::Mode::Immutable);
+  }
+  if (sqlite && !wal && has_hot_journal(path)) {
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    if (::access(path.c_str(), W_OK) == 0 &&
+        ::access(folder.empty() ? "." : folder.c_str(), W_OK) == 0) {
+      try {
+        Connection writer(path, Connection::Mode::ReadWrite);
+        (void)writer.query_int("SELECT COUNT(*) FROM sqlite_master");  // SQLite rolls back here
+      } catch (const Error&) {
+        // Left to the read-only open below, which reports what it finds.
+      }
+      if (!has_hot_journal(path)) {
+        g_notice(
+            "'" + path +
+            "' held a hot rollback journal (a writer was killed mid-transaction, e.g. prof-run "
+            "while storing the summary's aggregates): the unfinished transaction was rolled "
+            "back, the capture is as last committed");
+        return Connection(path, Connection::Mode::ReadOnly);
+      }
+    }
+    g_notice("'" + path +
+             "' has a hot rollback journal (a writer was killed mid-transaction) that cannot be "
+             "rolled back here (no write access): the journal is ignored and the capture read as "
+             "it is, which may hold part of the unfinished transaction");
+    return Connection(path, Connection::Mode::Immutable);
+  }
   return Connection(path, Connection::Mode::ReadOnly);
 }
 
@@ -108,6 +180,45 @@ void checked(const std::string& path, Check check) {
 
 }  // namespace
 
+void check_sizes(const Connection& connection, const std::string& path) {
+  const std::string limit = std::to_string(kMaxSizeBytes);
+  for (const char* table : {"memcpy", "memset", "memory_event"}) {
+    auto exists =
+        connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    exists.bind(1, std::string_view(table));
+    if (!exists.step()) continue;
+    auto s = connection.prepare(
+        "SELECT rowid, bytes FROM " + std::string(table) +
+        " WHERE NOT (typeof(bytes) = 'integer' AND bytes >= 0 AND bytes < " + limit + ") LIMIT 1");
+    if (!s.step()) continue;
+    throw Error("'" + path + "' holds an implausible size: " + table + " row " + s.text(0) +
+                " has bytes " + (s.is_null(1) ? std::string("NULL") : s.text(1)) +
+                " (sizes must satisfy 0 <= bytes < 2^50): the capture is damaged or was not "
+                "written by FuseLens");
+  }
+}
+
+void set_notice_handler(NoticeHandler handler) {
+  g_notice = handler != nullptr ? handler : default_notice;
+}
+
+namespace {
+
+void check_strings(const Connection& connection, const std::string& path) {
+  auto exists =
+      connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'strings'");
+  if (!exists.step()) return;
+  auto s = connection.prepare(
+      "SELECT id, length(CAST(value AS BLOB)) FROM strings WHERE length(CAST(value AS BLOB)) > " +
+      std::to_string(kMaxStringBytes) + " LIMIT 1");
+  if (!s.step()) return;
+  throw Error("'" + path + "' holds a string of " + s.text(1) + " bytes (strings row " + s.text(0) +
+              "; FuseLens reads strings of up to 1 MiB): the capture is damaged or was not "
+              "written by FuseLens");
+}
+
+}  // namespace
+
 void check_timestamps(const Connection& connection, const std::string& path) {
   check_timestamps_of(connection, path, [](std::string_view) { return true; });
 }
@@ -120,8 +231,9 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
   try {
     application_id = connection_.query_int("PRAGMA application_id");
     schema_version_ = static_cast<int>(connection_.query_int("PRAGMA user_version"));
-  } catch (const Error&) {
-    throw Error("'" + path + "' is not a FuseLens capture (not an SQLite database, or corrupt)");
+  } catch (const Error& e) {
+    throw Error("'" + path + "' is not a FuseLens capture (not an SQLite database, or corrupt: " +
+                e.what() + ")");
   }
   if (application_id != kApplicationId) {
     throw Error("'" + path + "' is not a FuseLens capture (SQLite application id " +
@@ -164,6 +276,10 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
     check_timestamps_of(connection_, path,
                         [defer](std::string_view table) { return !defer || !deferrable(table); });
   });
+  checked(path, [&] {
+    check_sizes(connection_, path);
+    check_strings(connection_, path);
+  });
   deferred_ = defer;
 }
 
@@ -191,7 +307,7 @@ RunSummary Reader::run() const {
       " FROM run WHERE id = 1");
   RunSummary r;
   if (!s.step()) throw Error("'" + path() + "' has no run record");
-  r.info.command_line = parse_json_array(s.text(0));
+  r.info.command_line = parse_json_array(s.raw_text(0));
   r.info.working_directory = s.text(1);
   r.info.host_name = s.text(2);
   r.info.fuselens_version = s.text(3);

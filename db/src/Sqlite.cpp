@@ -14,6 +14,25 @@ namespace {
   throw Error(message);
 }
 
+/// `path` as the path of a file: URI (RFC 3986 / sqlite.org/uri.html): every byte but
+/// unreserved characters and '/' percent-encoded, relative paths kept relative.
+std::string uri_path(const std::string& path) {
+  constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : path) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
+        b == '.' || b == '_' || b == '~' || b == '/') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
@@ -95,11 +114,24 @@ std::string Statement::text(int column) const {
                                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))));
 }
 
+std::string Statement::raw_text(int column) const {
+  const auto* p = sqlite3_column_text(stmt_, column);
+  if (p == nullptr) return std::string();
+  return std::string(reinterpret_cast<const char*>(p),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
 Connection::Connection(const std::string& path, Mode mode) : path_(path) {
   int flags = SQLITE_OPEN_NOMUTEX;
+  std::string name = path;
   switch (mode) {
     case Mode::ReadOnly:
       flags |= SQLITE_OPEN_READONLY;
+      break;
+    case Mode::Immutable:
+      flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+      // "file://" + an absolute path: an empty authority, so "//x" cannot read as a host.
+      name = (path.rfind('/', 0) == 0 ? "file://" : "file:") + uri_path(path) + "?immutable=1";
       break;
     case Mode::ReadWrite:  // writing never goes through a symbolic link (issue 22)
       flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW;
@@ -109,7 +141,7 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE | SQLITE_OPEN_NOFOLLOW;
       break;
   }
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message =
         "cannot open '" + path + "': " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));

@@ -153,7 +153,7 @@ TEST_F(CallingContextViews, FormatsDepthPercentAndFilter) {
   const auto r = report(CctView::TopDown);
   std::ostringstream table, csv;
   CctDisplay d;
-  d.filter = std::regex("c\\(\\)");
+  d.filter.emplace("c\\(\\)");
   write_cct(table, r, OutputFormat::Table, d);
   EXPECT_NE(table.str().find("c() [x.cpp:30]"), std::string::npos);
   EXPECT_EQ(table.str().find("b() [x.cpp:20]"), std::string::npos);

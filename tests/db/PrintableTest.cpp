@@ -37,5 +37,25 @@ TEST(Printable, EscapesInvalidUtf8ByteByByte) {
   EXPECT_EQ(printable("cut\xe2\x86"), "cut\\xe2\\x86");              // truncated at the end
 }
 
+// Issue 22, unbounded output: a 90 MB kernel name made cct and export grow to 8.5 GB. Texts past
+// kMaxTextBytes keep their first kMaxTextBytes bytes, cut at a character boundary, and say how
+// long they were.
+TEST(Printable, CutsTextsLongerThanTheBoundAndSaysSo) {
+  const std::string exact(kMaxTextBytes, 'a');
+  EXPECT_EQ(printable(exact), exact);
+  const std::string longer = exact + "bcd";
+  EXPECT_EQ(printable(longer),
+            exact + "...[truncated: " + std::to_string(longer.size()) + " bytes]");
+  // A two-byte character straddling the bound is left out whole, not cut in half.
+  const std::string straddle = std::string(kMaxTextBytes - 1, 'a') + "\xc3\xa9" + "z";
+  const std::string cut = printable(straddle);
+  EXPECT_EQ(cut.substr(0, kMaxTextBytes), std::string(kMaxTextBytes - 1, 'a') + ".");
+  EXPECT_TRUE(is_printable(cut));
+  // Escaping applies to the part kept.
+  EXPECT_EQ(printable("ab\ncdef", 4), "ab\\x0ac...[truncated: 7 bytes]");
+  const std::string big(90u << 20, 'x');
+  EXPECT_LT(printable(big).size(), kMaxTextBytes + 64);
+}
+
 }  // namespace
 }  // namespace fuselens::db

@@ -155,6 +155,42 @@ TEST(ProfRunCli, RefusesAnUnwritableOutput) {
                  "cannot create the capture");
 }
 
+// Issue 22: FUSELENS_* variables of the user's environment that prof-run passes on unchanged
+// reached the collector unchecked, which then refused to start inside the workload (the capture
+// read "never initialized CUDA", prof-run exited 0). Now refused before anything runs, in one
+// line naming the variable; variables that prof-run sets from its options are replaced, not
+// checked.
+TEST(ProfRunCli, RefusesBadFuselensVariablesOfTheEnvironment) {
+  TempDir dir;
+  const auto out = dir.file("a.sqlite");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"FUSELENS_CONTEXT_METHOD=guess", "FUSELENS_CONTEXT_METHOD"},
+      {"FUSELENS_PYTHON_FRAMES=yes", "FUSELENS_PYTHON_FRAMES"},
+      {"FUSELENS_CONTEXT_STATS=2", "FUSELENS_CONTEXT_STATS"},
+      {"FUSELENS_METRICS=everything", "unknown metric set 'everything'"},
+      {"FUSELENS_METRIC_PASS=-1", "FUSELENS_METRIC_PASS"},
+      {"FUSELENS_CACHE_CONTROL=all", "FUSELENS_CACHE_CONTROL='all'"},
+      {"FUSELENS_TORCH_MODULES=maybe", "FUSELENS_TORCH_MODULES"},
+  };
+  for (const auto& [variable, words] : bad) {
+    SCOPED_TRACE(variable);
+    expect_refusal(run({PROF_RUN_PATH, "-o", out, "--", "/bin/true"}, {variable}), words);
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // The counter variables are prof-run's own with --metrics: the user's value is replaced.
+  expect_refusal(run({PROF_RUN_PATH, "-o", out, "--metrics", "roofline", "--", "/bin/true"},
+                     {"FUSELENS_CONTEXT_METHOD=guess", "FUSELENS_METRICS=everything"}),
+                 "FUSELENS_CONTEXT_METHOD='guess'");
+  // Good values, and bad values of variables that prof-run replaces, start the workload.
+  for (const char* variable :
+       {"FUSELENS_CONTEXT_METHOD=unwind", "FUSELENS_BUFFER_KIB=1", "FUSELENS_TRACE=gpu",
+        "FUSELENS_TORCH_MODULES=off", "FUSELENS_PYTHON_FRAMES=0"}) {
+    const auto r = run({PROF_RUN_PATH, "-o", out, "--force", "--", "/bin/true"}, {variable});
+    EXPECT_EQ(r.status, 0) << variable << ": " << r.err;
+    EXPECT_EQ(r.err.find("error"), std::string::npos) << variable << ": " << r.err;
+  }
+}
+
 TEST(ProfRunCli, WorkloadWithoutCudaYieldsAValidCaptureThatSaysSo) {
   TempDir dir;
   const auto path = dir.file("nocuda.sqlite");

@@ -1,5 +1,6 @@
 // prof-analyze cct FILE [--view top-down|bottom-up|flat] [--metric gpu_time|launches|bytes]
-//                       [--depth N] [--min-percent P] [--filter REGEX] [--show-internal]
+//                       [--depth N] [--limit N] [--min-percent P] [--filter REGEX]
+//                       [--show-internal]
 //                       [--phase all|forward|backward|unknown] [--split-phase]
 //                       [--frames auto|user|python|native|all]
 //                       [--format table|csv|json]
@@ -7,7 +8,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -27,6 +27,7 @@ struct CctOptions {
   std::string metric = "gpu_time";
   std::string format = "table";
   std::optional<int> depth;
+  std::size_t limit = 10000;  // rows; 0: all (issue 22: bounded output by default)
   double min_percent = 0;
   std::string filter;
   bool show_internal = false;
@@ -40,10 +41,11 @@ int run_cct(const CctOptions& o) {
   analyzer::CctDisplay display;
   display.max_depth = o.depth;
   display.min_percent = o.min_percent;
+  display.max_rows = o.limit;
   if (!o.filter.empty()) {
     try {
-      display.filter = std::regex(o.filter);
-    } catch (const std::regex_error& e) {
+      display.filter.emplace(o.filter);
+    } catch (const analyzer::RegexError& e) {
       return fail("--filter: '" + o.filter + "' is not a regular expression: " + e.what(),
                   kExitUsage);
     }
@@ -74,7 +76,11 @@ int run_cct(const CctOptions& o) {
   if (!report.available)
     return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
   std::ostringstream text;
-  analyzer::write_cct(text, report, output_format(o.format), display);
+  const std::size_t left_out = analyzer::write_cct(text, report, output_format(o.format), display);
+  if (left_out > 0 && output_format(o.format) == analyzer::OutputFormat::Csv) {
+    std::cerr << "prof-analyze: note: " << left_out
+              << " more rows not written (--limit 0 writes all)" << std::endl;
+  }
   write_windowed(std::cout, text.str(), output_format(o.format), {&window});
   std::cout.flush();
   return std::cout ? kExitOk : fail("writing to standard output failed", kExitCapture);
@@ -97,12 +103,17 @@ Runner add_cct_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--depth", o->depth, "Hide rows deeper than N (the root is 0)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--limit", o->limit,
+                  "At most N rows, in depth-first order; the rest are counted in a last line "
+                  "(0: all)")
+      ->check(CLI::NonNegativeNumber)  // CLI11 would wrap "-3" into a huge unsigned value
+      ->capture_default_str();
   cmd->add_option("--min-percent", o->min_percent, "Hide rows under P % of the total")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--filter", o->filter,
-                  "Keep rows whose name matches REGEX (ECMAScript), with their ancestors and "
-                  "descendants");
+                  "Keep rows whose name matches REGEX (RE2 syntax, matched in linear time; at most "
+                  "4096 bytes), with their ancestors and descendants");
   cmd->add_flag("--show-internal", o->show_internal,
                 "Show frames inside libcuda, libcudart, libcupti and the collector");
   cmd->add_option("--phase", o->phase,

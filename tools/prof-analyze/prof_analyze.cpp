@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "Cli.h"
+#include "fuselens/db/Printable.h"
+#include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 
 #ifndef FUSELENS_VERSION
@@ -25,6 +27,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", FUSELENS_VERSION);
   app.require_subcommand(1);
   app.footer(cli::kFooter);
+  // What opening a capture did beyond reading it (a hot journal rolled back or ignored).
+  fuselens::db::set_notice_handler([](const std::string& line) {
+    std::cerr << "prof-analyze: note: " << fuselens::db::printable(line) << std::endl;
+  });
 
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
   auto add = [&](cli::Runner (*registrar)(CLI::App&)) {

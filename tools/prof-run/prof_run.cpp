@@ -20,8 +20,8 @@
 //
 // Exit status: the workload's own exit status, 128+N when a signal N ended it, 2 when prof-run
 // refused to start (bad options, nothing after --, command not found, output exists without
-// --force, output not writable, collector not loadable), 1 when the capture could not be
-// finalized.
+// --force, output not writable, collector not loadable, a FUSELENS_* variable of the environment
+// that the collector would refuse: Environment.h), 1 when the capture could not be finalized.
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -49,6 +49,7 @@
 #include "ReplayMerge.h"
 
 #include "CaptureReport.h"
+#include "Environment.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Printable.h"
@@ -605,6 +606,13 @@ int main(int argc, char** argv) {
       if (!options.force) {
         throw UsageError("'" + output.string() + "' exists (use --force to overwrite)");
       }
+    }
+    // FUSELENS_* variables that reach the collector unchanged: refused here, in one line, rather
+    // than by the collector inside the workload (issue 22: "never initialized CUDA").
+    if (const std::string bad = fuselens::collector::check_user_environment(
+            options.config, !options.config.metrics.empty(), !options.torch_modules.empty());
+        !bad.empty()) {
+      throw UsageError(bad);
     }
     collector = find_collector();
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);

@@ -4,8 +4,12 @@
 // Refused with one clear db::Error message: a missing file, a file that is not an SQLite
 // database, an SQLite database of another program (wrong PRAGMA application_id or missing
 // tables), a capture written with a newer schema than kSchemaVersion, and a capture with an
-// implausible timestamp (check_timestamps). The file is never modified: it is opened with
-// SQLITE_OPEN_READONLY, extensions off, defensive mode on.
+// implausible timestamp (check_timestamps) or size (check_sizes). The file is read with
+// SQLITE_OPEN_READONLY, extensions off, defensive mode on; a capture in WAL mode without -wal
+// and -shm files is opened immutable, so that reading it creates neither. The file is modified in
+// one case only: a hot rollback journal beside it (a writer killed mid-transaction) is rolled
+// back, as any SQLite client does on open, when the file and its folder are writable; when they
+// are not, the journal is ignored. Both say so through the notice handler.
 
 #include <iterator>
 #include <optional>
@@ -32,6 +36,29 @@ inline constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
 /// 2-core development machine: docs/BENCHMARKS.md, "Ten million kernels"). Reader's constructor
 /// runs it.
 void check_timestamps(const Connection& connection, const std::string& path);
+
+/// Largest plausible size of one copy, set or allocation (memcpy.bytes, memset.bytes,
+/// memory_event.bytes), bytes: 2^50 = 1 PiB, far above any device or host memory. Reader's
+/// constructor refuses a capture holding a size that is not an integer in [0, kMaxSizeBytes)
+/// (issue 22: INT64_MAX and negative allocation sizes overflowed the memory summary); sums of
+/// many sizes still need care (they saturate in the analyses).
+inline constexpr std::int64_t kMaxSizeBytes = std::int64_t{1} << 50;
+
+/// The size check above: throws db::Error naming the table, the row and its size at the first
+/// row that fails; tables absent in older schema versions are skipped. One scan per table.
+void check_sizes(const Connection& connection, const std::string& path);
+
+/// Longest string a capture may hold (strings.value), bytes: 1 MiB. Reader's constructor refuses
+/// a capture with a longer one (naming its id and length): the cursors join the string table per
+/// row, so a 90 MB kernel name was read again for every kernel launched under it (issue 22).
+/// Strings up to this bound are shown cut to kMaxTextBytes (Printable.h).
+inline constexpr std::int64_t kMaxStringBytes = std::int64_t{1} << 20;
+
+/// Receives one line for each thing the path constructor of Reader did beyond reading the file
+/// (a hot journal rolled back or ignored). The default writes "note: LINE" to standard error.
+using NoticeHandler = void (*)(const std::string& line);
+/// Sets the handler for the whole process (nullptr: the default); not thread-safe.
+void set_notice_handler(NoticeHandler handler);
 
 /// The tables whose timestamp check Reader can defer (TimestampCheck::DeferLargeTables): the two
 /// that grow with every launch, one row per kernel and per launch call.

@@ -48,9 +48,12 @@ class Statement {
   std::int64_t int64(int column) const;
   double real(int column) const;
   /// The column as text in its printable form (Printable.h: control characters and invalid
-  /// UTF-8 escaped), so that no string read from a capture reaches a terminal, a CSV or HTML
-  /// file or the GUI raw; "" for NULL.
+  /// UTF-8 escaped) and cut to kMaxTextBytes, so that no string read from a capture reaches a
+  /// terminal, a CSV or HTML file or the GUI raw or unbounded; "" for NULL.
   std::string text(int column) const;
+  /// The column's bytes as stored, neither escaped nor cut: only for text that is parsed (a JSON
+  /// document) and whose parts are then made printable.
+  std::string raw_text(int column) const;
   bool is_null(int column) const;
   /// The file of the database the statement reads ("main"; empty for an in-memory database).
   std::string database_path() const;
@@ -62,8 +65,10 @@ class Statement {
 
 class Connection {
  public:
-  enum class Mode { ReadOnly, ReadWrite, Create };
-  /// Opens `path`. ReadOnly never creates or changes the file; Create fails if it exists.
+  /// Immutable: read-only, and SQLite told the file cannot change (URI parameter immutable=1):
+  /// no lock, no -wal/-shm file created, a -journal or -wal beside it ignored.
+  enum class Mode { ReadOnly, ReadWrite, Create, Immutable };
+  /// Opens `path`. ReadOnly and Immutable never change the file; Create fails if it exists.
   Connection(const std::string& path, Mode mode);
   ~Connection();
   Connection(Connection&& other) noexcept;
