@@ -237,39 +237,31 @@ TEST(NvtxProjection, EveryOutputSaysTheProjectionAndWhatItLeftOut) {
   }
 }
 
-/// Kernels launched inside the range `range_id` counted with SQL from the capture's rows: the
-/// launching call is the earliest api_call of the kernel's (pid, correlation id).
-std::int64_t sql_count(const db::Reader& reader, std::int64_t range_id, bool same_thread) {
+/// Kernels launched inside the ended ProfilerStep ranges (summed over them), counted with SQL
+/// from the capture's rows: the launching call is the earliest api_call of the kernel's (pid,
+/// correlation id); `same_thread` keeps only calls on the range's thread.
+std::int64_t sql_count(const db::Reader& reader, bool same_thread) {
   return reader.query_int(
-      "WITH launch AS (SELECT k.id, a.tid, a.start_ns FROM kernel k JOIN api_call a "
-      "  ON a.pid = k.pid AND a.correlation_id = k.correlation_id "
-      "  AND a.start_ns = (SELECT MIN(b.start_ns) FROM api_call b "
-      "                    WHERE b.pid = k.pid AND b.correlation_id = k.correlation_id) "
-      "  GROUP BY k.id) "
-      "SELECT COUNT(*) FROM launch l JOIN nvtx_range r ON r.id = " +
-      std::to_string(range_id) +
-      " JOIN kernel k ON k.id = l.id AND k.pid = r.pid "
-      "WHERE l.start_ns BETWEEN r.start_ns AND r.end_ns" +
-      (same_thread ? std::string(" AND l.tid = r.tid") : std::string()));
+      std::string("WITH first_call AS (SELECT pid, correlation_id, MIN(start_ns) AS start_ns "
+                  "  FROM api_call GROUP BY pid, correlation_id), "
+                  "launch AS (SELECT k.id, k.pid, f.start_ns, "
+                  "  (SELECT a.tid FROM api_call a WHERE a.pid = f.pid "
+                  "   AND a.correlation_id = f.correlation_id AND a.start_ns = f.start_ns "
+                  "   ORDER BY a.id LIMIT 1) AS tid "
+                  "  FROM kernel k JOIN first_call f "
+                  "  ON f.pid = k.pid AND f.correlation_id = k.correlation_id) "
+                  "SELECT COUNT(*) FROM nvtx_range r JOIN strings s ON s.id = r.text_id "
+                  "JOIN launch l ON l.pid = r.pid AND l.start_ns BETWEEN r.start_ns AND r.end_ns "
+                  "WHERE s.value LIKE 'ProfilerStep#%' AND r.end_ns IS NOT NULL") +
+      (same_thread ? " AND l.tid = r.tid" : ""));
 }
 
 TEST(NvtxProjection, ProfilerStepsOfAPyTorchCaptureHoldTheirBackwardKernels) {
   const std::string path = std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite";
   const db::Reader reader(path);
-  // The ProfilerStep ranges and their kernels under both projections, from the rows.
-  std::int64_t process = 0, thread = 0;
-  std::vector<std::int64_t> ranges;
-  {
-    auto stmt = reader.prepare(
-        "SELECT r.id FROM nvtx_range r JOIN strings s ON s.id = r.text_id "
-        "WHERE s.value LIKE 'ProfilerStep#%' AND r.end_ns IS NOT NULL ORDER BY r.id");
-    while (stmt.step()) ranges.push_back(stmt.int64(0));
-  }
-  ASSERT_FALSE(ranges.empty());
-  for (const auto id : ranges) {
-    process += sql_count(reader, id, false);
-    thread += sql_count(reader, id, true);
-  }
+  // The ProfilerStep ranges' kernels under both projections, from the rows.
+  const std::int64_t process = sql_count(reader, false);
+  const std::int64_t thread = sql_count(reader, true);
   ASSERT_GT(process, thread) << "backward kernels come from autograd's thread";
 
   std::int64_t summary_process = 0, left_out = 0, summary_thread = 0;
