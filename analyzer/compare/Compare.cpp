@@ -245,17 +245,23 @@ std::int64_t RangeStats::max_peak_bytes() const {
   return peak;
 }
 
-std::vector<RangeStats> range_stats(const db::Reader& reader) {
+std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection projection) {
   struct Acc {
     std::vector<double> per_iter_exact;  // ns per iteration of each instance
     std::vector<double> span_per_iter;   // GPU span per iteration of each instance
     std::int64_t iterations = 0, gpu_ns = 0, span_ns = 0, kernels = 0, launches = 0, copy = 0, set = 0;
+    std::int64_t left_out = 0;
     std::map<std::uint32_t, std::int64_t> peak;
   };
-  const RangeProjection kernels(reader, ProjectedActivity::Kernels);
-  const RangeProjection copies(reader, ProjectedActivity::Memcpys);
-  const RangeProjection sets(reader, ProjectedActivity::Memsets);
-  const SpanProjection spans(reader);
+  const RangeProjection kernels(reader, ProjectedActivity::Kernels, projection);
+  const RangeProjection copies(reader, ProjectedActivity::Memcpys, projection);
+  const RangeProjection sets(reader, ProjectedActivity::Memsets, projection);
+  const SpanProjection spans(reader, projection);
+  // What the thread projection leaves out: the process projection's kernels minus its own.
+  std::optional<RangeProjection> process_kernels;
+  if (projection == NvtxProjection::Thread) {
+    process_kernels.emplace(reader, ProjectedActivity::Kernels, NvtxProjection::Process);
+  }
   const PeakIndex peaks(reader);
   db::StringCache strings(reader);
   strings.load_all();
@@ -280,6 +286,10 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
     acc.gpu_ns += k.gpu_ns;
     acc.span_ns += span_ns;
     acc.kernels += k.records;
+    if (process_kernels) {
+      acc.left_out += std::max<std::int64_t>(
+          0, process_kernels->inside(pid, tid, start, end).records - k.records);
+    }
     acc.launches += k.launches;
     acc.copy += copies.inside(pid, tid, start, end).bytes;
     acc.set += sets.inside(pid, tid, start, end).bytes;
@@ -302,6 +312,8 @@ std::vector<RangeStats> range_stats(const db::Reader& reader) {
       return static_cast<double>(total) / iterations;
     };
     r.kernels_per_iter = per_iter(acc.kernels);
+    r.projection = projection;
+    r.left_out_kernels = acc.left_out;
     r.launches_per_iter = per_iter(acc.launches);
     r.memcpy_bytes_per_iter = per_iter(acc.copy);
     r.memset_bytes_per_iter = per_iter(acc.set);
@@ -347,14 +359,15 @@ std::vector<const CompareEntry*> CompareReport::slower_than(double percent,
 }
 
 CompareReport compare_ranges(const db::Reader& reader, std::string_view baseline_pattern,
-                             std::string_view candidate_pattern) {
+                             std::string_view candidate_pattern, NvtxProjection projection) {
   CompareReport report;
+  report.projection = projection;
   report.baseline_path = report.candidate_path = reader.path();
   report.baseline_pattern = baseline_pattern;
   report.candidate_pattern = candidate_pattern;
   std::map<std::string, CompareEntry> by_key;
   bool baseline_seen = false, candidate_seen = false;
-  for (RangeStats& r : range_stats(reader)) {
+  for (RangeStats& r : range_stats(reader, projection)) {
     for (const bool is_baseline : {true, false}) {
       const auto pattern = is_baseline ? baseline_pattern : candidate_pattern;
       const auto captures = glob_match(pattern, r.name);
@@ -394,12 +407,13 @@ CompareReport compare_captures(const db::Reader& baseline, const db::Reader& can
                                const CompareOptions& options) {
   CompareReport report;
   report.two_captures = true;
+  report.projection = options.projection;
   report.baseline_path = baseline.path();
   report.candidate_path = candidate.path();
   report.diff_threshold_percent = options.diff_threshold_percent;
   std::map<std::string, CompareEntry> by_name;
   for (const bool is_baseline : {true, false}) {
-    for (RangeStats& r : range_stats(is_baseline ? baseline : candidate)) {
+    for (RangeStats& r : range_stats(is_baseline ? baseline : candidate, options.projection)) {
       CompareEntry& e = by_name[r.name];
       e.key = r.name;
       set_op_and_shape(e, r.name);

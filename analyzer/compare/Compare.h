@@ -11,7 +11,8 @@
 //
 // Per range name (all its instances, RangeStats):
 //  - GPU time of an instance = sum of the durations of the kernels launched inside it (the
-//    projection of RangeProjection, CompareProjection.h, as Summary's NVTX rows); divided by
+//    projection of RangeProjection, CompareProjection.h, as Summary's NVTX rows: by any thread
+//    of the range's process by default, NvtxProjection::Thread for its own thread); divided by
 //    its iterations: the range's integer NVTX payload when present and > 0, else 1; the
 //    median over instances is the op's time per iteration;
 //  - GPU span of an instance = from the earliest start to the latest end of the GPU work
@@ -54,8 +55,9 @@
 #include <utility>
 #include <vector>
 
-#include "summary/Summary.h"
+#include "compare/CompareProjection.h"
 #include "fuselens/db/Reader.h"
+#include "summary/Summary.h"
 
 namespace fuselens::analyzer {
 
@@ -86,13 +88,18 @@ struct RangeStats {
   std::int64_t items_per_iter = 0;    ///< N of a trailing "batch<N>" segment, else 0
   double iterations_per_s = 0;        ///< 0 when the median is 0
   std::optional<double> items_per_s;  ///< only with items_per_iter > 0
+  NvtxProjection projection = NvtxProjection::Process;  ///< how the figures above were projected
+  /// Kernels launched inside the instances' spans by other threads of the process that the
+  /// projection left out (summed over instances; always 0 under Process).
+  std::int64_t left_out_kernels = 0;
 
   /// Largest peak over devices (0 without device-memory events).
   std::int64_t max_peak_bytes() const;
 };
 
-/// Stats of every NVTX range name of the capture, sorted by name.
-std::vector<RangeStats> range_stats(const db::Reader& reader);
+/// Stats of every NVTX range name of the capture, sorted by name, projected by `projection`.
+std::vector<RangeStats> range_stats(const db::Reader& reader,
+                                    NvtxProjection projection = NvtxProjection::Process);
 
 /// Which time a slowdown is judged on: the GPU time (sum of kernel durations) or the GPU span.
 enum class TimeBasis { Gpu, Span };
@@ -131,6 +138,7 @@ struct KernelDiffRow {
 struct CompareOptions {
   NameKind kernel_names = NameKind::Short;  ///< names in the kernel diff
   double diff_threshold_percent = 5;        ///< faster / slower beyond +-this (HTA-style diff)
+  NvtxProjection projection = NvtxProjection::Process;  ///< of the ranges (range_stats)
 };
 
 struct CompareReport {
@@ -138,6 +146,7 @@ struct CompareReport {
   std::string baseline_pattern, candidate_pattern;  ///< empty for two captures
   bool two_captures = false;
   double diff_threshold_percent = 5;
+  NvtxProjection projection = NvtxProjection::Process;  ///< of the ranges (range_stats)
   /// Paired rows first, then unpaired ones; each sorted by op, then shape, in natural order
   /// (digit runs compare as numbers: "M64" before "M128").
   std::vector<CompareEntry> entries;
@@ -153,7 +162,8 @@ struct CompareReport {
 /// Pairs the ranges of one capture matched by two patterns. Throws CompareError when a pattern
 /// matches no range or no key is shared.
 CompareReport compare_ranges(const db::Reader& reader, std::string_view baseline_pattern,
-                             std::string_view candidate_pattern);
+                             std::string_view candidate_pattern,
+                             NvtxProjection projection = NvtxProjection::Process);
 
 /// Pairs the ranges of two captures by name and diffs their kernels. Ranges only in one capture
 /// are listed unpaired. Does not throw for captures without ranges (the diff still applies).

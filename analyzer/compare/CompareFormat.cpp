@@ -49,7 +49,9 @@ json matrix_row(const CompareEntry& e, const RangeStats& r, bool baseline) {
           {"speedup_vs_baseline", opt(e.speedup ? speedup : std::nullopt)},
           {"median_span_ns_per_iter", r.median_span_ns_per_iter},
           {"span_speedup_vs_baseline",
-           opt(e.span_speedup ? (baseline ? 1.0 : *e.span_speedup) : std::optional<double>())}};
+           opt(e.span_speedup ? (baseline ? 1.0 : *e.span_speedup) : std::optional<double>())},
+          {"projection", to_string(r.projection)},
+          {"left_out_kernels", r.left_out_kernels}};
 }
 
 std::vector<Section> sections(const CompareReport& report) {
@@ -65,7 +67,8 @@ std::vector<Section> sections(const CompareReport& report) {
                   "median_gpu_ns_per_iter", "kernels_per_iter", "launches_per_iter",
                   "memcpy_bytes_per_iter", "memset_bytes_per_iter", "peak_device_bytes",
                   "iterations_per_s", "items_per_s", "speedup_vs_baseline",
-                  "median_span_ns_per_iter", "span_speedup_vs_baseline"},
+                  "median_span_ns_per_iter", "span_speedup_vs_baseline", "projection",
+                  "left_out_kernels"},
                  {}};
   for (const CompareEntry& e : report.entries) {
     const auto side = [](const std::optional<RangeStats>& r, auto field) -> json {
@@ -200,9 +203,19 @@ void write_table(std::ostream& out, const CompareReport& r) {
   };
   out << "Baseline:  " << label(r.baseline_path, r.baseline_pattern) << "\n";
   out << "Candidate: " << label(r.candidate_path, r.candidate_pattern) << "\n\n";
+  std::int64_t left_out = 0;
+  for (const CompareEntry& e : r.entries) {
+    for (const auto* s : {&e.baseline, &e.candidate}) left_out += *s ? (*s)->left_out_kernels : 0;
+  }
   out << "Comparison (medians per iteration; speedup = baseline / candidate):\n"
          "  Time = GPU time, the durations of the kernels launched inside summed;\n"
-         "  Span = first start to last end of the GPU work launched inside, launch gaps "
+      << fmt::format("  GPU projection: {} ({}; {} kernels launched inside the ranges left out)\n",
+                     to_string(r.projection),
+                     r.projection == NvtxProjection::Thread
+                         ? "kernels launched by the range's own thread, as nvtx_gpu_proj_sum"
+                         : "kernels launched by any thread of the range's process",
+                     left_out)
+      << "  Span = first start to last end of the GPU work launched inside, launch gaps "
          "included (what CUDA events around the loop measure)\n\n";
   std::vector<std::vector<std::string>> rows;
   for (const CompareEntry& e : r.entries) {
@@ -272,6 +285,7 @@ json compare_to_json(const CompareReport& report) {
   doc["candidate"] = {{"path", report.candidate_path}, {"pattern", report.candidate_pattern}};
   doc["two_captures"] = report.two_captures;
   doc["diff_threshold_percent"] = report.diff_threshold_percent;
+  doc["projection"] = to_string(report.projection);
   for (const Section& s : sections(report)) doc[s.name] = s.rows;
   if (!report.two_captures) doc["kernel_diff"] = json::array();
   return doc;

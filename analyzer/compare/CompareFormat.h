@@ -16,7 +16,10 @@
 //   matrix:      op,shape,variant,role,range,instances,iterations,median_gpu_ns_per_iter,
 //                kernels_per_iter,launches_per_iter,memcpy_bytes_per_iter,memset_bytes_per_iter,
 //                peak_device_bytes,iterations_per_s,items_per_s,speedup_vs_baseline,
-//                median_span_ns_per_iter,span_speedup_vs_baseline
+//                median_span_ns_per_iter,span_speedup_vs_baseline,projection,left_out_kernels
+//                (projection: "process" or "thread", how the range's GPU work was found,
+//                CompareProjection.h; left_out_kernels: kernels launched inside its instances
+//                by other threads that the thread projection left out, 0 under process)
 //                (one row per variant of each op x shape: data for heatmaps; the speedup, the
 //                throughput and iterations_per_s are on GPU time whatever --time says, the
 //                span's speedup has its own column)
@@ -24,7 +27,8 @@
 //                candidate_median_ns,change_percent,baseline_total_ns,candidate_total_ns
 //                (two captures only)
 //   Missing values (unpaired sides, no speedup, no items) are empty fields.
-// JSON: {"baseline": {"path", "pattern"}, "candidate": {...}, "two_captures",
+// Table: the comparison's heading says the projection and how many kernels it left out.
+// JSON: {"baseline": {"path", "pattern"}, "candidate": {...}, "two_captures", "projection",
 //   "diff_threshold_percent", "comparisons": [...], "matrix": [...], "kernel_diff": [...]};
 //   rows are objects with the CSV keys (null for missing values); matrix rows also carry
 //   "peak_device_bytes_by_device": {"<device>": bytes}.

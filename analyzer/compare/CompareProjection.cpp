@@ -81,15 +81,31 @@ struct ThreadWindows {
   }
 };
 
+/// The thread a launch counts on: its own, or 0 (the whole process) under Process.
+std::int64_t lane_tid(NvtxProjection projection, std::int64_t tid) {
+  return projection == NvtxProjection::Thread ? tid : 0;
+}
+
 }  // namespace
 
+const char* to_string(NvtxProjection projection) {
+  return projection == NvtxProjection::Thread ? "thread" : "process";
+}
+
+std::optional<NvtxProjection> parse_nvtx_projection(std::string_view text) {
+  if (text == "process") return NvtxProjection::Process;
+  if (text == "thread") return NvtxProjection::Thread;
+  return std::nullopt;
+}
+
 std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
-                                           const std::vector<ProjectionWindow>& windows) {
+                                           const std::vector<ProjectionWindow>& windows,
+                                           NvtxProjection projection) {
   std::vector<ProjectedWork> out(windows.size());
   if (windows.empty()) return out;
   std::map<std::pair<std::int64_t, std::int64_t>, ThreadWindows> threads;
   for (const auto& w : windows) {
-    auto& t = threads[{w.pid, w.tid}];
+    auto& t = threads[{w.pid, lane_tid(projection, w.tid)}];
     t.starts.push_back(w.start_ns);
     t.ends.push_back(w.end_ns);
   }
@@ -133,7 +149,8 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
       }
     }
     if (!found) continue;  // no launching call: inside no window
-    const std::pair<std::int64_t, std::int64_t> thread{static_cast<std::int64_t>(key >> 32), tid};
+    const std::pair<std::int64_t, std::int64_t> thread{static_cast<std::int64_t>(key >> 32),
+                                                       lane_tid(projection, tid)};
     if (thread != cached_thread) {
       cached_thread = thread;
       const auto it = threads.find(thread);
@@ -151,7 +168,7 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const auto& w = windows[i];
     if (w.start_ns > w.end_ns) continue;
-    const auto& t = threads.at({w.pid, w.tid});
+    const auto& t = threads.at({w.pid, lane_tid(projection, w.tid)});
     const auto js = std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
     const auto je = std::lower_bound(t.ends.begin(), t.ends.end(), w.end_ns) - t.ends.begin();
     const ProjectedWork& a = t.below_start[static_cast<std::size_t>(js)];
@@ -161,7 +178,9 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
   return out;
 }
 
-RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity activity) {
+RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity activity,
+                                 NvtxProjection projection)
+    : projection_(projection) {
   // Joined here rather than in SQL: two sequential scans and a sort are several times faster
   // than SQLite's GROUP BY + JOIN on millions of rows (the index scans hit the table randomly).
   struct Launch {
@@ -204,7 +223,9 @@ RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity act
   std::vector<std::pair<Key, ProjectedWork>> sorted;
   for (const Launch& l : launches) {
     if (l.start_ns == std::numeric_limits<std::int64_t>::max()) continue;  // no launch call
-    sorted.push_back({{static_cast<std::int64_t>(l.key >> 32), l.tid, l.start_ns}, l.work});
+    sorted.push_back(
+        {{static_cast<std::int64_t>(l.key >> 32), lane_tid(projection, l.tid), l.start_ns},
+         l.work});
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -224,6 +245,7 @@ RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity act
 
 ProjectedWork RangeProjection::inside(std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
                                       std::int64_t end_ns) const {
+  tid = lane_tid(projection_, tid);
   const auto first = std::lower_bound(keys_.begin() + 1, keys_.end(), Key{pid, tid, start_ns});
   const auto last = std::upper_bound(first, keys_.end(), Key{pid, tid, end_ns});
   const auto lo = static_cast<std::size_t>(first - keys_.begin()) - 1;
@@ -233,7 +255,8 @@ ProjectedWork RangeProjection::inside(std::int64_t pid, std::int64_t tid, std::i
   return {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns, b.bytes - a.bytes};
 }
 
-SpanProjection::SpanProjection(const db::Reader& reader) {
+SpanProjection::SpanProjection(const db::Reader& reader, NvtxProjection projection)
+    : projection_(projection) {
   struct Record {
     std::uint64_t key;
     std::int64_t start, end;
@@ -257,9 +280,14 @@ SpanProjection::SpanProjection(const db::Reader& reader) {
     }
   }
   records = {};
-  const auto sorted = by_launching_call(reader, keys, bounds);
+  auto sorted = by_launching_call(reader, keys, bounds);
   keys = {};
   bounds = {};
+  if (projection == NvtxProjection::Process) {  // the threads of a process in one sequence
+    for (auto& entry : sorted) std::get<1>(entry.first) = 0;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
   keys_.reserve(sorted.size());
   bounds_.reserve(sorted.size());
   for (const auto& [key, b] : sorted) {
@@ -271,6 +299,7 @@ SpanProjection::SpanProjection(const db::Reader& reader) {
 std::optional<ProjectedSpan> SpanProjection::inside(std::int64_t pid, std::int64_t tid,
                                                     std::int64_t start_ns,
                                                     std::int64_t end_ns) const {
+  tid = lane_tid(projection_, tid);
   const auto first = std::lower_bound(keys_.begin(), keys_.end(), Key{pid, tid, start_ns});
   const auto last = std::upper_bound(first, keys_.end(), Key{pid, tid, end_ns});
   if (first >= last) return std::nullopt;

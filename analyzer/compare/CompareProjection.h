@@ -1,12 +1,19 @@
 #pragma once
-// RangeProjection: the GPU work launched inside a time window on one CPU thread, the projection
-// of NVTX ranges onto the GPU that Nsight Systems calls nvtx_gpu_proj_sum.
+// RangeProjection: the GPU work launched inside a time window of a CPU thread or of its whole
+// process, the projection of NVTX ranges onto the GPU.
 //
 // A GPU activity record (kernel, memcpy or memset) is launched inside a range when its launching
 // API call (the api_call of the same pid and correlation id; the earliest when several share it,
-// e.g. a runtime call and the driver call inside it) ran on the range's (pid, tid) with
-// range.start_ns <= call.start_ns <= range.end_ns. Records whose correlation id matches no API
-// call are never inside any range. Nested ranges each count the record.
+// e.g. a runtime call and the driver call inside it) started with
+// range.start_ns <= call.start_ns <= range.end_ns and ran
+//  - NvtxProjection::Process (the default): on any thread of the range's process. A training
+//    step's range then holds its backward kernels, which PyTorch's autograd launches from its
+//    own thread (issue 22);
+//  - NvtxProjection::Thread: on the range's own (pid, tid), as Nsight Systems' nvtx_gpu_proj_sum
+//    defines it (ANCHORS.md: "projects a range onto the GPU work launched by the same thread").
+// Records whose correlation id matches no API call are never inside any range. Nested ranges
+// each count the record. What the thread projection leaves out of a range is the process
+// projection minus the thread projection (records launched inside its span by other threads).
 //
 // Shared by Summary (NVTX rows), Compare (per-range GPU time, launches, bytes, GPU span) and the
 // flags rules, so that every view projects ranges the same way.
@@ -16,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -23,6 +31,14 @@
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::analyzer {
+
+/// Which launches count for a range: those of any thread of its process, or only of its thread.
+enum class NvtxProjection { Process, Thread };
+
+/// "process" or "thread".
+const char* to_string(NvtxProjection projection);
+/// Parses "process" or "thread"; nullopt for anything else.
+std::optional<NvtxProjection> parse_nvtx_projection(std::string_view text);
 
 /// Which activity table a RangeProjection sums.
 enum class ProjectedActivity { Kernels, Memcpys, Memsets };
@@ -41,14 +57,18 @@ struct ProjectedWork {
 class RangeProjection {
  public:
   explicit RangeProjection(const db::Reader& reader,
-                           ProjectedActivity activity = ProjectedActivity::Kernels);
+                           ProjectedActivity activity = ProjectedActivity::Kernels,
+                           NvtxProjection projection = NvtxProjection::Process);
 
-  /// Work whose launching call ran on (pid, tid) and started in [start_ns, end_ns] (inclusive).
+  /// Work whose launching call ran on (pid, tid) (Thread) or on any thread of pid (Process) and
+  /// started in [start_ns, end_ns] (inclusive).
   ProjectedWork inside(std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
                        std::int64_t end_ns) const;
 
  private:
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid, call start
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid (0: Process), call start
+  NvtxProjection projection_;
   std::vector<Key> keys_;                  // [0] is a sentinel before every launch
   std::vector<ProjectedWork> prefix_{{}};  // [i]: sums over launches 1..i
 };
@@ -69,32 +89,37 @@ struct ProjectedSpan {
 /// launch kept. A query costs two binary searches and a scan of the launches inside the window.
 class SpanProjection {
  public:
-  explicit SpanProjection(const db::Reader& reader);
+  explicit SpanProjection(const db::Reader& reader,
+                          NvtxProjection projection = NvtxProjection::Process);
 
-  /// Span of the work whose launching call ran on (pid, tid) and started in [start_ns, end_ns]
-  /// (inclusive); nullopt when nothing was launched there.
+  /// Span of the work whose launching call ran on (pid, tid) (Thread) or any thread of pid
+  /// (Process) and started in [start_ns, end_ns] (inclusive); nullopt when nothing was launched.
   std::optional<ProjectedSpan> inside(std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
                                       std::int64_t end_ns) const;
 
  private:
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid, call start
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // pid, tid (0: Process), call start
+  NvtxProjection projection_;
   std::vector<Key> keys_;
   std::vector<std::pair<std::int64_t, std::int64_t>> bounds_;  // [i]: earliest start, latest end
 };
 
-/// A window of one CPU thread: [start_ns, end_ns] inclusive on (pid, tid).
+/// A window of one CPU thread (or of its process, under NvtxProjection::Process): [start_ns,
+/// end_ns] inclusive on (pid, tid).
 struct ProjectionWindow {
   std::int64_t pid = 0, tid = 0, start_ns = 0, end_ns = 0;
 };
 
 /// The work launched inside each of `windows` (result i for window i), the same figures as
-/// RangeProjection(reader, activity).inside(...) for each window (an empty window, start after
-/// end, gets zeros), computed in one streaming pass: the activity table and api_call are read
-/// once each in (pid, correlation id) order and merged, and each launch is counted against the
-/// windows' sorted bounds of its thread. Memory O(windows), not O(records): this is what
+/// RangeProjection(reader, activity, projection).inside(...) for each window (an empty window,
+/// start after end, gets zeros), computed in one streaming pass: the activity table and api_call
+/// are read once each in (pid, correlation id) order and merged, and each launch is counted against
+/// the windows' sorted bounds of its thread. Memory O(windows), not O(records): this is what
 /// Summary uses for the NVTX rows of captures with millions of launches. Finalized captures have
 /// covering indexes for both ordered reads (db::Writer::finalize); older ones are sorted by SQLite.
 std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
-                                           const std::vector<ProjectionWindow>& windows);
+                                           const std::vector<ProjectionWindow>& windows,
+                                           NvtxProjection projection = NvtxProjection::Process);
 
 }  // namespace fuselens::analyzer

@@ -239,7 +239,16 @@ HtmlSection heatmap_section(const Context& c, const ExportAnalyses& a) {
     }
     h.format_value = [](double ns) { return format_duration(ns); };
     h.scale_label = "median GPU time / iteration";
-    body = svg_heatmap(h);
+    std::int64_t left_out = 0;
+    for (const auto& e : r.entries) {
+      for (const auto* side : {&e.baseline, &e.candidate}) {
+        if (*side) left_out += (*side)->left_out_kernels;
+      }
+    }
+    body = paragraph(fmt::format("GPU projection of the ranges: {} ({} kernels left out).",
+                                 to_string(r.projection), left_out),
+                     "note") +
+           svg_heatmap(h);
   }
   return {HtmlSlot::Heatmaps, "heatmap" + c.suffix, c.title("Heatmap"), std::move(body)};
 }

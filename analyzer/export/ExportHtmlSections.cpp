@@ -361,14 +361,20 @@ HtmlSection summary_section(const ExportRun& run, std::size_t runs, const HtmlRe
   }
   HtmlTable nvtx =
       make_table("nvtx" + suffix, stats_columns("Instances"), "(no NVTX ranges in this capture)");
-  nvtx.columns.insert(
-      nvtx.columns.end(),
-      {{"Unterminated", true}, {"Kernels", true}, {"GPU Time", true}, {"Range", false}});
+  nvtx.columns.insert(nvtx.columns.end(), {{"Unterminated", true},
+                                           {"Kernels", true},
+                                           {"Left out", true},
+                                           {"GPU Time", true},
+                                           {"Range", false}});
+  std::int64_t left_out = 0, other_threads = 0;
   for (const auto& r : s.nvtx) {
     nvtx.rows.push_back(stats_cells(r.time_percent, r.stats));
-    nvtx.rows.back().insert(nvtx.rows.back().end(),
-                            {count_text(r.unterminated), count_text(r.kernel_count),
-                             ns_text(as_double(r.gpu_time_ns)), r.name});
+    nvtx.rows.back().insert(
+        nvtx.rows.back().end(),
+        {count_text(r.unterminated), count_text(r.kernel_count), count_text(r.left_out_kernels),
+         ns_text(as_double(r.gpu_time_ns)), r.name});
+    left_out += r.left_out_kernels;
+    other_threads += r.other_thread_kernels;
   }
   HtmlTable memory = make_table("device-memory" + suffix,
                                 {{"Device", true},
@@ -390,7 +396,10 @@ HtmlSection summary_section(const ExportRun& run, std::size_t runs, const HtmlRe
   body += "<h3>CUDA GPU Memory Operation Summary</h3>\n" + cut(memops, o.max_table_rows).to_html();
   body += "<h3>CUDA API Summary</h3>\n" + cut(api, o.max_table_rows).to_html();
   body +=
-      "<h3>NVTX Range Summary (with GPU projection)</h3>\n" + cut(nvtx, o.max_table_rows).to_html();
+      "<h3>NVTX Range Summary (with GPU projection: " + std::string(to_string(s.nvtx_projection)) +
+      ")</h3>\n<p class=\"note\">" +
+      html_escape(nvtx_projection_note(s.nvtx_projection, left_out, other_threads)) + ".</p>\n" +
+      cut(nvtx, o.max_table_rows).to_html();
   body += "<h3>Device Memory Summary</h3>\n" + memory.to_html();
   return {HtmlSlot::Summary, "summary" + suffix, labelled("Summary", run, runs), std::move(body)};
 }

@@ -200,8 +200,11 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   }
   sort_rows(report.kernels);
 
-  // Launch index: (pid, tid, start of the earliest API call of the correlation id).
+  // Launch index: (pid, 0, start of the earliest API call of the correlation id): the process
+  // projection of NVTX ranges (CompareProjection.h); by_thread keeps the call's tid to count what
+  // the thread projection would leave out.
   PrefixIndex<LaunchSums> by_launch;
+  PrefixIndex<std::int64_t> by_thread;
   {
     std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> calls;  // tid, start
     auto rows = db::api_call_starts(reader);
@@ -221,8 +224,10 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
         t.counters = *l.counters;
         t.counter_ns = l.counter_time_ns;
       }
-      by_launch.add({static_cast<std::int64_t>(key >> 32), call.first, call.second}, t);
+      by_launch.add({static_cast<std::int64_t>(key >> 32), 0, call.second}, t);
+      by_thread.add({static_cast<std::int64_t>(key >> 32), call.first, call.second}, 1);
     }
+    by_thread.build([](std::int64_t& sum, const std::int64_t& n) { sum += n; });
     by_launch.build([](LaunchSums& sum, const LaunchSums& t) {
       sum.kernels += t.kernels;
       sum.with_counters += t.with_counters;
@@ -261,6 +266,7 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
     bool any_declared = false;
   };
   std::map<std::string, RangeSums> ranges;
+  std::int64_t other_thread_kernels = 0;
   {
     auto rows = db::ended_nvtx_ranges_named(reader);
     while (auto s = rows.next()) {
@@ -272,8 +278,10 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
       ++r.row.instances;
       const std::int64_t pid = s->pid, tid = s->tid, start = s->start_ns, end = *s->end_ns;
       if (!by_launch.empty()) {
-        const auto [a, b] = by_launch.inside(pid, tid, start, end);
+        const auto [a, b] = by_launch.inside(pid, 0, start, end);
         const LaunchSums t = *b - *a;
+        const auto [ta, tb] = by_thread.inside(pid, tid, start, end);
+        other_thread_kernels += std::max<std::int64_t>(0, t.kernels - (*tb - *ta));
         r.totals.kernels += t.kernels;
         r.totals.with_counters += t.with_counters;
         r.totals.gpu_ns += t.gpu_ns;
@@ -289,6 +297,12 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
         }
       }
     }
+  }
+  if (other_thread_kernels > 0) {
+    report.notes.push_back(
+        "NVTX ranges are projected by process: their " + std::to_string(other_thread_kernels) +
+        " kernel launch(es) from threads other than the range's own count (Nsight Systems' "
+        "per-thread projection leaves them out)");
   }
   for (auto& [name, r] : ranges) {
     RooflineRow& row = r.row;

@@ -16,11 +16,13 @@
 //
 // Rows: one per kernel name (kernels with counters only) and one per NVTX range name (text,
 // prefixed "domain:" outside the default domain; ranges of domain "fuselens" are skipped). Time
-// is GPU time: the sum of the durations of the kernels (of a range: launched inside it, by the
-// launching API call's thread and start, as RangeProjection). A kernel's duration is its activity
-// record's; under `--metrics` CUPTI records kernels with zero timestamps (kernel replay), and the
-// duration of the profiled pass (gpu__time_duration.sum) is used instead. Every figure is evaluated by
-// RooflineMath.h's `evaluate` against the chosen ceilings (Peaks.h's choose_peaks).
+// is GPU time: the sum of the durations of the kernels (of a range: launched inside it by any
+// thread of its process, by the launching API call's start, as RangeProjection's default process
+// projection; when that counts launches of other threads than the range's own, a note says how
+// many). A kernel's duration is its activity record's; under `--metrics` CUPTI records kernels
+// with zero timestamps (kernel replay), and the duration of the profiled pass
+// (gpu__time_duration.sum) is used instead. Every figure is evaluated by RooflineMath.h's
+// `evaluate` against the chosen ceilings (Peaks.h's choose_peaks).
 // Projection: when the chosen ceilings are not the capture device's own (its measured ceilings,
 // else its datasheet), projected_ns = floor time at the chosen ceilings / efficiency measured
 // against the device's own: the time the same work would take on the chosen GPU if it reached

@@ -124,18 +124,22 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
 }
 
 std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
-                               const StoredAggregates* stored) {
+                               const StoredAggregates* stored, NvtxProjection projection) {
   struct Group {
     std::vector<std::int64_t> durations;
-    std::int64_t unterminated = 0, kernels = 0, gpu_ns = 0;
+    std::int64_t unterminated = 0, kernels = 0, gpu_ns = 0, thread_kernels = 0, process_kernels = 0;
   };
   std::map<std::string, Group> groups;
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
   Group hidden;  // FuseLens's own ranges (Instrumentation.h): not shown
-  // Projected GPU work of every ended range: stored, or computed in one pass over the launches.
+  // Projected GPU work of every ended range under both projections (what the thread one leaves
+  // out is their difference): the thread one stored, or each computed in one pass over the
+  // launches.
   const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
-                                          : project_nvtx_ranges(reader);
-  const auto& work = stored != nullptr ? stored->nvtx_work : computed;
+                                          : project_nvtx_ranges(reader, NvtxProjection::Thread);
+  const auto& thread_work = stored != nullptr ? stored->nvtx_work : computed;
+  const auto process_work = project_nvtx_ranges(reader, NvtxProjection::Process);
+  const auto& work = projection == NvtxProjection::Thread ? thread_work : process_work;
   auto ranges = db::nvtx_range_names(reader);
   while (auto r = ranges.next()) {
     Group*& g = by_ids[{r->domain_id, r->text_id}];
@@ -155,6 +159,12 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
       g->kernels += it->second.kernels;
       g->gpu_ns = saturating_add(g->gpu_ns, it->second.gpu_ns);
     }
+    if (const auto it = thread_work.find(r->id); it != thread_work.end()) {
+      g->thread_kernels += it->second.kernels;
+    }
+    if (const auto it = process_work.find(r->id); it != process_work.end()) {
+      g->process_kernels += it->second.kernels;
+    }
   }
   std::vector<NvtxRow> rows;
   for (auto& [name, g] : groups) {
@@ -164,6 +174,8 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
     row.unterminated = g.unterminated;
     row.kernel_count = g.kernels;
     row.gpu_time_ns = g.gpu_ns;
+    row.other_thread_kernels = std::max<std::int64_t>(0, g.process_kernels - g.thread_kernels);
+    row.left_out_kernels = projection == NvtxProjection::Thread ? row.other_thread_kernels : 0;
     rows.push_back(std::move(row));
   }
   finish_rows(rows);
@@ -251,8 +263,9 @@ DurationStats compute_stats(std::vector<std::int64_t> durations) {
   return s;
 }
 
-Summary summarize(const db::Reader& reader, NameKind kernel_names) {
+Summary summarize(const db::Reader& reader, NameKind kernel_names, NvtxProjection nvtx_projection) {
   Summary summary;
+  summary.nvtx_projection = nvtx_projection;
   summary.path = reader.path();
   summary.run = reader.run();
   summary.devices = reader.devices();
@@ -267,7 +280,7 @@ Summary summarize(const db::Reader& reader, NameKind kernel_names) {
   summary.kernels = kernel_rows(reader, kernel_names, strings, aggregates);
   summary.memory_operations = memory_operation_rows(reader);
   summary.api = api_rows(reader, strings, aggregates);
-  summary.nvtx = nvtx_rows(reader, strings, aggregates);
+  summary.nvtx = nvtx_rows(reader, strings, aggregates, nvtx_projection);
   summary.device_memory = device_memory_rows(reader, summary.devices);
 
   Totals& t = summary.totals;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/CompareProjection.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Records.h"
 #include "fuselens/db/Strings.h"
@@ -75,12 +76,20 @@ struct NvtxRow {
   double time_percent = 0;  ///< share of the total time of all NVTX rows (nested ranges overlap)
   DurationStats stats;      ///< of the durations of the ranges that ended
   std::int64_t unterminated = 0;  ///< ranges never ended (NULL end_ns), not in `stats`
-  /// Kernels launched inside the ranges of this row and the sum of their GPU durations. A
-  /// kernel is launched inside a range when its launching API call (the api_call of the same
-  /// pid and correlation id; the earliest when several share it) ran on the range's (pid, tid)
-  /// with range.start_ns <= call.start_ns <= range.end_ns. Nested ranges each count the kernel.
+  /// Kernels launched inside the ranges of this row and the sum of their GPU durations, under
+  /// Summary::nvtx_projection (CompareProjection.h). A kernel is launched inside a range when
+  /// its launching API call (the api_call of the same pid and correlation id; the earliest when
+  /// several share it) started with range.start_ns <= call.start_ns <= range.end_ns on any
+  /// thread of the range's process (Process, the default) or on the range's own (pid, tid)
+  /// (Thread, nvtx_gpu_proj_sum's rule). Nested ranges each count the kernel.
   std::int64_t kernel_count = 0;
   std::int64_t gpu_time_ns = 0;
+  /// Kernels launched inside the ranges' spans by other threads of their process: included by
+  /// the Process projection, left out by the Thread one (process count - thread count).
+  std::int64_t other_thread_kernels = 0;
+  /// Kernels launched inside the ranges' spans that the projection did not count: 0 under
+  /// Process, other_thread_kernels under Thread.
+  std::int64_t left_out_kernels = 0;
 };
 
 /// Device-memory use of one device, from memory_event rows of memory kind Device: a running
@@ -118,10 +127,13 @@ struct Summary {
   /// collector never ran and every table is empty.
   bool cuda_used = false;
   NameKind kernel_names = NameKind::Demangled;
-  /// True when the kernel (demangled names), API and NVTX-projection figures came from the
-  /// aggregates stored at the end of the run (SummaryStore.h) rather than from the rows; the
-  /// figures are the same either way.
+  /// True when the kernel (demangled names) and API figures came from the aggregates stored at
+  /// the end of the run (SummaryStore.h) rather than from the rows (the stored NVTX projection is
+  /// the Thread one; the Process projection is computed from the rows); the figures are the same
+  /// either way.
   bool from_stored_aggregates = false;
+  /// How NVTX ranges were projected onto the GPU (NvtxRow::kernel_count).
+  NvtxProjection nvtx_projection = NvtxProjection::Process;
 
   std::vector<KernelRow> kernels;
   std::vector<MemoryOperationRow> memory_operations;
@@ -138,6 +150,7 @@ struct Summary {
 /// order (project_windows). A reader opened with TimestampCheck::DeferLargeTables has the kernel
 /// and api_call timestamps checked here, only when their rows are read.
 /// Throws db::Error when a query fails or a deferred timestamp check fails.
-Summary summarize(const db::Reader& reader, NameKind kernel_names = NameKind::Demangled);
+Summary summarize(const db::Reader& reader, NameKind kernel_names = NameKind::Demangled,
+                  NvtxProjection nvtx_projection = NvtxProjection::Process);
 
 }  // namespace fuselens::analyzer

@@ -29,14 +29,16 @@ struct Column {
   const char* header;  // text table
   const char* key;     // CSV header and JSON key
   bool left_aligned = false;
+  bool in_text = true;  // false: CSV and JSON only (a value the text table says in its title)
 };
 
 struct Table {
-  const char* title;
+  std::string title;
   const char* section;
   const char* empty_message;
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
+  std::string footnote = {};  // text table: a line below the rows
 };
 
 Cell count_cell(std::int64_t v) { return {std::to_string(v), v}; }
@@ -101,8 +103,18 @@ Table memory_operation_table(const std::vector<MemoryOperationRow>& rows) {
   return t;
 }
 
-Table nvtx_table(const std::vector<NvtxRow>& rows) {
-  Table t{"NVTX Range Summary (with GPU projection)",
+/// The kernels the projection left out and those other threads launched, over every row.
+std::pair<std::int64_t, std::int64_t> nvtx_left_out(const std::vector<NvtxRow>& rows) {
+  std::int64_t left_out = 0, other = 0;
+  for (const auto& r : rows) {
+    left_out += r.left_out_kernels;
+    other += r.other_thread_kernels;
+  }
+  return {left_out, other};
+}
+
+Table nvtx_table(const std::vector<NvtxRow>& rows, NvtxProjection projection) {
+  Table t{fmt::format("NVTX Range Summary (with GPU projection: {})", to_string(projection)),
           "nvtx",
           "(no NVTX ranges in this capture)",
           {{"Time (%)", "time_percent"}},
@@ -110,15 +122,23 @@ Table nvtx_table(const std::vector<NvtxRow>& rows) {
   add_stats_columns(t.columns, "Instances", "instances");
   t.columns.insert(t.columns.end(), {{"Unterminated", "unterminated"},
                                      {"Kernels", "kernel_count"},
+                                     {"Left Out", "left_out_kernels"},
                                      {"GPU Time", "gpu_time_ns"},
+                                     {"Projection", "projection", false, false},
                                      {"Range", "name", true}});
   for (const auto& r : rows) {
     std::vector<Cell> row{percent_cell(r.time_percent)};
     add_stats_cells(row, r.stats);
     row.insert(row.end(), {count_cell(r.unterminated), count_cell(r.kernel_count),
-                           ns_cell(r.gpu_time_ns), text_cell(r.name)});
+                           count_cell(r.left_out_kernels), ns_cell(r.gpu_time_ns),
+                           text_cell(to_string(projection)), text_cell(r.name)});
     t.rows.push_back(std::move(row));
   }
+  const auto [left_out, other] = nvtx_left_out(rows);
+  t.footnote = " " + nvtx_projection_note(projection, left_out, other) +
+               (projection == NvtxProjection::Process
+                    ? ". --nvtx-projection thread counts the range's own thread only."
+                    : ". --nvtx-projection process counts them.");
   return t;
 }
 
@@ -169,7 +189,7 @@ std::vector<Table> selected_tables(const Summary& s, const SummarySections& whic
     tables.push_back(timed_table("CUDA API Summary", "api", "(no CUDA API calls in this capture)",
                                  "Num Calls", "num_calls", s.api));
   }
-  if (which.nvtx) tables.push_back(nvtx_table(s.nvtx));
+  if (which.nvtx) tables.push_back(nvtx_table(s.nvtx, s.nvtx_projection));
   if (which.device_memory) tables.push_back(device_memory_table(s.device_memory, run_origin_ns(s)));
   return tables;
 }
@@ -199,10 +219,13 @@ void write_text_table(std::ostream& out, const Table& t) {
   // Numbers right-aligned, text left-aligned, two spaces apart; no trailing blanks.
   const auto write_line = [&](const auto& text_of) {
     std::string line;
+    bool first = true;
     for (std::size_t i = 0; i < t.columns.size(); ++i) {
+      if (!t.columns[i].in_text) continue;
       const std::string text = text_of(i);
       const std::string fill(width[i] - display_width(text), ' ');
-      line += i == 0 ? " " : "  ";
+      line += first ? " " : "  ";
+      first = false;
       line += t.columns[i].left_aligned ? text + fill : fill + text;
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -214,6 +237,7 @@ void write_text_table(std::ostream& out, const Table& t) {
                        '-');
   });
   for (const auto& row : t.rows) write_line([&](std::size_t i) { return row[i].display; });
+  if (!t.footnote.empty()) out << '\n' << t.footnote << '\n';
   out << '\n';
 }
 
@@ -387,6 +411,20 @@ std::string format_scaled(double value, const char* base_unit,
 
 }  // namespace
 
+std::string nvtx_projection_note(NvtxProjection projection, std::int64_t left_out_kernels,
+                                 std::int64_t other_thread_kernels) {
+  if (projection == NvtxProjection::Thread) {
+    return fmt::format(
+        "GPU projection: thread (kernels launched by the range's own thread, as Nsight Systems' "
+        "nvtx_gpu_proj_sum; {} kernels other threads launched inside the ranges left out)",
+        left_out_kernels);
+  }
+  return fmt::format(
+      "GPU projection: process (kernels launched inside a range by any of its process's threads; "
+      "{} of them by threads other than the range's; none left out)",
+      other_thread_kernels);
+}
+
 std::string format_duration(double ns) {
   static constexpr std::array<std::pair<double, const char*>, 3> units{
       {{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}}};
@@ -443,6 +481,12 @@ json summary_to_json(const Summary& summary, const SummarySections& which) {
       rows.push_back(std::move(object));
     }
     doc[t.section] = std::move(rows);
+  }
+  if (which.nvtx) {
+    const auto [left_out, other] = nvtx_left_out(summary.nvtx);
+    doc["nvtx_projection"] = {{"projection", to_string(summary.nvtx_projection)},
+                              {"left_out_kernels", left_out},
+                              {"other_thread_kernels", other}};
   }
   doc["totals"] = totals_json(summary.totals);
   return doc;

@@ -4,7 +4,7 @@
 // Table: Nsight Systems-style text. A header block (capture, command line, host, how the run
 //   ended, dropped records, devices, totals), then one titled table per section, in this order:
 //   "CUDA GPU Kernel Summary", "CUDA GPU Memory Operation Summary", "CUDA API Summary",
-//   "NVTX Range Summary (with GPU projection)", "Device Memory Summary". Times use
+//   "NVTX Range Summary (with GPU projection: process|thread)", "Device Memory Summary". Times use
 //   format_duration, sizes format_bytes, percentages one decimal.
 // CSV (RFC 4180): the selected tables only, each as a line "# <section>" (kernels,
 //   memory_operations, api, nvtx, device_memory), a header row of the snake_case column names
@@ -21,7 +21,13 @@
 //                      total_bytes,throughput_gb_per_s,name
 //   api:               time_percent,total_ns,num_calls,avg_ns,med_ns,min_ns,max_ns,stddev_ns,name
 //   nvtx:              time_percent,total_ns,instances,avg_ns,med_ns,min_ns,max_ns,stddev_ns,
-//                      unterminated,kernel_count,gpu_time_ns,name
+//                      unterminated,kernel_count,left_out_kernels,gpu_time_ns,projection,name
+//                      (projection "process" or "thread", Summary::nvtx_projection; the text
+//                      table says it in its title, "NVTX Range Summary (with GPU projection:
+//                      process)", shows left_out_kernels as "Left Out" and ends with a line
+//                      saying how many kernels other threads launched inside the ranges and how
+//                      many the projection left out; JSON adds "nvtx_projection": {projection,
+//                      left_out_kernels, other_thread_kernels} summed over the rows)
 //   device_memory:     device_id,peak_bytes,peak_time_ns,allocations,releases,bytes_at_end,
 //                      device_name
 //   totals (JSON):     kernel_count,memcpy_count,memset_count,api_call_count,nvtx_range_count,
@@ -60,6 +66,15 @@ void write_summary(std::ostream& out, const Summary& summary, OutputFormat forma
 /// The JSON document that write_summary writes for OutputFormat::Json.
 nlohmann::json summary_to_json(const Summary& summary,
                                const SummarySections& which = SummarySections::all());
+
+/// The sentence that says how NVTX ranges were projected onto the GPU and what that left out,
+/// shared by the summary's text table, the HTML report, the comparison and prof-gui:
+/// process: "GPU projection: process (kernels launched inside a range by any of its process's
+/// threads; 12 of them by threads other than the range's; none left out)"; thread: "GPU
+/// projection: thread (kernels launched by the range's own thread, as Nsight Systems'
+/// nvtx_gpu_proj_sum; 12 kernels other threads launched inside the ranges left out)".
+std::string nvtx_projection_note(NvtxProjection projection, std::int64_t left_out_kernels,
+                                 std::int64_t other_thread_kernels);
 
 /// A duration for people: "999 ns" (one decimal when not whole, e.g. "12.5 ns") below 1 µs,
 /// then three decimals in the largest unit that keeps the value >= 1: "12.345 µs", "1.234 ms",

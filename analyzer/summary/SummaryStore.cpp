@@ -71,7 +71,8 @@ StatsById stats_by_id(db::Cursor<db::IdDuration>& rows) {
   return out;
 }
 
-std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader) {
+std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader,
+                                                                NvtxProjection projection) {
   auto ranges = db::ended_nvtx_ranges(reader);
   std::vector<std::int64_t> ids;
   std::vector<ProjectionWindow> windows;
@@ -83,7 +84,7 @@ std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader
   if (windows.empty()) return out;
   reader.check_table_timestamps("kernel");
   reader.check_table_timestamps("api_call");
-  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows);
+  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows, projection);
   for (std::size_t i = 0; i < ids.size(); ++i) out[ids[i]] = {work[i].records, work[i].gpu_ns};
   return out;
 }

@@ -29,9 +29,10 @@
 #include <utility>
 #include <vector>
 
-#include "summary/Summary.h"
+#include "compare/CompareProjection.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Reader.h"
+#include "summary/Summary.h"
 
 namespace fuselens::analyzer {
 
@@ -57,8 +58,11 @@ struct StoredAggregates {
 StatsById stats_by_id(db::Cursor<db::IdDuration>& rows);
 
 /// The projected kernel work of every ended NVTX range of the capture, by range id, from the rows
-/// (project_windows over kernel and api_call; their timestamps are checked first).
-std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader);
+/// (project_windows over kernel and api_call; their timestamps are checked first). The stored
+/// aggregates (summary_nvtx_work) hold the Thread projection; Summary computes the Process one
+/// from the rows.
+std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(
+    const db::Reader& reader, NvtxProjection projection = NvtxProjection::Thread);
 
 /// Computes the aggregates from the rows of the capture open in `reader` (which must have checked
 /// or must check the kernel and api_call timestamps: this reads every row of both).

@@ -58,8 +58,16 @@ void sort_row(TimelineRow& row) {
     std::sort(row.items.begin(), row.items.end(), before);
   }
   row.max_duration_ns = 0;
+  row.busy_before.assign(1, 0);
+  row.busy_before.reserve(row.items.size() + 1);
   for (const auto& item : row.items) {
-    row.max_duration_ns = std::max(row.max_duration_ns, item.end_ns - item.start_ns);
+    std::int64_t duration = 0, sum = 0;
+    if (__builtin_sub_overflow(item.end_ns, item.start_ns, &duration) || duration < 0) duration = 0;
+    row.max_duration_ns = std::max(row.max_duration_ns, duration);
+    if (__builtin_add_overflow(row.busy_before.back(), duration, &sum)) {
+      sum = std::numeric_limits<std::int64_t>::max();
+    }
+    row.busy_before.push_back(sum);
   }
 }
 
@@ -90,11 +98,11 @@ class LaneSet {
   std::vector<TimelineLane> lanes_;
 };
 
-/// Gpu lanes are per (device, stream), and per pid too when `by_pid` (captures with ranks).
-void load_gpu(const db::Reader& reader, NameKind kind, bool by_pid, Names& names, Timeline& t,
-              LaneSet& gpu) {
+/// Gpu lanes are per (device, stream, pid): processes sharing a device and stream keep their own
+/// lanes.
+void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu) {
   const auto lane_of = [&](std::int64_t device, std::int64_t stream, std::int64_t pid) -> auto& {
-    return gpu.get(u32(device), u32(stream), by_pid ? u32(pid) : 0u);
+    return gpu.get(u32(device), u32(stream), u32(pid));
   };
   auto kernels = db::kernel_details(reader, kind);
   while (auto k = kernels.next()) {
@@ -200,23 +208,81 @@ void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lane
   }
 }
 
-void load_memory(const db::Reader& reader, Timeline& t) {
-  auto events = db::device_memory_events(reader, db::MemoryOrder::ByTime);
-  std::map<std::uint32_t, CounterTrack> tracks;
+/// One device-memory event: +bytes (allocation) or -bytes (release) of a process on a device.
+struct MemoryDelta {
+  std::int64_t time_ns = 0;
+  std::uint32_t device = 0, pid = 0;
+  std::int64_t bytes = 0;
+};
+
+/// The device-memory events in time order (per process in (timestamp, id) order; events of
+/// several processes at one timestamp by pid).
+std::vector<MemoryDelta> load_memory_events(const db::Reader& reader) {
+  auto events = db::device_memory_events(reader, db::MemoryOrder::ByProcessDevice);
+  std::vector<MemoryDelta> out;
   while (auto m = events.next()) {
-    const auto device = u32(m->device_id);
-    CounterTrack& track = tracks[device];
-    track.device_id = device;
-    const std::int64_t last = track.points.empty() ? 0 : track.points.back().value;
     const bool alloc = m->operation == static_cast<int>(db::MemoryOperation::Allocation);
-    const std::int64_t value = last + (alloc ? m->bytes : -m->bytes);
-    const std::int64_t time = m->timestamp_ns;
+    out.push_back({m->timestamp_ns, u32(m->device_id), u32(m->pid), alloc ? m->bytes : -m->bytes});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MemoryDelta& a, const MemoryDelta& b) {
+    return a.time_ns < b.time_ns;
+  });
+  return out;
+}
+
+/// Device-memory tracks: per device the sum over processes of each one's running total, where a
+/// process's total drops to zero at `process_end` (its memory is freed when it exits; CUPTI
+/// records no release for it). A process without an end keeps its memory.
+void build_memory_tracks(const std::vector<MemoryDelta>& events,
+                         const std::map<std::uint32_t, std::int64_t>& process_end, Timeline& t) {
+  // The ends as negative deltas, placed after the events at the same time.
+  struct Step {
+    std::int64_t time_ns;
+    bool end;
+    std::size_t index;  // into events, or the pid for an end
+  };
+  std::vector<Step> steps;
+  steps.reserve(events.size() + process_end.size());
+  for (std::size_t i = 0; i < events.size(); ++i) steps.push_back({events[i].time_ns, false, i});
+  std::map<std::uint32_t, bool> has_memory;
+  for (const auto& e : events) has_memory[e.pid] = true;
+  for (const auto& [pid, end] : process_end) {
+    if (has_memory.count(pid) != 0) steps.push_back({end, true, pid});
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
+    return std::tie(a.time_ns, a.end) < std::tie(b.time_ns, b.end);
+  });
+  std::map<std::uint32_t, CounterTrack> tracks;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> held;  // (device, pid) -> bytes
+  std::map<std::uint32_t, bool> ended;
+  const auto set = [](CounterTrack& track, std::int64_t time, std::int64_t value) {
     if (!track.points.empty() && track.points.back().time_ns == time) {
       track.points.back().value = value;
     } else {
       track.points.push_back({time, value});
     }
     track.max_value = std::max(track.max_value, value);
+  };
+  for (const Step& step : steps) {
+    if (step.end) {
+      const auto pid = static_cast<std::uint32_t>(step.index);
+      ended[pid] = true;
+      for (auto& [key, bytes] : held) {
+        if (key.second != pid || bytes == 0) continue;
+        CounterTrack& track = tracks[key.first];
+        const std::int64_t last = track.points.empty() ? 0 : track.points.back().value;
+        set(track, step.time_ns, last - bytes);
+        bytes = 0;
+      }
+      continue;
+    }
+    const MemoryDelta& e = events[step.index];
+    if (ended[e.pid]) continue;  // after its end: not counted (its end was estimated too early)
+    CounterTrack& track = tracks[e.device];
+    track.device_id = e.device;
+    const std::int64_t last = track.points.empty() ? 0 : track.points.back().value;
+    held[{e.device, e.pid}] += e.bytes;
+    set(track, e.time_ns, last + e.bytes);
   }
   for (auto& [device, track] : tracks) {
     track.title = "GPU " + std::to_string(device) + " memory";
@@ -224,10 +290,21 @@ void load_memory(const db::Reader& reader, Timeline& t) {
   }
 }
 
-/// Ranks and title prefixes of the lanes of a capture with ranks, then its lane order: by rank
-/// (processes without one last), then kind, keeping the key order within (a stable sort).
-void group_by_rank(const std::unordered_map<std::uint32_t, std::int32_t>& rank_of,
-                   std::vector<TimelineLane>& lanes) {
+/// "CUDA API · thread 1234" with the thread's name when it has one: "... thread 1234 (python3)".
+std::string thread_title(
+    const char* kind, std::uint32_t pid, std::uint32_t tid,
+    const std::map<std::pair<std::uint32_t, std::uint32_t>, std::string>& names) {
+  std::string title = std::string(kind) + " · thread " + std::to_string(tid);
+  const auto it = names.find({pid, tid});
+  if (it != names.end() && !it->second.empty()) title += " (" + it->second + ")";
+  return title;
+}
+
+/// Ranks and title prefixes of the lanes of a capture with ranks or several processes, then its
+/// lane order: by rank (processes without one last, by pid), then kind, keeping the key order
+/// within (a stable sort).
+void group_by_process(const std::unordered_map<std::uint32_t, std::int32_t>& rank_of,
+                      std::vector<TimelineLane>& lanes) {
   for (auto& lane : lanes) {
     const auto it = rank_of.find(lane.pid);
     lane.rank = it == rank_of.end() ? -1 : it->second;
@@ -237,7 +314,7 @@ void group_by_rank(const std::unordered_map<std::uint32_t, std::int32_t>& rank_o
   }
   const auto group = [](const TimelineLane& lane) {
     const std::int64_t rank = lane.rank >= 0 ? lane.rank : std::numeric_limits<std::int64_t>::max();
-    return std::make_pair(rank, static_cast<int>(lane.kind));
+    return std::make_tuple(rank, lane.rank >= 0 ? 0U : lane.pid, static_cast<int>(lane.kind));
   };
   std::stable_sort(lanes.begin(), lanes.end(), [&](const TimelineLane& a, const TimelineLane& b) {
     return group(a) < group(b);
@@ -275,6 +352,8 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   // tables), each into its own names; the API names are appended after the others at the end.
   Timeline api_part;
   LaneSet gpu, nvtx, api;
+  std::vector<MemoryDelta> memory;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> thread_names;
   auto api_done = std::async(std::launch::async, [&] {
     const db::Reader api_reader(reader.path());
     Names api_names(api_reader, api_part.names);
@@ -282,9 +361,15 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   });
   try {
     Names names(reader, t.names);
-    load_gpu(reader, name_kind, t.has_ranks, names, t, gpu);
+    load_gpu(reader, name_kind, names, t, gpu);
     load_nvtx(reader, names, t, nvtx);
-    load_memory(reader, t);
+    memory = load_memory_events(reader);
+    if (reader.has_table("thread")) {
+      auto threads = db::threads(reader, /*ordered=*/false);
+      while (auto th = threads.next()) {
+        if (th->name) thread_names[{u32(th->pid), u32(th->tid)}] = *th->name;
+      }
+    }
   } catch (...) {
     api_done.wait();
     throw;
@@ -298,24 +383,42 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
     lane.kind = LaneKind::Gpu;
     lane.device_id = std::get<0>(key);
     lane.stream_id = std::get<1>(key);
-    if (t.has_ranks) lane.pid = std::get<2>(key);
+    lane.pid = std::get<2>(key);
     lane.title =
         "GPU " + std::to_string(lane.device_id) + " · stream " + std::to_string(lane.stream_id);
     t.lanes.push_back(std::move(lane));
   }
   for (auto& [key, lane] : nvtx.take()) {
     lane.kind = LaneKind::Nvtx;
-    lane.title = "NVTX · thread " + std::to_string(std::get<1>(key));
+    lane.title = thread_title("NVTX", lane.pid, lane.tid, thread_names);
     t.lanes.push_back(std::move(lane));
   }
   for (auto& [key, lane] : api.take()) {
     for (auto& row : lane.rows)
       for (auto& item : row.items) item.name += api_name_offset;
     lane.kind = LaneKind::Api;
-    lane.title = "CUDA API · thread " + std::to_string(std::get<1>(key));
+    lane.title = thread_title("CUDA API", lane.pid, lane.tid, thread_names);
     t.lanes.push_back(std::move(lane));
   }
-  if (t.has_ranks) group_by_rank(rank_of, t.lanes);
+  std::map<std::uint32_t, std::int64_t> process_end;  // pid -> end of its last item
+  for (const auto& lane : t.lanes) {
+    auto& last =
+        process_end.try_emplace(lane.pid, std::numeric_limits<std::int64_t>::min()).first->second;
+    for (const auto& row : lane.rows) {
+      for (const auto& item : row.items) {
+        if (item.end_ns != std::numeric_limits<std::int64_t>::max())
+          last = std::max(last, item.end_ns);
+        last = std::max(last, item.start_ns);
+      }
+    }
+  }
+  for (const auto& e : memory) {
+    auto& last =
+        process_end.try_emplace(e.pid, std::numeric_limits<std::int64_t>::min()).first->second;
+    last = std::max(last, e.time_ns);
+  }
+  t.several_processes = process_end.size() > 1;
+  if (t.has_ranks || t.several_processes) group_by_process(rank_of, t.lanes);
 
   // Span, then close unterminated ranges at its end.
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
@@ -331,12 +434,31 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
       }
     }
   }
-  for (const auto& track : t.counters) {
-    if (track.points.empty()) continue;
-    begin = std::min(begin, track.points.front().time_ns);
-    end = std::max(end, track.points.back().time_ns);
+  for (const auto& e : memory) {
+    begin = std::min(begin, e.time_ns);
+    end = std::max(end, e.time_ns);
   }
   if (begin > end) begin = end = 0;
+  // A process's memory is dropped when it ends: its exit (process.end_utc_ns on its CUPTI clock)
+  // when recorded and not before its last record, else its last record. Ends at or after the end
+  // of the span change nothing drawn and are left out.
+  for (const auto& p : reader.processes()) {
+    const auto it = process_end.find(p.pid);
+    if (it == process_end.end() || !p.end_utc_ns ||
+        *p.end_utc_ns > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      continue;
+    }
+    std::int64_t exit_ns = 0;
+    if (!__builtin_sub_overflow(static_cast<std::int64_t>(*p.end_utc_ns), p.clock_offset_ns,
+                                &exit_ns)) {
+      it->second = std::max(it->second, exit_ns);
+    }
+  }
+  std::map<std::uint32_t, std::int64_t> ends_inside;
+  for (const auto& [pid, when] : process_end) {
+    if (when < end) ends_inside[pid] = when;
+  }
+  build_memory_tracks(memory, ends_inside, t);
   t.begin_ns = begin;
   t.end_ns = end;
   for (auto& lane : t.lanes) {
@@ -372,6 +494,34 @@ std::size_t first_visible(const TimelineRow& row, std::int64_t t0) {
                              [](const TimelineItem& a, std::int64_t t) { return a.start_ns < t; });
   while (it != items.end() && it->end_ns < t0 && it->start_ns < t0) ++it;
   return static_cast<std::size_t>(it - items.begin());
+}
+
+constexpr std::size_t kBusyLookBack = 8;
+
+std::int64_t busy_ns(const TimelineRow& row, std::int64_t t0, std::int64_t t1) {
+  const auto& items = row.items;
+  if (t1 <= t0 || items.empty() || row.busy_before.size() != items.size() + 1) return 0;
+  const auto overlap = [&](const TimelineItem& item) {
+    const std::int64_t a = std::max(item.start_ns, t0), b = std::min(item.end_ns, t1);
+    return b > a ? b - a : 0;
+  };
+  std::int64_t busy = 0;
+  // Items starting before t0 that reach into the window: in a row without overlaps only the one
+  // just before; Gpu rows with overlapping items look back a few more.
+  const std::size_t first = first_starting_at(row, 0, t0);
+  for (std::size_t k = first, seen = 0; k-- > 0 && seen < kBusyLookBack; ++seen) {
+    busy += overlap(items[k]);
+  }
+  // Items starting inside: their durations, less what reaches past t1 (in a row without
+  // overlaps only the last one can).
+  const std::size_t last = first_starting_at(row, first, t1);
+  if (last > first) {
+    busy += row.busy_before[last] - row.busy_before[first];
+    for (std::size_t k = last; k-- > first && items[k].end_ns > t1;) {
+      busy -= items[k].end_ns - std::max(items[k].start_ns, t1);
+    }
+  }
+  return std::clamp<std::int64_t>(busy, 0, std::numeric_limits<std::int64_t>::max());
 }
 
 std::size_t first_starting_at(const TimelineRow& row, std::size_t from, std::int64_t t) {

@@ -387,6 +387,14 @@ QStringList MainWindow::screenshotPages(const QString& directory) {
     const QString path = QDir(directory).filePath(QStringLiteral("timeline-steps.png"));
     if (grab().save(path)) saved << path;
   }
+  // The whole capture zoomed out: merged items drawn by coverage, lanes grouped by process.
+  if (current) {
+    showPage(timeline_);
+    timeline_->timelineWidget()->zoomAll();
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QString path = QDir(directory).filePath(QStringLiteral("timeline-overview.png"));
+    if (grab().save(path)) saved << path;
+  }
   return saved;
 }
 

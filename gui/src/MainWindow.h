@@ -71,8 +71,9 @@ class MainWindow : public QMainWindow {
   QString windowText() const;
 
   /// Saves a PNG of the whole window per page into `directory` (<slug>.png), and with steps the
-  /// timeline over ten steps around the start of the steady window (timeline-steps.png);
-  /// returns the files.
+  /// timeline over ten steps around the start of the steady window (timeline-steps.png), and
+  /// the whole capture's timeline zoomed out (timeline-overview.png: coverage drawing, process
+  /// groups); returns the files.
   QStringList screenshotPages(const QString& directory);
 
   static QStringList recentFiles();

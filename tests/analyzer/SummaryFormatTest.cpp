@@ -161,10 +161,11 @@ TEST_F(FormattedReference, CsvSectionsHaveStableColumnsAndQuotedNames) {
   EXPECT_EQ(api[0][2], "num_calls");
   const auto nvtx = csv_section(text, "nvtx");
   ASSERT_EQ(nvtx.size(), 5U);
-  EXPECT_EQ(nvtx[0],
-            (std::vector<std::string>{"time_percent", "total_ns", "instances", "avg_ns", "med_ns",
-                                      "min_ns", "max_ns", "stddev_ns", "unterminated",
-                                      "kernel_count", "gpu_time_ns", "name"}));
+  EXPECT_EQ(nvtx[0], (std::vector<std::string>{"time_percent", "total_ns", "instances", "avg_ns",
+                                               "med_ns", "min_ns", "max_ns", "stddev_ns",
+                                               "unterminated", "kernel_count", "left_out_kernels",
+                                               "gpu_time_ns", "projection", "name"}));
+  for (std::size_t r = 1; r < nvtx.size(); ++r) EXPECT_EQ(nvtx[r][12], "process");
   const auto memory = csv_section(text, "device_memory");
   ASSERT_EQ(memory.size(), 3U);
   EXPECT_EQ(memory[0],
@@ -206,7 +207,10 @@ TEST_F(FormattedReference, JsonParsesBackWithTheDocumentedKeys) {
   for (const char* key : {"avg_ns", "med_ns", "min_ns", "max_ns"}) EXPECT_TRUE(k.contains(key));
   EXPECT_DOUBLE_EQ(doc["memory_operations"][0]["throughput_gb_per_s"].get<double>(), 1000.0);
   EXPECT_EQ(doc["nvtx"][2]["name"], "outer");
-  EXPECT_EQ(doc["nvtx"][2]["gpu_time_ns"], 4350);
+  // The process projection: thread 1's kernels (4350 ns) and thread 2's kernel 4 (300 ns).
+  EXPECT_EQ(doc["nvtx"][2]["gpu_time_ns"], 4350 + 300);
+  EXPECT_EQ(doc["nvtx"][2]["projection"], "process");
+  EXPECT_EQ(doc["nvtx_projection"]["projection"], "process");
   EXPECT_EQ(doc["device_memory"][0]["peak_bytes"], 2500);
   EXPECT_EQ(doc["totals"]["kernel_time_ns"], 5050);
   EXPECT_EQ(doc["totals"]["memcpy_bytes"], 4'500'000);

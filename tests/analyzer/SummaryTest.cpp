@@ -34,8 +34,9 @@ std::vector<std::string> names_of(const std::vector<Row>& rows) {
 class ReferenceCapture : public ::testing::Test {
  protected:
   void SetUp() override { test::write_reference_capture(path_); }
-  Summary summary(NameKind names = NameKind::Demangled) const {
-    return summarize(db::Reader(path_), names);
+  Summary summary(NameKind names = NameKind::Demangled,
+                  NvtxProjection projection = NvtxProjection::Process) const {
+    return summarize(db::Reader(path_), names, projection);
   }
 
   TempDir dir_;
@@ -154,8 +155,8 @@ TEST_F(ReferenceCapture, ApiCallsAreGroupedByName) {
   EXPECT_DOUBLE_EQ(launch.time_percent, 100.0 * 760 / 3210);
 }
 
-TEST_F(ReferenceCapture, NvtxRangesProjectTheKernelsLaunchedInsideThem) {
-  const Summary s = summary();
+TEST_F(ReferenceCapture, NvtxRangesProjectTheKernelsTheirThreadLaunchedInsideThem) {
+  const Summary s = summary(NameKind::Demangled, NvtxProjection::Thread);
   EXPECT_EQ(names_of(s.nvtx),
             (std::vector<std::string>{"dom:other", "elsewhere", "outer", "inner"}));
   const NvtxRow& outer = row_named(s.nvtx, "outer");
@@ -175,6 +176,27 @@ TEST_F(ReferenceCapture, NvtxRangesProjectTheKernelsLaunchedInsideThem) {
   EXPECT_EQ(other.gpu_time_ns, 300);
   EXPECT_EQ(row_named(s.nvtx, "elsewhere").kernel_count, 0);  // another process
   EXPECT_DOUBLE_EQ(outer.time_percent, 100.0 * 10000 / 34000);
+  EXPECT_EQ(outer.left_out_kernels, 1);  // kernel 4, launched by thread 2 inside outer
+  EXPECT_EQ(inner.left_out_kernels, 1);  // the same kernel (3500 is inside [2000, 5000])
+}
+
+TEST_F(ReferenceCapture, ProcessProjectionAddsWhatOtherThreadsLaunchedInsideTheRange) {
+  const Summary thread = summary(NameKind::Demangled, NvtxProjection::Thread);
+  const Summary process = summary();
+  EXPECT_EQ(process.nvtx_projection, NvtxProjection::Process);
+  for (const auto& p : process.nvtx) {
+    const NvtxRow& t = row_named(thread.nvtx, p.name);
+    EXPECT_EQ(p.kernel_count, t.kernel_count + t.left_out_kernels) << p.name;
+    EXPECT_EQ(p.other_thread_kernels, t.left_out_kernels) << p.name;
+    EXPECT_EQ(p.left_out_kernels, 0) << p.name;
+  }
+  // Kernel 4 (thread 2, call at 3500, 300 ns) now counts for the ranges of thread 1 around it,
+  // and thread 1's kernels launched in [0, 10000] count for thread 2's "dom:other".
+  EXPECT_EQ(row_named(process.nvtx, "outer").gpu_time_ns,
+            row_named(thread.nvtx, "outer").gpu_time_ns + 300);
+  EXPECT_EQ(row_named(process.nvtx, "dom:other").gpu_time_ns,
+            row_named(process.nvtx, "outer").gpu_time_ns);          // same span, same process
+  EXPECT_EQ(row_named(process.nvtx, "elsewhere").kernel_count, 0);  // another process
 }
 
 TEST_F(ReferenceCapture, DeviceMemoryTracksThePeakOfDeviceAllocations) {
@@ -215,9 +237,21 @@ TEST(Summarize, UnfinalizedCaptureWithoutIndexesGivesTheSameProjection) {
   TempDir dir;
   const auto path = dir.file("crashed.sqlite");
   test::write_reference_capture(path, /*finalize=*/false);
-  const Summary s = summarize(db::Reader(path));
-  EXPECT_EQ(row_named(s.nvtx, "outer").gpu_time_ns, 4350);
-  EXPECT_EQ(row_named(s.nvtx, "inner").kernel_count, 3);
+  const auto finalized_path = dir.file("finalized.sqlite");
+  test::write_reference_capture(finalized_path);
+  for (const auto projection : {NvtxProjection::Process, NvtxProjection::Thread}) {
+    const Summary s = summarize(db::Reader(path), NameKind::Demangled, projection);
+    const Summary f = summarize(db::Reader(finalized_path), NameKind::Demangled, projection);
+    for (const auto& row : f.nvtx) {
+      EXPECT_EQ(row_named(s.nvtx, row.name).gpu_time_ns, row.gpu_time_ns) << row.name;
+      EXPECT_EQ(row_named(s.nvtx, row.name).kernel_count, row.kernel_count) << row.name;
+      EXPECT_EQ(row_named(s.nvtx, row.name).left_out_kernels, row.left_out_kernels) << row.name;
+    }
+  }
+  EXPECT_EQ(row_named(summarize(db::Reader(path), NameKind::Demangled, NvtxProjection::Thread).nvtx,
+                      "outer")
+                .gpu_time_ns,
+            4350);
 }
 
 TEST(Summarize, CaptureWithoutProcessIsNotCudaUsed) {
@@ -273,22 +307,30 @@ TEST(Summarize, ProjectionMatchesABruteForceCountOnManyLaunches) {
   writer.write(batch);
   writer.finalize({});
 
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> expected;
-  for (const auto& r : batch.nvtx_ranges) {
-    auto& [count, gpu] = expected[r.text];
-    for (std::size_t i = 0; i < batch.api_calls.size(); ++i) {
-      const auto& a = batch.api_calls[i];
-      if (a.tid == r.tid && a.start_ns >= r.start_ns && a.start_ns <= *r.end_ns) {
+  for (const auto projection : {NvtxProjection::Thread, NvtxProjection::Process}) {
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> expected;
+    std::map<std::string, std::int64_t> other_threads;
+    for (const auto& r : batch.nvtx_ranges) {
+      auto& [count, gpu] = expected[r.text];
+      for (std::size_t i = 0; i < batch.api_calls.size(); ++i) {
+        const auto& a = batch.api_calls[i];
+        if (a.start_ns < r.start_ns || a.start_ns > *r.end_ns) continue;
+        if (a.tid != r.tid) ++other_threads[r.text];
+        if (projection == NvtxProjection::Thread && a.tid != r.tid) continue;
         ++count;
         gpu += static_cast<std::int64_t>(batch.kernels[i].end_ns - batch.kernels[i].start_ns);
       }
     }
-  }
-  const Summary s = summarize(db::Reader(path));
-  ASSERT_EQ(s.nvtx.size(), expected.size());
-  for (const auto& row : s.nvtx) {
-    EXPECT_EQ(row.kernel_count, expected[row.name].first) << row.name;
-    EXPECT_EQ(row.gpu_time_ns, expected[row.name].second) << row.name;
+    const Summary s = summarize(db::Reader(path), NameKind::Demangled, projection);
+    ASSERT_EQ(s.nvtx.size(), expected.size());
+    for (const auto& row : s.nvtx) {
+      EXPECT_EQ(row.kernel_count, expected[row.name].first) << row.name;
+      EXPECT_EQ(row.gpu_time_ns, expected[row.name].second) << row.name;
+      EXPECT_EQ(row.other_thread_kernels, other_threads[row.name]) << row.name;
+      EXPECT_EQ(row.left_out_kernels,
+                projection == NvtxProjection::Thread ? other_threads[row.name] : 0)
+          << row.name;
+    }
   }
 }
 

@@ -99,22 +99,30 @@ TEST(TimelineRanks, LaunchContextOfARankOneKernelIsItsOwnStepRange) {
   EXPECT_EQ(t.names[context.ranges[0]->name], "step#1");
 }
 
-TEST(TimelineRanks, WithoutRankRowsLanesAndTitlesStayPerDeviceAndStream) {
+TEST(TimelineRanks, WithoutRankRowsEveryProcessKeepsItsOwnLanesAndTitles) {
   TempDir dir;
   const auto path = dir.file("no_ranks.sqlite");
   const auto written = fuselens::test::write_two_rank_capture(path, /*with_ranks=*/false);
   const Timeline t = load_timeline(db::Reader(path));
   EXPECT_FALSE(t.has_ranks);
+  EXPECT_TRUE(t.several_processes);
+  // Issue 22: processes sharing (device 0, stream 7) no longer share one lane; lanes are grouped
+  // by pid, each group's Gpu lanes by (device, stream), then NVTX, then API.
   const std::vector<std::string> expected = {
-      "GPU 0 · stream 7",      "GPU 0 · stream 13",     "GPU 1 · stream 7",
-      "GPU 1 · stream 13",     "NVTX · thread 100",     "NVTX · thread 200",
-      "CUDA API · thread 100", "CUDA API · thread 200", "CUDA API · thread 300"};
+      "pid 100 · GPU 0 · stream 7",      "pid 100 · GPU 1 · stream 7",
+      "pid 100 · GPU 1 · stream 13",     "pid 100 · NVTX · thread 100",
+      "pid 100 · CUDA API · thread 100", "pid 200 · GPU 0 · stream 7",
+      "pid 200 · GPU 0 · stream 13",     "pid 200 · NVTX · thread 200",
+      "pid 200 · CUDA API · thread 200", "pid 300 · GPU 0 · stream 7",
+      "pid 300 · CUDA API · thread 300"};
   EXPECT_EQ(titles(t), expected);
-  // (device 0, stream 7) holds rank 0's kernels, the stray one and the launcher's in one lane.
-  const int shared = written.gpu_items.at({200, 0, 7}) + written.gpu_items.at({100, 0, 7}) +
-                     written.gpu_items.at({300, 0, 7});
-  EXPECT_EQ(t.lanes.at(0).item_count(), static_cast<std::size_t>(shared));
-  for (const auto& lane : t.lanes) EXPECT_EQ(lane.rank, -1) << lane.title;
+  for (const auto& lane : t.lanes) {
+    EXPECT_EQ(lane.rank, -1) << lane.title;
+    if (lane.kind != LaneKind::Gpu) continue;
+    const auto key = std::make_tuple(lane.pid, lane.device_id, lane.stream_id);
+    ASSERT_TRUE(written.gpu_items.count(key)) << lane.title;
+    EXPECT_EQ(lane.item_count(), static_cast<std::size_t>(written.gpu_items.at(key))) << lane.title;
+  }
 }
 
 }  // namespace

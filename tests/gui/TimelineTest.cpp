@@ -132,7 +132,8 @@ TEST(Timeline, FusionBenchMatchesTheSummary) {
 TEST(Timeline, PytorchLaunchContextsMatchTheNvtxProjection) {
   const db::Reader reader(dataFile("pytorch_mlp.sqlite"));
   const Timeline t = load_timeline(reader);
-  const Summary s = summarize(reader);
+  // Launch contexts hold the ranges open on the launching thread: the thread projection.
+  const Summary s = summarize(reader, NameKind::Demangled, NvtxProjection::Thread);
   // Kernels per range name, from launch contexts; each enclosing range counts the kernel, as
   // Summary's GPU projection does.
   std::map<std::string, std::int64_t> perRange;

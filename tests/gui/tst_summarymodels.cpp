@@ -75,7 +75,9 @@ class TestSummaryModels : public QObject {
     QCOMPARE(nvtx.rowCount(), static_cast<int>(summary.nvtx.size()));
     for (int r = 0; r < nvtx.rowCount(); ++r) {
       const auto& row = summary.nvtx[static_cast<std::size_t>(r)];
-      QCOMPARE(nvtx.index(r, StatsColumns + 2).data(TableModel::RawRole).toLongLong(), row.gpu_time_ns);
+      QCOMPARE(nvtx.index(r, StatsColumns + 3).data(TableModel::RawRole).toLongLong(), row.gpu_time_ns);
+      QCOMPARE(nvtx.index(r, StatsColumns + 2).data(TableModel::RawRole).toLongLong(),
+               row.left_out_kernels);
       QCOMPARE(nvtx.index(r, StatsColumns + 1).data(TableModel::RawRole).toLongLong(), row.kernel_count);
     }
 

@@ -82,13 +82,17 @@ class TestTimelineRanks : public QObject {
     }
   }
 
-  void withoutRanksTheLayoutHasNoHeaders() {
+  void withoutRanksEachProcessHasAHeader() {
+    // Issue 22: the same three processes without process_rank rows are grouped by pid.
     TimelineWidget widget;
     widget.resize(1000, 700);
     widget.setCapture(plain_);
     const QStringList titles = lanesOnly(widget);
     QVERIFY(!titles.isEmpty());
-    QCOMPARE(titles.first(), QStringLiteral("GPU 0 · stream 7"));
+    QCOMPARE(titles.first(), QStringLiteral("Process 100"));
+    QCOMPARE(titles.at(1), QStringLiteral("pid 100 · GPU 0 · stream 7"));
+    QCOMPARE(titles.count(QStringLiteral("Process 200")), 1);
+    QCOMPARE(titles.count(QStringLiteral("Process 300")), 1);
     for (const auto& title : titles) {
       QVERIFY2(!title.startsWith(QStringLiteral("Rank ")) &&
                    !title.startsWith(QStringLiteral("rank ")) &&

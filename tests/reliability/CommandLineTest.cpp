@@ -58,6 +58,7 @@ std::vector<Command> commands() {
   const std::string a = "prof-analyze: error: ";
   const Option format{"--format", {"xml", ""}};
   const Option names{"--names", {"pretty"}};
+  const Option projection{"--nvtx-projection", {"both", ""}};  // process or thread (issue 22)
   // --window and the step methods of every analysing subcommand (analyzer/window/Window.h)
   const Option window{"--window",
                       {"", "nope", "steps:0", "steps:5-2", "steps:-3", "steps:1-x",
@@ -73,6 +74,7 @@ std::vector<Command> commands() {
        {"summary", kCapture},
        {format,
         names,
+        projection,
         {"--section", {"kernel", "all,nope"}},
         window,
         step_range,
@@ -134,6 +136,7 @@ std::vector<Command> commands() {
         {"--fail-if-slower", {"abc", "-5"}},
         {"--time", {"wall", ""}},
         {"--by", {"sideways", ""}},
+        projection,
         window,
         step_range,
         step_function,

@@ -54,6 +54,20 @@ CLI::Option* add_format_option(CLI::App* command, std::string& format) {
       ->capture_default_str();
 }
 
+CLI::Option* add_nvtx_projection_option(CLI::App* command, std::string& projection) {
+  return command
+      ->add_option("--nvtx-projection", projection,
+                   "GPU work of an NVTX range: kernels launched inside it by any thread of its "
+                   "process (process), or by its own thread only (thread, as Nsight Systems' "
+                   "nvtx_gpu_proj_sum)")
+      ->check(CLI::IsMember({"process", "thread"}))
+      ->capture_default_str();
+}
+
+analyzer::NvtxProjection nvtx_projection(const std::string& projection) {
+  return analyzer::parse_nvtx_projection(projection).value_or(analyzer::NvtxProjection::Process);
+}
+
 CLI::Option* add_frames_option(CLI::App* command, std::string& frames) {
   return command
       ->add_option("--frames", frames,

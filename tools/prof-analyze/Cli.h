@@ -49,6 +49,11 @@ CLI::Option* add_names_option(
     const std::string& help = "Kernel names: demangled, short or mangled");
 /// Adds --format (table, csv or json) to `command`, bound to `format`.
 CLI::Option* add_format_option(CLI::App* command, std::string& format);
+/// Adds --nvtx-projection (process or thread: analyzer::NvtxProjection, CompareProjection.h) to
+/// `command`, bound to `projection`; another value is a usage error.
+CLI::Option* add_nvtx_projection_option(CLI::App* command, std::string& projection);
+/// The value of --nvtx-projection (checked by add_nvtx_projection_option).
+analyzer::NvtxProjection nvtx_projection(const std::string& projection);
 /// Adds --frames (auto, user, python, native, all: analyzer::FramesMode) to `command`, bound to
 /// `frames`; another value is a usage error (one line, kExitUsage).
 CLI::Option* add_frames_option(CLI::App* command, std::string& frames);

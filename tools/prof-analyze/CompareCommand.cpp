@@ -2,6 +2,7 @@
 // prof-analyze compare FILE --baseline GLOB --candidate GLOB
 // prof-analyze compare EAGER.sqlite COMPILED.sqlite --by op|module  (torch.compile: fusions)
 //   common: [--format table|csv|json] [--names short|demangled|mangled] [--fail-if-slower PCT]
+//           [--nvtx-projection process|thread]  (which launches count for a range)
 //           [--time gpu|span]  (what --fail-if-slower judges: GPU time or GPU span per iteration)
 
 #include <fmt/format.h>
@@ -34,6 +35,7 @@ struct CompareOptions {
   double diff_threshold = 5;
   std::optional<double> fail_if_slower;
   std::string time = "gpu";
+  std::string projection = "process";
   std::string by;        ///< "op" or "module": eager vs torch.compile capture
   WindowOptions window;  ///< window "": steady for two captures, all with range patterns
 };
@@ -109,7 +111,8 @@ int run_compare(const CompareOptions& o) {
     if (o.files.size() == 1) {
       fuselens::db::Reader reader(o.files[0]);
       if (const int rc = open_window(reader, spec, steps, windows[0])) return rc;
-      report = analyzer::compare_ranges(reader, o.baseline, o.candidate);
+      report =
+          analyzer::compare_ranges(reader, o.baseline, o.candidate, nvtx_projection(o.projection));
     } else {
       fuselens::db::Reader a(o.files[0]);
       if (const int rc = open_window(a, spec, steps, windows[0])) return rc;
@@ -118,6 +121,7 @@ int run_compare(const CompareOptions& o) {
       analyzer::CompareOptions options;
       options.kernel_names = name_kind(o.names);
       options.diff_threshold_percent = o.diff_threshold;
+      options.projection = nvtx_projection(o.projection);
       report = analyzer::compare_captures(a, b, options);
     }
   } catch (const analyzer::CompareError& e) {
@@ -172,6 +176,7 @@ Runner add_compare_command(CLI::App& app) {
       ->check(CLI::IsMember({"op", "module"}));
   add_format_option(compare, options->format);
   add_names_option(compare, options->names, "Kernel names in the kernel diff");
+  add_nvtx_projection_option(compare, options->projection);
   add_window_options(compare, options->window, "");
   compare->get_option("--window")->default_str("steady (all with --baseline/--candidate)");
   compare

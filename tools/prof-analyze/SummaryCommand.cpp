@@ -1,4 +1,5 @@
 // prof-analyze summary FILE [--format table|csv|json] [--names demangled|short|mangled]
+//                          [--nvtx-projection process|thread]
 //                          [--section kernels,memops,api,nvtx,memory,all]
 
 #include <iostream>
@@ -35,6 +36,7 @@ struct SummaryOptions {
   std::string file;
   std::string format = "table";
   std::string names = "demangled";
+  std::string projection = "process";
   std::vector<std::string> sections{"all"};
   WindowOptions window;
 };
@@ -49,7 +51,8 @@ int run_summary(const SummaryOptions& options) {
   fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
   analyzer::Window window;
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
-  const analyzer::Summary summary = analyzer::summarize(reader, name_kind(options.names));
+  const analyzer::Summary summary =
+      analyzer::summarize(reader, name_kind(options.names), nvtx_projection(options.projection));
   if (!summary.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to summarize",
                 kExitCapture);
@@ -79,6 +82,7 @@ Runner add_summary_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"kernels", "memops", "api", "nvtx", "memory", "all"}))
       ->default_str("all");
+  add_nvtx_projection_option(summary, options->projection);
   add_window_options(summary, options->window);
   return [options] { return run_summary(*options); };
 }

@@ -113,7 +113,8 @@ QString ApiSummaryModel::headerToolTip(int column) const { return statsHeaderToo
 NvtxSummaryModel::NvtxSummaryModel(QObject* parent)
     : RowsModel(statsHeaders(QStringLiteral("Instances"))
                     << QStringLiteral("Unterminated") << QStringLiteral("Kernels")
-                    << QStringLiteral("GPU Time") << QStringLiteral("Range"),
+                    << QStringLiteral("Left Out") << QStringLiteral("GPU Time")
+                    << QStringLiteral("Range"),
                 parent) {}
 
 QVariant NvtxSummaryModel::cell(int row, int column, int role) const {
@@ -125,6 +126,9 @@ QVariant NvtxSummaryModel::cell(int row, int column, int role) const {
     case 1:
       return numberCell(static_cast<double>(r.kernel_count), formatCount(r.kernel_count), role);
     case 2:
+      return numberCell(static_cast<double>(r.left_out_kernels), formatCount(r.left_out_kernels),
+                        role);
+    case 3:
       return numberCell(static_cast<double>(r.gpu_time_ns),
                         formatDuration(static_cast<double>(r.gpu_time_ns)), role);
     default:
@@ -135,9 +139,15 @@ QVariant NvtxSummaryModel::cell(int row, int column, int role) const {
 QString NvtxSummaryModel::headerToolTip(int column) const {
   switch (column - StatsColumns) {
     case 1:
-      return QStringLiteral("Kernels whose launching API call ran inside the range on its thread");
+      return QStringLiteral(
+          "Kernels whose launching API call started inside the range: on any thread of its "
+          "process (process projection, the default) or on its own thread (thread projection)");
     case 2:
-      return QStringLiteral("Summed GPU duration of those kernels (Nsight's GPU projection)");
+      return QStringLiteral(
+          "Kernels launched inside the range by other threads of its process that the "
+          "projection left out (0 under the process projection)");
+    case 3:
+      return QStringLiteral("Summed GPU duration of the counted kernels (GPU projection)");
     default:
       return statsHeaderToolTip(column);
   }

@@ -146,11 +146,25 @@ void HeatmapPage::rebuild() {
                                   "nothing to lay out. Name ranges like <code>gemm/fused/M64_N128</code>."));
     return;
   }
-  note_->setText(QStringLiteral(
-      "From the analyzer's range statistics (the figures of <code>prof-analyze compare</code>): GPU time is "
-      "the kernels launched inside each range, per iteration (its NVTX payload), median over instances. "
-      "Efficiency (percent of peak) is on the <b>Roofline</b> page: it needs FLOP and byte counts "
-      "(counters or annotations), which range statistics do not have."));
+  std::int64_t leftOut = 0;
+  auto projection = analyzer::NvtxProjection::Process;
+  for (const auto& r : data_->ranges) {
+    leftOut += r.left_out_kernels;
+    projection = r.projection;
+  }
+  note_->setText(QStringLiteral("From the analyzer's range statistics (the figures of "
+                                "<code>prof-analyze compare</code>): GPU time is "
+                                "the kernels launched inside each range, per iteration (its NVTX "
+                                "payload), median over instances. "
+                                "<b>GPU projection: %1</b> (%2; %3 kernels left out). "
+                                "Efficiency (percent of peak) is on the <b>Roofline</b> page: it "
+                                "needs FLOP and byte counts "
+                                "(counters or annotations), which range statistics do not have.")
+                     .arg(QString::fromUtf8(analyzer::to_string(projection)),
+                          projection == analyzer::NvtxProjection::Thread
+                              ? QStringLiteral("kernels launched by the range's own thread")
+                              : QStringLiteral("kernels launched by any thread of its process"),
+                          formatCount(leftOut)));
 }
 
 QAbstractItemView* HeatmapPage::currentTable() const { return view_; }

@@ -43,6 +43,16 @@ QString headerHtml(const CaptureData& data) {
                    formatCount(t.memcpy_count), formatBytes(static_cast<double>(t.memcpy_bytes)),
                    formatCount(t.memset_count), formatCount(t.api_call_count),
                    formatCount(t.nvtx_range_count));
+  if (!s.nvtx.empty()) {
+    std::int64_t leftOut = 0, otherThreads = 0;
+    for (const auto& r : s.nvtx) {
+      leftOut += r.left_out_kernels;
+      otherThreads += r.other_thread_kernels;
+    }
+    html += QStringLiteral("<br>NVTX ranges: ") +
+            toQString(analyzer::nvtx_projection_note(s.nvtx_projection, leftOut, otherThreads))
+                .toHtmlEscaped();
+  }
   if (!s.cuda_used) {
     html += QStringLiteral("<br><b>The workload never initialized CUDA: every table is empty.</b>");
   }

@@ -40,8 +40,9 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
   auto* zoomIn = button(QStringLiteral("Zoom in"), QStringLiteral("+ or mouse wheel"));
   auto* zoomOut = button(QStringLiteral("Zoom out"), QStringLiteral("- or mouse wheel"));
   auto* zoomAll = button(QStringLiteral("Show all"), QStringLiteral("Home or 0"));
-  auto* hint = new QLabel(QStringLiteral("Wheel: zoom · drag or ←/→: pan · Shift+wheel or ↑/↓: "
-                                         "scroll lanes · click: select"),
+  auto* hint = new QLabel(QStringLiteral("Wheel: zoom · drag on the ruler: zoom to a span · drag "
+                                         "or ←/→: pan · Shift+wheel or ↑/↓: scroll lanes · "
+                                         "click: select"),
                           this);
   hint->setStyleSheet(QStringLiteral("color: #555"));
   bar->addSpacing(12);

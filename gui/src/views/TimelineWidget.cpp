@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "Format.h"
 
@@ -122,13 +124,12 @@ void TimelineWidget::layoutTracks() {
         y += kCounterHeight + kLaneGap;
       }
     };
-    if (t.has_ranks) {
-      // The analyzer orders lanes by rank: a header above each rank's group, the device-memory
-      // counters (per device, not per rank) after the groups.
+    if (t.has_ranks || t.several_processes) {
+      // The analyzer orders lanes by process (rank first): a header above each group, the
+      // device-memory counters (per device, summed over processes) after the groups.
       for (int l = 0; l < lanes; ++l) {
-        const int rank = t.lanes[static_cast<std::size_t>(l)].rank;
-        if (l == 0 || t.lanes[static_cast<std::size_t>(l - 1)].rank != rank) {
-          tracks_.push_back({-3, 0, rank, y, kGroupHeaderHeight, true});
+        if (l == 0 || groupKey(l) != groupKey(l - 1)) {
+          tracks_.push_back({-3, 0, l, y, kGroupHeaderHeight, true});
           y += kGroupHeaderHeight + kLaneGap / 2;
         }
         addLane(l);
@@ -156,7 +157,7 @@ QStringList TimelineWidget::trackTitles() const {
     if (track.lane == -2) {
       out << QStringLiteral("Steps (%1)").arg(stepLaneItemCount());
     } else if (track.lane == -3) {
-      out << groupTitle(track.counter);
+      out << groupTitle(track.counter);  // the group's first lane
     } else if (track.lane >= 0) {
       out << (track.firstOfLane ? toQString(t.lanes[static_cast<std::size_t>(track.lane)].title)
                                 : QString());
@@ -176,8 +177,20 @@ int TimelineWidget::rowCenterY(int lane, int row) const {
   return -1;
 }
 
-QString TimelineWidget::groupTitle(int rank) {
-  return rank >= 0 ? QStringLiteral("Rank %1").arg(rank) : QStringLiteral("Without rank");
+std::int64_t TimelineWidget::groupKey(int lane) const {
+  const auto& l = data_->timeline.lanes[static_cast<std::size_t>(lane)];
+  if (data_->timeline.has_ranks && l.rank >= 0) return l.rank;
+  if (data_->timeline.has_ranks) return -1;  // processes without a rank: one group
+  return -2 - static_cast<std::int64_t>(l.pid);
+}
+
+QString TimelineWidget::groupTitle(int lane) const {
+  const auto& t = data_->timeline;
+  const auto& l = t.lanes[static_cast<std::size_t>(lane)];
+  if (t.has_ranks) {
+    return l.rank >= 0 ? QStringLiteral("Rank %1").arg(l.rank) : QStringLiteral("Without rank");
+  }
+  return QStringLiteral("Process %1").arg(l.pid);
 }
 
 const analyzer::StepReport* TimelineWidget::steps() const {
@@ -483,6 +496,17 @@ void TimelineWidget::paintWindow(QPainter& p, const QRect& area, int top) {
     if (from < area.right())
       p.fillRect(QRectF(from, area.top(), area.right() - from, area.height()), outside);
   }
+  if (zoomSelecting_) {  // the rubber band of a drag-to-zoom, across ruler and lanes
+    const double a = xOf(std::min(zoomStartNs_, zoomEndNs_), area);
+    const double b = xOf(std::max(zoomStartNs_, zoomEndNs_), area);
+    p.fillRect(QRectF(a, top, std::max(1.0, b - a), area.bottom() - top),
+               QColor(0xe8, 0x8a, 0x3c, 50));
+    p.setPen(QColor(0xc0, 0x60, 0x10));
+    p.drawLine(QPointF(a, top), QPointF(a, area.bottom()));
+    p.drawLine(QPointF(b, top), QPointF(b, area.bottom()));
+    p.drawText(QRectF(a + 4, top + 2, 200, 16), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("zoom to ") + formatDuration(std::abs(zoomEndNs_ - zoomStartNs_)));
+  }
   if (rangeSelecting_) {
     const double a = xOf(std::min(rangeStartNs_, rangeEndNs_), area);
     const double b = xOf(std::max(rangeStartNs_, rangeEndNs_), area);
@@ -563,13 +587,23 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
       ++i;
       continue;
     }
-    // A run of items narrower than a pixel: merge every item that starts in the same pixel
-    // column (one binary search per column), and neighbouring columns while they are no more
-    // than a pixel apart.
-    const double blockStart = a;
+    // A run of items narrower than a pixel: per pixel column, a bar as high as the share of the
+    // column's time the row's items cover (busy fraction, as Nsight Systems draws a zoomed-out
+    // timeline), so an idle GPU does not look busy. One binary search per column jumps over the
+    // items starting in it; the run ends at a gap of more than a pixel or a wide item.
     double blockEnd = a;
     std::size_t count = 0;
     const TimelineItem* only = &item;
+    int lastColumn = std::numeric_limits<int>::min();
+    const auto drawColumn = [&](int column) {
+      if (column <= lastColumn || column >= area.width()) return;
+      lastColumn = column;
+      const double fraction = columnCoverage(row, column, area.width());
+      if (fraction <= 0) return;
+      const double bar = std::max(1.0, fraction * h);
+      p.fillRect(QRectF(left + column, y + h - bar, 1.0, bar), merged);
+    };
+    std::vector<int> columns;
     while (i < n) {
       const TimelineItem& m = items[i];
       const double ma = toX(m.start_ns);
@@ -579,16 +613,20 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
       const auto nextNs =
           static_cast<std::int64_t>(std::ceil(viewStart_ + (nextPixel - left) * nsPerPx));
       const std::size_t j = std::max(i + 1, analyzer::first_starting_at(row, i + 1, nextNs));
-      blockEnd = std::max({blockEnd, ma, toX(items[j - 1].end_ns)});
+      const double endX = std::max({blockEnd, ma, toX(items[j - 1].end_ns)});
+      for (int c = static_cast<int>(std::floor(ma - left));
+           c <= static_cast<int>(std::floor(endX - left)); ++c) {
+        if (columns.empty() || columns.back() < c) columns.push_back(c);
+      }
+      blockEnd = endX;
       count += j - i;
       i = j;
     }
-    const QRectF r(blockStart, y, std::max(1.0, blockEnd - blockStart), h);
     if (count == 1) {
-      p.fillRect(r, itemColor(*only));
+      p.fillRect(QRectF(a, y, std::max(1.0, blockEnd - a), h), itemColor(*only));
       ++stats_.items;
     } else {
-      p.fillRect(r, merged);
+      for (const int c : columns) drawColumn(std::max(c, 0));
       ++stats_.blocks;
       stats_.mergedItems += static_cast<std::int64_t>(count);
     }
@@ -603,6 +641,31 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
       p.setPen(Qt::NoPen);
     }
   }
+}
+
+double TimelineWidget::columnCoverage(const analyzer::TimelineRow& row, int column,
+                                      int width) const {
+  const double nsPerPx = (viewEnd_ - viewStart_) / std::max(1, width);
+  const double from = viewStart_ + column * nsPerPx;
+  const auto t0 = static_cast<std::int64_t>(std::floor(from));
+  const auto t1 = static_cast<std::int64_t>(std::floor(from + nsPerPx));
+  if (t1 <= t0) return 0;
+  const double busy = static_cast<double>(analyzer::busy_ns(row, t0, t1));
+  return std::clamp(busy / static_cast<double>(t1 - t0), 0.0, 1.0);
+}
+
+std::vector<double> TimelineWidget::coverage(int lane, int row) const {
+  std::vector<double> out;
+  const auto* t = timeline();
+  if (!t || lane < 0 || static_cast<std::size_t>(lane) >= t->lanes.size()) return out;
+  const auto& l = t->lanes[static_cast<std::size_t>(lane)];
+  if (row < 0 || static_cast<std::size_t>(row) >= l.rows.size()) return out;
+  const int width = timeArea().width();
+  out.reserve(static_cast<std::size_t>(width));
+  for (int c = 0; c < width; ++c) {
+    out.push_back(columnCoverage(l.rows[static_cast<std::size_t>(row)], c, width));
+  }
+  return out;
 }
 
 void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& track,
@@ -678,111 +741,6 @@ bool TimelineWidget::event(QEvent* e) {
     return true;
   }
   return QWidget::event(e);
-}
-
-void TimelineWidget::resizeEvent(QResizeEvent*) {
-  const int w = vbar_->sizeHint().width();
-  vbar_->setGeometry(width() - w, kRulerHeight, w, height() - kRulerHeight);
-  updateScrollBar();
-}
-
-void TimelineWidget::wheelEvent(QWheelEvent* e) {
-  const int delta = e->angleDelta().y();
-  if (delta == 0) return;
-  if (e->modifiers() & Qt::ShiftModifier || e->position().x() < kGutterWidth) {
-    vbar_->setValue(vbar_->value() - delta / 2);
-  } else {
-    zoom(std::pow(0.8, delta / 120.0), e->position().x());
-  }
-  e->accept();
-}
-
-void TimelineWidget::mousePressEvent(QMouseEvent* e) {
-  if (e->button() != Qt::LeftButton) return;
-  pressPos_ = e->pos();
-  pressViewStart_ = viewStart_;
-  dragging_ = false;
-  rangeSelecting_ = (e->modifiers() & Qt::ShiftModifier) && data_ && timeArea().contains(e->pos());
-  if (rangeSelecting_) rangeStartNs_ = rangeEndNs_ = nsAt(e->pos().x(), timeArea());
-}
-
-void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
-  if (!(e->buttons() & Qt::LeftButton)) return;
-  if (rangeSelecting_) {
-    rangeEndNs_ = nsAt(e->pos().x(), timeArea());
-    update();
-    return;
-  }
-  const QPoint d = e->pos() - pressPos_;
-  if (!dragging_ && d.manhattanLength() < 4) return;
-  dragging_ = true;
-  setCursor(Qt::ClosedHandCursor);
-  const double span = viewEnd_ - viewStart_;
-  const double start = pressViewStart_ - d.x() * span / timeArea().width();
-  setView(start, start + span);
-  vbar_->setValue(vbar_->value() - (e->pos().y() - pressPos_.y()) / 4);
-}
-
-void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
-  if (e->button() != Qt::LeftButton) return;
-  unsetCursor();
-  if (rangeSelecting_) {
-    rangeSelecting_ = false;
-    rangeEndNs_ = nsAt(e->pos().x(), timeArea());
-    if (std::abs(e->pos().x() - pressPos_.x()) >= 4) {
-      selectTimeRange(rangeStartNs_, rangeEndNs_);
-      rangeSelecting_ = false;
-    }
-    update();
-    return;
-  }
-  if (!dragging_) select(itemAt(e->pos()));
-  dragging_ = false;
-}
-
-void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
-  if (e->button() != Qt::LeftButton) return;
-  if (const int index = stepAt(e->pos())) Q_EMIT stepActivated(index);
-}
-
-void TimelineWidget::keyPressEvent(QKeyEvent* e) {
-  const double center = timeArea().center().x();
-  switch (e->key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-      zoom(0.5, center);
-      break;
-    case Qt::Key_Minus:
-      zoom(2.0, center);
-      break;
-    case Qt::Key_Left:
-      pan(-timeArea().width() / 8.0);
-      break;
-    case Qt::Key_Right:
-      pan(timeArea().width() / 8.0);
-      break;
-    case Qt::Key_Up:
-      vbar_->setValue(vbar_->value() - kRowHeight);
-      break;
-    case Qt::Key_Down:
-      vbar_->setValue(vbar_->value() + kRowHeight);
-      break;
-    case Qt::Key_PageUp:
-      vbar_->setValue(vbar_->value() - vbar_->pageStep());
-      break;
-    case Qt::Key_PageDown:
-      vbar_->setValue(vbar_->value() + vbar_->pageStep());
-      break;
-    case Qt::Key_Home:
-    case Qt::Key_0:
-      zoomAll();
-      break;
-    case Qt::Key_Escape:
-      select(nullptr);
-      break;
-    default:
-      QWidget::keyPressEvent(e);
-  }
 }
 
 }  // namespace fuselens::gui

@@ -5,10 +5,17 @@
 //
 // Level of detail (as Tracy): each row is a vector sorted by start, so a repaint visits only
 // what is visible. An item at least one pixel wide is drawn (with its name when there is room);
-// a run of items narrower than a pixel is merged into one block, jumping over the items of each
-// pixel column with a binary search (analyzer::first_starting_at). A repaint therefore costs
-// O(width x log n) per row, not O(n): a million kernels fully zoomed out draw as about a
-// thousand blocks. Counters are drawn as one step polygon with each pixel column's maximum.
+// a run of items narrower than a pixel is drawn by coverage, as Nsight Systems does: each pixel
+// column of the run gets a bar as high as the fraction of the column's time the row's items
+// cover (analyzer::busy_ns / column width; at least one pixel when anything runs), so a GPU busy
+// 15 % of a zoomed-out step shows 15 %-high bars, not a solid block. Columns are found by
+// jumping over the items of each with a binary search (analyzer::first_starting_at) and their
+// coverage costs two more, so a repaint costs O(width x log n) per row, not O(n). Counters are
+// drawn as one step polygon with each pixel column's maximum.
+//
+// Captures of several processes (or ranks) show a header above each process's group of lanes
+// ("Process 810", or "Rank 1" / "Without rank" with ranks) and lane titles that name the
+// process and the thread (analyzer/timeline/Timeline.h).
 //
 // The step lane (above the GPU lanes, once the steps are in: stepsChanged) draws one item per step
 // of analyzer::analyze_steps, labelled with its index: warm-up steps grey, steady ones green,
@@ -16,8 +23,10 @@
 // the ruler marks the window's intervals.
 //
 // Input: Shift+drag selects a time range (timeRangeSelected: the main window makes it the window
-// of every page), a double click on a step activates it (stepActivated: that step's window); wheel
-// zooms around the cursor (Shift+wheel scrolls lanes), +/- zoom around the centre, drag or
+// of every page), a double click on a step activates it (stepActivated: that step's window); a
+// drag on the ruler (or Ctrl+drag over the lanes) draws a rubber band and zooms to it; wheel
+// zooms around the cursor by kWheelZoom per notch (kFineWheelZoom with Ctrl; Shift+wheel scrolls
+// lanes), +/- zoom around the centre, drag or
 // Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a click selects
 // the item under the cursor (itemSelected), hovering shows its tooltip.
 
@@ -52,6 +61,8 @@ class TimelineWidget : public QWidget {
   void zoomAll();
   /// Zooms by `factor` (< 1 zooms in) keeping the time under widget x `anchorX` in place.
   void zoom(double factor, double anchorX);
+  /// Shows [startNs, endNs] (either order), as a drag-to-zoom on the ruler does.
+  void zoomToRange(double startNs, double endNs);
   /// Pans by `pixels` (positive: later times).
   void pan(double pixels);
   /// Widget x of time `ns` in the current view.
@@ -72,15 +83,22 @@ class TimelineWidget : public QWidget {
   int stepLaneItemCount() const;
   /// The step (1-based) whose item lies under widget point `pos`, 0 when none.
   int stepAt(const QPoint& pos) const;
-  /// What the gutter shows, track by track from the top: "Steps (N)", a rank group's header
-  /// ("Rank 1", "Without rank": captures with ranks only), lane titles (on a lane's first row;
-  /// "" on its deeper rows) and counter titles.
+  /// What the gutter shows, track by track from the top: "Steps (N)", a process group's header
+  /// ("Rank 1", "Without rank" with ranks; "Process 810" for captures of several processes
+  /// without ranks), lane titles (on a lane's first row; "" on its deeper rows) and counter
+  /// titles.
   QStringList trackTitles() const;
   /// Widget y of the middle of row `row` of lane `lane` at the current scroll (-1: not laid out).
   int rowCenterY(int lane, int row = 0) const;
 
   /// Selects the time range [startNs, endNs] as a Shift+drag does (timeRangeSelected).
   void selectTimeRange(double startNs, double endNs);
+
+  /// Per pixel column of the time area, the fraction of the column's time in the current view
+  /// that the items of row `row` of lane `lane` cover (0 to 1): the height, relative to the row,
+  /// of the bar drawn where items are narrower than a pixel. Empty for a lane or row that does
+  /// not exist.
+  std::vector<double> coverage(int lane, int row = 0) const;
 
   /// Draws the timeline into `target` (what paintEvent does); benchmarks time it.
   void paintTimeline(QPainter& painter, const QRect& target);
@@ -98,6 +116,10 @@ class TimelineWidget : public QWidget {
   static constexpr int kCounterHeight = 64;
   static constexpr int kLaneGap = 8;
   static constexpr int kGroupHeaderHeight = 18;
+  /// Span factor per wheel notch: 0.5 halves the span, so 5 notches go from a 376 ms capture to
+  /// a 12 ms step (0.8, the fine step with Ctrl, takes 16).
+  static constexpr double kWheelZoom = 0.5;
+  static constexpr double kFineWheelZoom = 0.8;
 
  Q_SIGNALS:
   void itemSelected(const fuselens::analyzer::TimelineItem* item);
@@ -122,7 +144,7 @@ class TimelineWidget : public QWidget {
   /// One horizontal band: a row of a lane, or a counter track.
   struct Track {
     /// Lane index and depth; lane -1 for a counter, -2 for the steps, -3 for the header of a
-    /// rank's group (rank in `counter`, -1 for processes without a rank).
+    /// process's (or rank's) group (the group's first lane in `counter`).
     int lane = -1, row = 0;
     int counter = -1;
     int y = 0, height = 0;  ///< in content coordinates (before scrolling)
@@ -145,7 +167,12 @@ class TimelineWidget : public QWidget {
                     int h);
   QColor itemColor(const analyzer::TimelineItem& item) const;
   QString tooltipFor(const analyzer::TimelineItem& item) const;
-  static QString groupTitle(int rank);  ///< "Rank 1", or "Without rank" for -1
+  /// "Rank 1", "Without rank" (captures with ranks) or "Process 810", of the group of `lane`.
+  QString groupTitle(int lane) const;
+  /// Lanes of one group share the key: the rank, -1 for processes without one (captures with
+  /// ranks), else -2 - pid.
+  std::int64_t groupKey(int lane) const;
+  double columnCoverage(const analyzer::TimelineRow& row, int column, int width) const;
 
   CaptureDataPtr data_;
   QString emptyText_;
@@ -161,6 +188,8 @@ class TimelineWidget : public QWidget {
   double pressViewStart_ = 0;
   bool dragging_ = false;
   bool rangeSelecting_ = false;  ///< a Shift+drag is under way
+  bool zoomSelecting_ = false;   ///< a drag-to-zoom is under way
+  double zoomStartNs_ = 0, zoomEndNs_ = 0;
   double rangeStartNs_ = 0, rangeEndNs_ = 0;
   PaintStats stats_;
 };
