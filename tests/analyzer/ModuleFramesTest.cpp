@@ -175,3 +175,20 @@ TEST(ModuleFrames, WithoutSequenceNumbersBackwardIsNotAttributed) {
   EXPECT_EQ(report.backward_attributed_share(), 0.0);
   EXPECT_EQ(by_path(report).at("model.block").forward_exclusive.gpu_ns, d.block);
 }
+
+// The name marks are written at a root's first call, in the warm-up: a window after them (the
+// steady steps) still names the modules (failed before the names were read from the whole
+// capture: the window's view of nvtx_mark hid them, and every module was named by its class).
+TEST(ModuleFrames, AWindowAfterTheNameMarksStillNamesTheModules) {
+  TempDir dir;
+  const auto path = dir.file("frames.sqlite");
+  frames_capture({}).write(path);
+  db::Reader reader(path);
+  reader.restrict_to({db::TimeSpan{support::kFlagsT0 + us(90), support::kFlagsT0 + us(2000)}});
+  const auto report = module_report(reader);
+  ASSERT_TRUE(report.available);
+  const auto rows = by_path(report);
+  EXPECT_TRUE(rows.count("model"));
+  EXPECT_TRUE(rows.count("model.block"));
+  EXPECT_FALSE(rows.count("Net"));
+}

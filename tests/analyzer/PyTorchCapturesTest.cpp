@@ -1,4 +1,5 @@
-// Issue 20 on the committed H100 captures of scripts/device/plans/compiled.sh
+// Issue 20 on the committed H100 captures of scripts/device/plans/compiled.sh (and the H200
+// frames-mode captures of plans/modframes.sh)
 // (tests/data/README.md): the eager CNN training step (cnn_step.py) and transformer block
 // (transformer_block.py), recorded with the default trace, so with the module view and backward
 // attribution on. The module tree names the scripts' modules, splits forward from backward, and
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "cct/CallingContext.h"
@@ -103,6 +105,64 @@ TEST(PyTorchCaptures, UserFramesFoldTheDispatcherAndLinkBackward) {
     for (const auto& row : all.rows) recorded += row.label.find("at::_ops::") != std::string::npos;
     EXPECT_GT(recorded, 0);
     EXPECT_EQ(all.total.gpu_time_ns, user.total.gpu_time_ns);  // folding moves time, never loses it
+  }
+}
+
+// The same scripts recorded in frames mode (the default since schema 9: module frames and
+// autograd sequence numbers, no per-call Python hook; scripts/device/plans/modframes.sh on an
+// H200): the module tree has the same paths as the hooks-mode capture of the same script, the
+// backward share meets the goal, every backward operation with a sequence number is under a
+// forward launch, and the tree is derived, not read from stored ranges.
+void expect_same_paths(const std::string& hooks, const std::string& frames) {
+  SCOPED_TRACE(frames);
+  const db::Reader h(data(hooks)), f(data(frames));
+  const auto a = module_report(h), b = module_report(f);
+  ASSERT_TRUE(a.available);
+  ASSERT_TRUE(b.available);
+  EXPECT_FALSE(a.derived);
+  EXPECT_TRUE(b.derived);
+  std::set<std::string> pa, pb;
+  for (const auto& row : a.rows) pa.insert(row.path);
+  for (const auto& row : b.rows) pb.insert(row.path);
+  EXPECT_EQ(pa, pb);
+  EXPECT_GT(b.backward_attributed_share(), 0.95);
+}
+
+TEST(PyTorchCaptures, FramesModeCnnHasTheHooksModeTree) {
+  expect_tree("cnn_eager_frames.sqlite",
+              {"model", "model.block1", "model.block1.conv", "model.block1.bn", "model.block2.conv",
+               "model.block3.pool", "model.head", "loss_fn"});
+  expect_same_paths("cnn_eager.sqlite", "cnn_eager_frames.sqlite");
+}
+
+TEST(PyTorchCaptures, FramesModeTransformerHasTheHooksModeTree) {
+  expect_tree("transformer_eager_frames.sqlite",
+              {"model", "model.attn", "model.attn.qkv", "model.attn.proj", "model.mlp.fc1",
+               "model.mlp.fc2", "model.ln1", "model.ln2"});
+  expect_same_paths("transformer_eager.sqlite", "transformer_eager_frames.sqlite");
+}
+
+TEST(PyTorchCaptures, FramesModeLinksBackwardBySequenceNumber) {
+  for (const char* capture : {"cnn_eager_frames.sqlite", "transformer_eager_frames.sqlite"}) {
+    SCOPED_TRACE(capture);
+    const db::Reader reader(data(capture));
+    // Recorded: forward launches carry forward_seq, backward ones backward_seq.
+    EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM api_context WHERE forward_seq IS NOT NULL"), 0);
+    EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM api_context WHERE backward_seq IS NOT NULL"),
+              0);
+    EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range r JOIN strings t ON t.id = "
+                               "r.text_id WHERE t.value GLOB 'fuselens:module:*'"),
+              0);  // no hook ran per call
+    const auto report = calling_context_report(reader, CctOptions{});
+    ASSERT_TRUE(report.available);
+    // Every backward kernel whose node has a forward op is placed under it; what stays under its
+    // thread is at most the work of nodes without a forward launch (AccumulateGrad, the
+    // optimizer's).
+    const std::int64_t with_node = reader.query_int(
+        "SELECT COUNT(*) FROM kernel k JOIN api_context c ON c.pid = k.pid AND "
+        "c.correlation_id = k.correlation_id WHERE c.backward_seq IS NOT NULL");
+    EXPECT_GT(report.backward_linked, 0);
+    EXPECT_GE(report.backward_linked, with_node);
   }
 }
 
