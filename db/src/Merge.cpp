@@ -174,6 +174,13 @@ std::string quote_identifier(std::string_view name) {
   return out + "\"";
 }
 
+// The oldest capture version merge reads (8: ranks), and the nullable columns added since, which
+// an older input lacks and the output gets as NULL (version 9: the autograd sequence numbers).
+constexpr int kMergeOldestVersion = 8;
+bool added_after_oldest(const std::string& table, const std::string& column) {
+  return table == "api_context" && (column == "forward_seq" || column == "backward_seq");
+}
+
 std::vector<std::string> table_columns(sqlite3* db, const std::string& table) {
   Raw info(db, "SELECT name FROM pragma_table_info(?1)");
   sqlite3_bind_text(info.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
@@ -240,9 +247,10 @@ Input open_input(const std::string& path) {
   input.path = path;
   input.reader = std::make_unique<Reader>(path);
   const int version = input.reader->schema_version();
-  if (version != kSchemaVersion) {
+  if (version < kMergeOldestVersion || version > kSchemaVersion) {
     throw MergeError("'" + path + "' has capture schema version " + std::to_string(version) +
-                     "; merge reads version " + std::to_string(kSchemaVersion) +
+                     "; merge reads versions " + std::to_string(kMergeOldestVersion) + " to " +
+                     std::to_string(kSchemaVersion) +
                      " only (captures of FuseLens with ranks): record the run again");
   }
   if (!has_table(input.handle(), "run") ||
@@ -406,11 +414,12 @@ std::uint64_t copy_table(sqlite3* out, const TableRule& rule, const Mapping& map
   std::vector<std::int64_t> offsets;  // for Id and Ref
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const std::string& c = columns[i];
-    if (std::find(in_columns.begin(), in_columns.end(), c) == in_columns.end()) {
+    const bool present = std::find(in_columns.begin(), in_columns.end(), c) != in_columns.end();
+    if (!present && !added_after_oldest(table, c)) {
       throw MergeError("'" + input.path + "': table " + table + " lacks column " + c +
                        ": not a schema-" + std::to_string(kSchemaVersion) + " capture");
     }
-    select += (i ? ", " : "") + quote_identifier(c);
+    select += (i ? ", " : "") + (present ? quote_identifier(c) : std::string("NULL"));
     insert_columns += (i ? ", " : "") + quote_identifier(c);
     placeholders += (i ? ", ?" : "?") + std::to_string(i + 1);
     Kind kind = Kind::Plain;

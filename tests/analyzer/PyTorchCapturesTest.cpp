@@ -147,7 +147,8 @@ TEST(PyTorchCaptures, FramesModeLinksBackwardBySequenceNumber) {
     SCOPED_TRACE(capture);
     const db::Reader reader(data(capture));
     // Recorded: forward launches carry forward_seq, backward ones backward_seq.
-    EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM api_context WHERE forward_seq IS NOT NULL"), 0);
+    EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM api_context WHERE forward_seq IS NOT NULL"),
+              0);
     EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM api_context WHERE backward_seq IS NOT NULL"),
               0);
     EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM nvtx_range r JOIN strings t ON t.id = "

@@ -404,16 +404,35 @@ TEST(Merge, RefusesNonCapturesAndOtherSchemaVersions) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("upgrade FuseLens"), std::string::npos) << e.what();
   }
-  { Sql(f.b).exec("PRAGMA user_version = " + std::to_string(kSchemaVersion - 1)); }
+  { Sql(f.b).exec("PRAGMA user_version = 7"); }
   try {
     merge_captures({f.a, f.b}, f.out);
     FAIL() << "merged an older schema";
   } catch (const MergeError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version " + std::to_string(kSchemaVersion - 1)),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 7"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(f.out));
+}
+
+// A version-8 capture (no autograd sequence numbers in api_context) still merges with a
+// current one: its calls get NULL sequence numbers (failed before: "lacks column forward_seq").
+TEST(Merge, ReadsVersion8CapturesWithoutTheSequenceColumns) {
+  Fixture f;
+  write_capture(f.a, {"node-a", 100, 0, 1, 5'000'000'000});
+  write_capture(f.b, {"node-a", 200, 1, 1, 5'000'000'000});
+  {
+    Sql b(f.b);
+    b.exec("ALTER TABLE api_context DROP COLUMN forward_seq");
+    b.exec("ALTER TABLE api_context DROP COLUMN backward_seq");
+    b.exec("PRAGMA user_version = 8");
+  }
+  merge_captures({f.a, f.b}, f.out);
+  Sql b(f.b), merged(f.out);
+  EXPECT_EQ(merged.integer("SELECT COUNT(*) FROM api_context WHERE pid = 200"),
+            b.integer("SELECT COUNT(*) FROM api_context"));
+  EXPECT_EQ(merged.integer("SELECT COUNT(*) FROM api_context WHERE pid = 200 AND "
+                           "(forward_seq IS NOT NULL OR backward_seq IS NOT NULL)"),
+            0);
 }
 
 TEST(Merge, RefusesARepeatedPid) {
