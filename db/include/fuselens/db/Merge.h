@@ -27,9 +27,9 @@
 //
 // Errors (db::Error; MergeError for the refusals specific to merging), each one line naming the
 // file: an input that cannot be read as a capture (Reader's checks: missing, not a capture,
-// corrupt, implausible times, newer schema), an input of another schema version than
-// kSchemaVersion or older than 8 (those are refused, not upgraded; a version-8 capture merges with
-// NULL autograd sequence numbers), the same file given twice, a pid in
+// corrupt, implausible times, newer schema), an input whose schema version is outside 8 to
+// kSchemaVersion (refused, not upgraded; a version-8 capture merges, with NULL autograd sequence
+// numbers), the same file given twice, a pid in
 // two inputs (pids key every table: one process captured twice, or processes of different hosts
 // with one pid), a host whose clock offset was never measured while inputs of several hosts are
 // merged, a shift that would move a time outside [0, kMaxTimestampNs), and an output that exists
