@@ -339,8 +339,8 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
   };
 
   // Autograd sequence numbers recorded by the collector (schema 9): a backward operation of node
-  // S goes under the forward launch with forward_seq S + 1 (its op's), else the first later
-  // forward launch of the process (an op that launched nothing), the latest one before its call.
+  // S goes under the first forward launch with forward_seq S + 1 (its op's), else the first one
+  // of the next number (an op that launched nothing); modules/ModuleRanges.h says why the first.
   std::map<std::int64_t, std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>>
       forward_seqs;  // pid -> (seq, call time, node)
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -355,17 +355,10 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
     auto at = std::lower_bound(
         list.begin(), list.end(),
         std::make_tuple(seq + 1, std::numeric_limits<std::int64_t>::min(), std::int64_t{0}));
-    std::int64_t node = -1, found_seq = -1;
-    for (; at != list.end(); ++at) {
-      if (found_seq >= 0 && std::get<0>(*at) != found_seq) break;
-      if (std::get<1>(*at) <= time) {
-        node = std::get<2>(*at);
-        found_seq = std::get<0>(*at);
-      } else if (found_seq >= 0) {
-        break;
-      }
+    for (; at != list.end(); ++at) {  // the first launch of that number (ModuleRanges.h)
+      if (std::get<1>(*at) <= time) return std::get<2>(*at);
     }
-    return node;
+    return std::int64_t{-1};
   };
 
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> context_of_seq;

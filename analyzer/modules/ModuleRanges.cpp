@@ -218,12 +218,13 @@ void derived_ranges(const db::Reader& reader, std::vector<ModuleRangeRow>& out) 
       }
       auto it = std::lower_bound(list.begin(), list.end(), c.backward_seq + 1,
                                  [](const ForwardLaunch& f, std::int64_t v) { return f.seq < v; });
+      // The first launch of the smallest sequence number above S that started before the call:
+      // the op that created node S launches right after creating it; later launches with the
+      // same number belong to ops that created no node (BatchNorm's num_batches_tracked += 1
+      // runs in the next module before its own node is made).
       const ForwardLaunch* found = nullptr;
-      for (; it != list.end() && (!found || it->seq == found->seq); ++it) {
-        if (it->start <= c.start)
-          found = &*it;  // the latest launch of that seq before the call
-        else if (found)
-          break;
+      for (; it != list.end() && !found; ++it) {
+        if (it->start <= c.start) found = &*it;
       }
       if (!found || found->path.empty()) {
         extend = false;

@@ -160,7 +160,7 @@ TEST_F(MergeCommand, RefusalsAreOneLineWithTheirStatus) {
   r = merge(dir_, {"-o", other, a_, twin});
   EXPECT_EQ(r.status, 1);
   expect_one_error_line(r, "pid 100");
-  for (const int version : {db::kSchemaVersion + 1, db::kSchemaVersion - 1}) {
+  for (const int version : {db::kSchemaVersion + 1, 7}) {
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(b_.c_str(), &raw), SQLITE_OK);
     const std::string pragma = "PRAGMA user_version = " + std::to_string(version);
