@@ -4,6 +4,7 @@
 // include.
 #include "cutlass_gemm/cutlass_gemm.cuh"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -38,6 +39,19 @@ void check_arguments(const void* A, const void* B, const void* bias, const void*
   }
 }
 
+/// The SM count of `device`, asked once per device (devices 0..63; others every call).
+int sm_count_of(int device) {
+  static std::atomic<int> cached[64] = {};
+  if (device >= 0 && device < 64) {
+    const int known = cached[device].load(std::memory_order_relaxed);
+    if (known > 0) return known;
+  }
+  int count = 0;
+  FUSELENS_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  if (device >= 0 && device < 64) cached[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
 void require_device() {
   if (!cutlass_gemm_available()) {
     throw CutlassUnavailable(
@@ -61,7 +75,16 @@ void launch(const T* A, const T* B, const T* bias, T* C, int M, int N, int K, cu
     }
     return;
   }
-  cutlass_detail::run_sm90<T, kBiasRelu>(A, B, bias, C, M, N, K, stream);
+  int device = 0;
+  FUSELENS_CUDA_CHECK(cudaGetDevice(&device));
+  const int sm_count = sm_count_of(device);
+  if (cutlass_detail::choose_config(M, N, sm_count) == cutlass_detail::Config::kLarge) {
+    cutlass_detail::run_sm90<T, kBiasRelu, cutlass_detail::Config::kLarge>(
+        A, B, bias, C, M, N, K, device, sm_count, stream);
+  } else {
+    cutlass_detail::run_sm90<T, kBiasRelu, cutlass_detail::Config::kSmall>(
+        A, B, bias, C, M, N, K, device, sm_count, stream);
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// cutlass_detail::run_sm90<__nv_bfloat16, true>: the CUTLASS sm90 GEMM with the bias + ReLU
-// epilogue visitor tree (cutlass_gemm.cuh). One instantiation per translation unit
-// (cutlass_gemm_kernel.cuh).
+// cutlass_detail::run_sm90<__nv_bfloat16, true, Config::kLarge>: the CUTLASS sm90 GEMM with the
+// bias + ReLU epilogue visitor tree, large tile configuration (cutlass_gemm_sm90.h). One
+// instantiation per translation unit (cutlass_gemm_kernel.cuh), so the heavy CUTLASS templates
+// compile in parallel and once.
 #include "cutlass_gemm/cutlass_gemm_kernel.cuh"
 
-template void fuselens::kernels::cutlass_detail::run_sm90<__nv_bfloat16, true>(
+template void fuselens::kernels::cutlass_detail::run_sm90<
+    __nv_bfloat16, true, fuselens::kernels::cutlass_detail::Config::kLarge>(
     const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int,
-    cudaStream_t);
+    int, int, cudaStream_t);

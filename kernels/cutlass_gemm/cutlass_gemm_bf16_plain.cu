@@ -1,7 +1,9 @@
-// cutlass_detail::run_sm90<__nv_bfloat16, false>: the CUTLASS sm90 GEMM D = A·B (cutlass_gemm.cuh).
-// One instantiation per translation unit (cutlass_gemm_kernel.cuh).
+// cutlass_detail::run_sm90<__nv_bfloat16, false, Config::kLarge>: the CUTLASS sm90 GEMM D = A·B,
+// large tile configuration (cutlass_gemm_sm90.h). One instantiation per translation unit
+// (cutlass_gemm_kernel.cuh), so the heavy CUTLASS templates compile in parallel and once.
 #include "cutlass_gemm/cutlass_gemm_kernel.cuh"
 
-template void fuselens::kernels::cutlass_detail::run_sm90<__nv_bfloat16, false>(
+template void fuselens::kernels::cutlass_detail::run_sm90<
+    __nv_bfloat16, false, fuselens::kernels::cutlass_detail::Config::kLarge>(
     const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int,
-    cudaStream_t);
+    int, int, cudaStream_t);

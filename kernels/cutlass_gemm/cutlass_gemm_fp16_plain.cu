@@ -1,6 +1,10 @@
-// cutlass_detail::run_sm90<__half, false>: the CUTLASS sm90 GEMM D = A·B (cutlass_gemm.cuh). One
-// instantiation per translation unit (cutlass_gemm_kernel.cuh).
+// cutlass_detail::run_sm90<__half, false, Config::kLarge>: the CUTLASS sm90 GEMM D = A·B,
+// large tile configuration (cutlass_gemm_sm90.h). One instantiation per translation unit
+// (cutlass_gemm_kernel.cuh), so the heavy CUTLASS templates compile in parallel and once.
 #include "cutlass_gemm/cutlass_gemm_kernel.cuh"
 
-template void fuselens::kernels::cutlass_detail::run_sm90<__half, false>(
-    const __half*, const __half*, const __half*, __half*, int, int, int, cudaStream_t);
+template void fuselens::kernels::cutlass_detail::run_sm90<
+    __half, false, fuselens::kernels::cutlass_detail::Config::kLarge>(const __half*, const __half*,
+                                                                      const __half*, __half*, int,
+                                                                      int, int, int, int,
+                                                                      cudaStream_t);

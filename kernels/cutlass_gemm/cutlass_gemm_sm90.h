@@ -9,21 +9,39 @@
 
 namespace fuselens::kernels::cutlass_detail {
 
-/// One launch of the sm90 kernel: D = A·B (kBiasRelu false) or relu(A·B + bias) (true), rounded to
-/// T. Preconditions (checked by the callers): M, N, K > 0, K % 8 == 0, N % 8 == 0, non-null 16-byte
-/// aligned pointers, a compute capability 9.0 device. Throws std::runtime_error for a CUTLASS
-/// status other than success and CudaError for a failed launch.
-template <typename T, bool kBiasRelu>
-void run_sm90(const T* A, const T* B, const T* bias, T* C, int M, int N, int K,
-              cudaStream_t stream);
+/// The kernel configuration (tile shapes in cutlass_gemm_kernel.cuh, Sm90Schedule): kLarge tiles of
+/// 128×256 in clusters of 2×1, kSmall tiles of 64×128 without clusters.
+enum class Config { kLarge, kSmall };
 
-#define FUSELENS_CUTLASS_RUN_EXTERN(T, kBiasRelu)                                              \
-  extern template void run_sm90<T, kBiasRelu>(const T*, const T*, const T*, T*, int, int, int, \
-                                              cudaStream_t);
-FUSELENS_CUTLASS_RUN_EXTERN(__half, false)
-FUSELENS_CUTLASS_RUN_EXTERN(__half, true)
-FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, false)
-FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, true)
+/// The configuration for an M×N output on `sm_count` SMs: kLarge when its 128×256 tiles (rounded
+/// up to whole 2×1 clusters) at least fill every SM once, kSmall otherwise (up to 4 × more tiles:
+/// at 1024×1024, 32 large tiles leave 100 of an H100's 132 SMs idle; 128 small ones do not).
+inline Config choose_config(int M, int N, int sm_count) {
+  const long long tiles_m = ((static_cast<long long>(M) + 255) / 256) * 2;  // whole clusters
+  const long long tiles_n = (static_cast<long long>(N) + 255) / 256;
+  return tiles_m * tiles_n >= sm_count ? Config::kLarge : Config::kSmall;
+}
+
+/// One launch of the sm90 kernel: D = A·B (kBiasRelu false) or relu(A·B + bias) (true), rounded to
+/// T, on `device` (the current one) with `sm_count` SMs. Preconditions (checked by the callers):
+/// M, N, K > 0, K % 8 == 0, N % 8 == 0, non-null 16-byte aligned pointers, a compute capability 9.0
+/// device. Throws std::runtime_error for a CUTLASS status other than success and CudaError for a
+/// failed launch.
+template <typename T, bool kBiasRelu, Config kConfig>
+void run_sm90(const T* A, const T* B, const T* bias, T* C, int M, int N, int K, int device,
+              int sm_count, cudaStream_t stream);
+
+#define FUSELENS_CUTLASS_RUN_EXTERN(T, kBiasRelu, kConfig)                                         \
+  extern template void run_sm90<T, kBiasRelu, kConfig>(const T*, const T*, const T*, T*, int, int, \
+                                                       int, int, int, cudaStream_t);
+FUSELENS_CUTLASS_RUN_EXTERN(__half, false, Config::kLarge)
+FUSELENS_CUTLASS_RUN_EXTERN(__half, true, Config::kLarge)
+FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, false, Config::kLarge)
+FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, true, Config::kLarge)
+FUSELENS_CUTLASS_RUN_EXTERN(__half, false, Config::kSmall)
+FUSELENS_CUTLASS_RUN_EXTERN(__half, true, Config::kSmall)
+FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, false, Config::kSmall)
+FUSELENS_CUTLASS_RUN_EXTERN(__nv_bfloat16, true, Config::kSmall)
 #undef FUSELENS_CUTLASS_RUN_EXTERN
 
 }  // namespace fuselens::kernels::cutlass_detail

@@ -1,12 +1,14 @@
 // CUTLASS sm90 GEMM + bias + ReLU (kernels/cutlass_gemm): the fused kernel, the unfused chain and
 // the plain GEMM against the double-precision reference computed from the rounded inputs, FP16 and
 // BF16, with the tolerances of the other GEMM variants (kFp16RelativeTolerance 2e-3,
-// kBf16RelativeTolerance 1.6e-2; kernels/common/compare.h). Shapes against the 128×256×64 tile and
-// the 2×1 cluster: the seed shapes; M, N and K tails (77×136×72: one M tile, so the cluster's
-// second CTA has no rows; 33×8×8; one row; 1500×2744×136: 12 × 11 = 132 tiles with tails in M, N
-// and K); 2048×4096×64: 256 tiles, so persistent CTAs take two; and K = 0. Launch counts by graph
-// capture. Built only with FUSELENS_HAVE_CUTLASS; the GPU cases skip without a GPU and on devices
-// other than compute capability 9.0 (the kernels are sm_90a code); the argument checks run
+// kBf16RelativeTolerance 1.6e-2; kernels/common/compare.h). Shapes against the two configurations
+// (cutlass_gemm_sm90.h, choose_config): the small 64×128×64 tiles for the seed shapes and the M, N
+// and K tails (77×136×72, 33×8×8, one row); the large 128×256×64 tiles in 2×1 clusters for
+// 1500×2744×136 (12 × 11 = 132 tiles with tails in M, N and K: exactly an H100's SMs) and
+// 2048×4096×64 (256 tiles, so persistent CTAs take two); and K = 0. The reuse of the last call's
+// parameters: alternating problems of one shape and one problem after another. Launch counts by
+// graph capture. Built only with FUSELENS_HAVE_CUTLASS; the GPU cases skip without a GPU and on
+// devices other than compute capability 9.0 (the kernels are sm_90a code); the argument checks run
 // everywhere.
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "KernelTestSupport.h"
 #include "common/compare.h"
 #include "cutlass_gemm/cutlass_gemm.cuh"
+#include "cutlass_gemm/cutlass_gemm_sm90.h"
 #include "gemm_tc/reference.h"
 #include "peers/peers.h"
 
@@ -150,6 +153,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CutlassGemm, ::testing::ValuesIn(cases()), [](c
          std::to_string(p.param.N) + "_K" + std::to_string(p.param.K);
 });
 
+// The launcher keeps the parameters (TMA descriptors) of a thread's last call and reuses them when
+// the pointers and sizes repeat: alternating two problems of one shape (same sizes, other
+// pointers), then a new shape, each result must be its own problem's.
+TEST(CutlassGemmReuse, RepeatedAndAlternatingCallsGiveEachProblemItsOwnResult) {
+  FUSELENS_SKIP_WITHOUT_SM90();
+  Problem<__half> first(128, 256, 256, 11);
+  Problem<__half> second(128, 256, 256, 12);
+  Problem<__half> other(1024, 512, 256, 13);
+  auto fused = [](auto... args) { fk::launch_cutlass_gemm_bias_relu_fused<__half>(args...); };
+  for (int round = 0; round < 2; ++round) {
+    for (auto* p : {&first, &first, &second, &first, &other, &second}) {
+      const auto r = fk::compare_relative_l2(p->run(fused), p->reference);
+      EXPECT_LE(r.relative_l2, fk::kFp16RelativeTolerance)
+          << "round " << round << " problem " << p->M << "x" << p->N;
+      EXPECT_EQ(r.nonfinite_count, 0u);
+    }
+  }
+}
+
 // One kernel fused, three unfused (CUTLASS GEMM, bias, ReLU), one plain: counted as the kernel
 // nodes of a CUDA graph captured on a side stream (peers::count_kernel_launches), which also shows
 // that the launches are capturable (nothing allocated or synchronized inside).
@@ -222,6 +244,19 @@ TEST(CutlassGemmArgs, ValidArgumentsLaunchNothingWhenEmptyOrThrowUnavailableOffS
                      nullptr, nullptr, fake_device_pointer<__nv_bfloat16>(0x40000), 0, 64, 16),
                  fk::CutlassUnavailable);
   }
+}
+
+// choose_config needs no GPU: the large tiles (128×256, whole 2×1 clusters) when they fill every
+// SM once, else the small ones.
+TEST(CutlassGemmConfig, LargeTilesOnlyWhenTheyFillEverySm) {
+  namespace cd = fuselens::kernels::cutlass_detail;
+  EXPECT_EQ(cd::choose_config(4096, 4096, 132), cd::Config::kLarge);        // 32 × 16 = 512 tiles
+  EXPECT_EQ(cd::choose_config(1500, 2744, 132), cd::Config::kLarge);        // 12 × 11 = 132
+  EXPECT_EQ(cd::choose_config(1500, 2560, 132), cd::Config::kSmall);        // 12 × 10 = 120
+  EXPECT_EQ(cd::choose_config(1024, 1024, 132), cd::Config::kSmall);        // 8 × 4 = 32
+  EXPECT_EQ(cd::choose_config(64, 128, 132), cd::Config::kSmall);           // one cluster
+  EXPECT_EQ(cd::choose_config(129, 256, 2), cd::Config::kLarge);            // 2 × 1 clusters of 2
+  EXPECT_EQ(cd::choose_config(1 << 30, 1 << 30, 132), cd::Config::kLarge);  // no overflow
 }
 
 }  // namespace
