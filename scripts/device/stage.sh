@@ -14,7 +14,7 @@ cmake --install build/device >/dev/null
 cuda_lib=${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64
 cp -L "$cuda_lib"/libcudart.so.13 stage/lib/
 # The collector's own dependencies that the GPU machine may lack (Debian 12's builds).
-for lib in libunwind.so.8 libdw.so.1 libelf.so.1 libbenchmark.so.1debian; do
+for lib in libunwind.so.8 libdw.so.1 libelf.so.1 libbenchmark.so.1debian libre2.so.9; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" stage/lib/
 done
 # Not stripped: the calling-context tests need the workloads' symbols and line tables.
