@@ -122,6 +122,15 @@ bool Collector::start() noexcept {
       log("cannot start the flush thread: a process killed without warning loses its last buffers");
     }
     ExitGuard::install_signal_handlers();
+    // _exit, exit_group and exec (issue 22: a worker ending in os._exit kept 1 of 1,201 kernels).
+    const auto exit_calls = ExitGuard::arm_exit_calls();
+    if (exit_calls == ExitGuard::ExitCalls::OtherVersion) {
+      log("the exit shim loaded is of another version: _exit and exec are not flushed");
+    } else if (exit_calls == ExitGuard::ExitCalls::NoShim && collector->config_.exit_shim) {
+      log("the exit shim ({}) is not loaded: a process ending in _exit or exec loses up to one "
+          "flush period",
+          "libfuselens_exit_shim.so");
+    }
     return true;
   } catch (const std::exception& e) {
     log("collector start failed: {}", e.what());
@@ -560,8 +569,30 @@ void Collector::write_rank_row() noexcept {
 }
 
 void Collector::shutdown(int signal) noexcept {
-  if (shut_down_.exchange(true)) return;
-  if (static_cast<std::uint32_t>(::getpid()) != pid_) return;  // a forked child: not ours
+  // A forked child is not ours; checked before anything is written, since a vfork child shares
+  // this memory.
+  if (static_cast<std::uint32_t>(::getpid()) != pid_) return;
+  if (shut_down_.exchange(true)) {
+    wait_for_shutdown();
+    return;
+  }
+  shutdown_thread_ = ::pthread_self();
+  shutdown_body(signal);
+}
+
+void Collector::wait_for_shutdown() noexcept {
+  // Another exit path is flushing (atexit on one thread, _exit or a signal on another): wait for
+  // it, so the process does not end in the middle of the flush; bounded like the flush itself.
+  // The thread that runs it (a re-entry) goes on at once.
+  if (::pthread_equal(shutdown_thread_.load(), ::pthread_self())) return;
+  const auto deadline =
+      std::chrono::steady_clock::now() + kWriterFinishTimeout + std::chrono::seconds(5);
+  while (!shutdown_done_.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Collector::shutdown_body(int signal) noexcept {
   stop_flusher();
   // The handlers stop and store what they write themselves (RangeProfiler: the counters still
   // pending and the session rows; KernelArgs stops recording).
@@ -581,6 +612,7 @@ void Collector::shutdown(int signal) noexcept {
   ActivityBuffers::flush(true);
   // Never hang the host program: the writer gets a bounded time to finish.
   sink_->finalize(*this, kWriterFinishTimeout);
+  shutdown_done_ = true;
   if (signal != 0) log("flushed on signal {}", signal);
 }
 

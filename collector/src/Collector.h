@@ -16,11 +16,13 @@
 //   for --trace args), records calling contexts (ContextCapture) at API entry, which call made
 //   each CUDA graph node (GraphNodes) and device properties when a context is created.
 // - ExitGuard (ExitGuard.h): at exit (atexit), on SIGINT/SIGTERM/SIGHUP and on the fatal signals
-//   SIGSEGV/SIGABRT/SIGBUS/SIGFPE/SIGILL, each when the program left it at its default action, it
-//   calls shutdown(), which flushes CUPTI (forced), drains the writer and records the totals; a
-//   signal is then re-raised with its default action, so the exit status is the program's own.
+//   SIGSEGV/SIGABRT/SIGBUS/SIGFPE/SIGILL, each when the program left it at its default action,
+//   and before _exit, exit_group and exec (through the exit shim prof-run preloads), it calls
+//   shutdown(), which flushes CUPTI (forced), drains the writer and records the totals; a signal
+//   is then re-raised with its default action, so the exit status is the program's own.
 // A flusher thread ("fuselens-flush") asks CUPTI for the completed buffers every flush period, so
-// a process killed without warning (SIGKILL, _exit) loses about one period of activity.
+// a process killed without warning (SIGKILL, or _exit without the shim) loses about one period of
+// activity.
 // Nothing here aborts the host program: errors are logged with a "[fuselens]" prefix and
 // collection degrades; records that cannot be kept are counted as dropped. CUPTI callbacks are
 // thin static trampolines; no lock is held across a CUPTI call.
@@ -74,7 +76,11 @@ class Collector final : private ExitGuard::Target,
   void write_process_row(bool final) noexcept;
   // Stores the rank a distributed launcher gave this process (RankEnv.h), when it set one.
   void write_rank_row() noexcept;
+  /// Once per process (the first exit path); a second caller on another thread waits for the
+  /// first to finish (bounded), a forked child returns at once.
   void shutdown(int signal) noexcept override;
+  void shutdown_body(int signal) noexcept;
+  void wait_for_shutdown() noexcept;
   /// The end-of-process records, on the writer thread: calling contexts, the handlers' rows,
   /// threads and the final process row.
   void write_final(CaptureSink& sink) noexcept override;
@@ -118,6 +124,8 @@ class Collector final : private ExitGuard::Target,
 
   std::atomic<int> runtime_version_{0};
   std::atomic<bool> shut_down_{false};
+  std::atomic<pthread_t> shutdown_thread_{};  // the thread running shutdown_body
+  std::atomic<bool> shutdown_done_{false};
   bool write_contexts_ = false;  // set by shutdown() before it finalizes the sink
 };
 

@@ -243,6 +243,7 @@ CollectorConfig CollectorConfig::from_environment() {
   }
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
+  flag(kEnvExitShim, config.exit_shim);
   if (auto v = env(kEnvCaptureRange); v && !v->empty()) {
     config.capture_range = parse_capture_range(*v);
   }

@@ -1,5 +1,6 @@
 #include "ExitGuard.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,8 @@
 #include <ctime>
 #include <thread>
 
+#include "ExitShim.h"
+
 namespace fuselens::collector {
 namespace {
 
@@ -20,6 +23,9 @@ constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
 // Signals of a fault in the program (synchronous, or abort()): flushed on the faulting thread's
 // behalf by the signal thread, then re-raised there.
 constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+// The byte asking the signal thread to flush for an exit call (_exit, exit_group, exec: the exit
+// shim's hook); signals are 1..64.
+constexpr unsigned char kExitCallRequest = 0;
 int g_done_pipe[2] = {-1, -1};      // the signal thread writes a byte here when the flush is over
 std::atomic<pid_t> g_owner_pid{0};  // the process the handlers belong to (not a forked child)
 std::atomic<bool> g_signal_thread_running{false};
@@ -108,8 +114,17 @@ void signal_thread_main() noexcept {
   ExitGuard::add_own_thread(::pthread_self());
   ::pthread_setname_np(::pthread_self(), "fuselens-signal");
   unsigned char byte = 0;
-  ssize_t n = 0;
-  while ((n = ::read(g_signal_pipe[0], &byte, 1)) != 1) {
+  while (true) {
+    const ssize_t n = ::read(g_signal_pipe[0], &byte, 1);
+    if (n == 1 && byte != kExitCallRequest) break;
+    if (n == 1) {
+      // An exit call (ExitGuard::on_exit_call) waits for this flush. Then go on serving: after
+      // an exec that failed, the program runs on and its signals must still end it.
+      if (ExitGuard::Target* target = g_target.load()) target->shutdown(0);
+      const unsigned char done = 1;
+      [[maybe_unused]] const auto written = ::write(g_done_pipe[1], &done, 1);
+      continue;
+    }
     if (n == 0 || errno != EINTR) {
       g_signal_thread_running = false;
       return;
@@ -127,10 +142,35 @@ void signal_thread_main() noexcept {
   ::kill(::getpid(), signal);
 }
 
+// The exit shim's hook (ExitShim.h): on the thread taking the exit path, which may hold any
+// lock or run a signal handler, so it only asks the signal thread to flush and waits a bounded
+// time, as a fatal signal does. Async-signal-safe.
+void on_exit_call(int kind) {
+  if (::getpid() != g_owner_pid.load()) return;  // a forked child: not its collector
+  if (kind == FUSELENS_EXIT_SHIM_EXEC_FAILED) {
+    static constexpr char kMessage[] =
+        "[fuselens] an exec failed after the capture was closed for it: the rest of this process "
+        "is not recorded\n";
+    [[maybe_unused]] const auto n = ::write(2, kMessage, sizeof kMessage - 1);
+    return;
+  }
+  if (is_own_thread(::pthread_self())) return;  // a collector thread would wait for itself
+  if (g_signal_thread_running.load()) {
+    const unsigned char byte = kExitCallRequest;
+    if (::write(g_signal_pipe[1], &byte, 1) == 1) {
+      wait_for_flush(ExitGuard::kExitFlushSeconds);
+      return;
+    }
+  }
+  // No signal thread: flush here (shutdown() is bounded by the writer's timeout).
+  if (ExitGuard::Target* target = g_target.load()) target->shutdown(0);
+}
+
 }  // namespace
 
 void ExitGuard::arm_at_exit(Target& target) noexcept {
   g_target.store(&target);
+  g_owner_pid = ::getpid();
   std::atexit(&at_exit);
 }
 
@@ -168,6 +208,18 @@ void ExitGuard::install_signal_handlers() noexcept {
   };
   for (const int signal : kHandledSignals) install(signal, &on_signal, SA_RESTART);
   for (const int signal : kFatalSignals) install(signal, &on_fatal_signal, SA_ONSTACK);
+}
+
+ExitGuard::ExitCalls ExitGuard::arm_exit_calls() noexcept {
+  using Register = int (*)(fuselens_exit_hook);
+  auto* registration =
+      reinterpret_cast<Register>(::dlsym(RTLD_DEFAULT, "fuselens_exit_shim_register"));
+  if (registration == nullptr) return ExitCalls::NoShim;
+  if (registration(&on_exit_call) != FUSELENS_EXIT_SHIM_VERSION) {
+    registration(nullptr);
+    return ExitCalls::OtherVersion;
+  }
+  return ExitCalls::Caught;
 }
 
 }  // namespace fuselens::collector

@@ -26,7 +26,8 @@
 # kept under tests/data), graphs (CUDA graph replays charged to their capture site), ranks (DDP over
 # NCCL on one and two GPUs, a slowed rank, peer copies, per-step overhead), cutlass (issue 24: the
 # CUTLASS sm90 GEMM-epilogue variants, tests, benchmarks, roofline), cutlass_suite (the combined suite
-# run with them).
+# run with them), exitpaths (issue 22: _exit, exit_group, exec and a Python worker's os._exit keep
+# every kernel through the exit shim).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 plans_dir="$root/scripts/device/plans"

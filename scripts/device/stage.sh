@@ -8,6 +8,7 @@ cmake --preset device -DFUSELENS_BUILD_GUI=OFF >/dev/null
 cmake --build --preset device -j "$(nproc)" --target prof-run fuselens_collector prof-analyze \
   prof-ceilings cct_paths cct_paths_lib fusion_bench exit_with launch_overhead step_loop graph_replay p2p_copy fuselens_cupti_floor \
   fusion_microbench fmnist_train kernel_tests fmnist_gpu_tests gpu_tests fault_workload reliability_gpu_tests \
+  fuselens_exit_shim exit_paths exit_paths_lib exit_paths_gpu_tests \
   ${STAGE_EXTRA_TARGETS:-}
 rm -rf stage
 cmake --install build/device >/dev/null

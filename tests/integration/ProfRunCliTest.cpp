@@ -322,3 +322,37 @@ TEST(ProfRunCli, PerProcessWithoutCudaKeepsTheOneCaptureAndGuardsOldOnes) {
   EXPECT_TRUE(std::filesystem::exists(stale));  // another output's files are left alone
   EXPECT_EQ(fuselens::db::Reader(dir.file("pp2.sqlite")).run().cuda_processes, 0);
 }
+
+// Issue 22: the exit shim (collector/shim/ExitShim.h) goes on LD_PRELOAD after the user's own
+// preloads (a sanitizer runtime must stay first); FUSELENS_EXIT_SHIM=0 leaves it out and tells
+// the collector so; another value is refused like every FUSELENS_* variable. In a process without
+// CUDA the shim changes nothing: exec and exit statuses are the program's.
+TEST(ProfRunCli, PreloadsTheExitShimAfterTheUsersPreloadsUnlessSwitchedOff) {
+  TempDir dir;
+  const std::string show = "echo \"$LD_PRELOAD|${FUSELENS_EXIT_SHIM-unset}\"";
+  const std::string user = "LD_PRELOAD=" + dir.file("libuser.so");  // missing: ld.so skips it
+  auto r = run({PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--", "/bin/sh", "-c", show}, {user});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto colon = r.out.find(':'), bar = r.out.find('|');
+  ASSERT_NE(colon, std::string::npos) << r.out;
+  ASSERT_NE(bar, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(0, colon), dir.file("libuser.so"));
+  const std::string shim = r.out.substr(colon + 1, bar - colon - 1);
+  EXPECT_EQ(std::filesystem::path(shim).filename(), "libfuselens_exit_shim.so") << r.out;
+  EXPECT_TRUE(std::filesystem::exists(shim)) << shim;
+  EXPECT_EQ(r.out.substr(bar + 1), "unset\n");
+
+  r = run({PROF_RUN_PATH, "-o", dir.file("b.sqlite"), "--", "/bin/sh", "-c", show},
+          {user, "FUSELENS_EXIT_SHIM=0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, dir.file("libuser.so") + "|0\n");
+
+  expect_refusal(run({PROF_RUN_PATH, "-o", dir.file("c.sqlite"), "--", "/bin/true"},
+                     {"FUSELENS_EXIT_SHIM=yes"}),
+                 "FUSELENS_EXIT_SHIM");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("c.sqlite")));
+
+  r = run({PROF_RUN_PATH, "-o", dir.file("d.sqlite"), "--", "/bin/sh", "-c",
+           "exec /bin/sh -c 'exit 4'"});
+  EXPECT_EQ(r.status, 4) << r.err;
+}

@@ -44,7 +44,8 @@ std::string lower_trimmed(std::string text) {
 
 std::string check_user_environment(const CollectorConfig& config, bool metrics_from_options,
                                    bool torch_modules_from_options) {
-  std::vector<const char*> passed_on = {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats};
+  std::vector<const char*> passed_on = {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats,
+                                        kEnvExitShim};
   if (!metrics_from_options) {
     passed_on.insert(passed_on.end(),
                      {kEnvMetrics, kEnvMetricReplay, kEnvMetricPass, kEnvCacheControl});

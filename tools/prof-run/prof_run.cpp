@@ -15,6 +15,9 @@
 // PyTorch program its sitecustomize records the module view (--torch-modules off: not).
 // --replay application runs the command once more per further single-pass counter group, each run
 // into FILE.runN (removed after its counters are merged into FILE: ReplayMerge.h).
+// The exit shim (libfuselens_exit_shim.so, beside the collector: collector/shim/ExitShim.h) is
+// added to LD_PRELOAD, after the user's preloads, so that a process ending in _exit, exit_group
+// or exec flushes its capture first; FUSELENS_EXIT_SHIM=0 leaves it out.
 // The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
 // on its own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to prof-run are forwarded to it.
 //
@@ -43,6 +46,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,6 +82,7 @@ using fuselens::collector::CollectorConfig;
 namespace {
 
 constexpr const char* kCollectorName = "libfuselens_collector.so";
+constexpr const char* kExitShimName = "libfuselens_exit_shim.so";
 volatile sig_atomic_t g_child = 0;
 
 class UsageError : public std::runtime_error {
@@ -184,6 +189,26 @@ std::string check_collector_loads(const std::string& collector) {
   return fs::canonical(cupti).string();
 }
 
+// The exit shim beside `collector`, checked to load and to be the shim; empty (and a note on
+// stderr) when it cannot be used: the workload then runs without it, as with FUSELENS_EXIT_SHIM=0.
+std::string find_exit_shim(const std::string& collector) {
+  const std::string shim = (fs::path(collector).parent_path() / kExitShimName).string();
+  std::string problem;
+  if (shim.find_first_of(": ") != std::string::npos) {
+    problem = "its path holds ':' or ' ', which LD_PRELOAD cannot take";
+  } else if (void* handle = dlopen(shim.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (!dlsym(handle, "fuselens_exit_shim_register")) problem = "it is not FuseLens's exit shim";
+    dlclose(handle);
+  } else {
+    problem = std::string("it does not load: ") + dlerror();
+  }
+  if (problem.empty()) return shim;
+  std::cerr << "[fuselens] exit shim '" << fuselens::db::printable(shim) << "' not used ("
+            << fuselens::db::printable(problem)
+            << "): a process ending in _exit or exec loses up to one flush period\n";
+  return "";
+}
+
 std::string host_name() {
   char buffer[256] = {};
   return ::gethostname(buffer, sizeof buffer - 1) == 0 ? buffer : "";
@@ -201,6 +226,7 @@ struct Options {
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   std::string torch_modules;  // --torch-modules on|off; empty: FUSELENS_TORCH_MODULES as set
   std::string python_dir;     // the Python instrumentation's folder (find_python_dir)
+  std::string exit_shim;      // the exit shim to preload (find_exit_shim); empty: none
   CollectorConfig config;
   std::vector<std::string> command;
   // capture control (docs/capture-control.md), as given
@@ -288,6 +314,8 @@ Options parse(int argc, char** argv) {
       "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
       "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
       "  prof-run --delay 20 --duration 5 -- ./server\n"
+      "Environment: FUSELENS_EXIT_SHIM=0 leaves out the exit shim that prof-run preloads so that "
+      "a process ending in _exit, exit_group or exec flushes its capture first (default 1).\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
       "it; 1 if the capture could not be finalized.");
   const int own_argc = separator < 0 ? argc : separator;
@@ -470,6 +498,13 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
     }
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    if (!options.exit_shim.empty()) {  // after the user's preloads (libasan must stay first)
+      const char* old = std::getenv("LD_PRELOAD");
+      const std::string preload = (old && *old ? std::string(old) + ":" : "") + options.exit_shim;
+      ::setenv("LD_PRELOAD", preload.c_str(), 1);
+    } else {
+      ::setenv(fuselens::collector::kEnvExitShim, "0", 1);  // the collector does not ask for it
+    }
     if (!options.python_dir.empty()) {  // our sitecustomize first; it chains to the user's
       const char* old = std::getenv("PYTHONPATH");
       const std::string path = options.python_dir + (old && *old ? ":" + std::string(old) : "");
@@ -618,6 +653,10 @@ int main(int argc, char** argv) {
     if (collector.empty()) throw UsageError(std::string("cannot find ") + kCollectorName);
     cupti = check_collector_loads(collector);
     options.python_dir = find_python_dir();
+    if (const char* shim = std::getenv(fuselens::collector::kEnvExitShim);
+        !shim || std::string_view(shim) != "0") {
+      options.exit_shim = find_exit_shim(collector);
+    }
     if (options.python_dir.empty() && !options.torch_modules.empty() &&
         options.torch_modules != "off") {
       throw UsageError("--torch-modules " + options.torch_modules +

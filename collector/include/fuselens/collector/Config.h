@@ -27,6 +27,7 @@ inline constexpr const char* kEnvTorchModules = "FUSELENS_TORCH_MODULES";  // fr
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
+inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";  // 0: no exit shim (default 1)
 // Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
 // --delay, --duration, --steps, --step-range).
 inline constexpr const char* kEnvCaptureRange = "FUSELENS_CAPTURE_RANGE";         // see below
@@ -168,6 +169,10 @@ struct CollectorConfig {
   /// creates per_process_output(output, pid), copying the run row of `output`, instead of
   /// appending to `output`.
   bool per_process = false;
+  /// The exit shim (kEnvExitShim: 1, the default, or 0): prof-run preloads
+  /// libfuselens_exit_shim.so so that _exit, exit_group and exec flush the capture first
+  /// (collector/shim/ExitShim.h); 0 leaves it out, and the collector does not ask for it.
+  bool exit_shim = true;
 
   // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
   CaptureRange capture_range;
