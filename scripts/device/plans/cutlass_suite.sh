@@ -5,6 +5,11 @@
 #   tests   kernel_tests, every case (the CUTLASS ones included)                  about 1 minute
 #   bench   fusion_bench, every op and shape (50 iterations after 5 warm-up)     about 1-2 minutes
 #   micro   fusion_microbench, every benchmark, 3 repetitions, min time 0.05 s    about 4-5 minutes
+#   capture prof-run (default trace) of fusion_bench, every op, 20 iterations: the heatmap of the
+#           run (prof-analyze export html: every variant per op and shape) and compares of the
+#           hand-written and the CUTLASS pairs                                    about 1-2 minutes
+#   roofline the roofline section of plans/cutlass.sh (counters on gemm_bias_relu_fp16, ceilings
+#           measured)                                                             about 1-2 minutes
 #   torch   workloads/python/torch_ops.py for the three GEMM ops, torch.compile
 #           default mode, eager (--budget-s 150 each)                             up to 7.5 minutes
 #   tables  scripts/device/cutlass_tables.py on bench and micro
@@ -12,11 +17,13 @@
 #   scripts/device/run.sh --start cutlass_suite     then     scripts/device/run.sh --wait 560
 # (or two calls in the foreground: SECTIONS="tests bench micro tables", then SECTIONS=torch).
 # SECTIONS (space or comma separated) picks; default all. Results under $R: kernel_tests.txt,
-# fusion_bench_full.txt, fusion_microbench.{json,txt}, torch_<op>.{json,txt}, tables.md, timing.txt.
+# fusion_bench_full.txt, fusion_microbench.{json,txt}, suite.sqlite, suite_report.html,
+# compare_<baseline>_vs_<candidate>.csv, cutlass_roofline.sqlite, roofline_measured.{txt,csv},
+# torch_<op>.{json,txt}, tables.md, timing.txt.
 set -u
 root=$PWD R=${R:-/tmp/bg/results}
 S="$root/${STAGE:-stage}"
-SECTIONS=${SECTIONS:-tests bench micro torch tables}
+SECTIONS=${SECTIONS:-tests bench micro capture roofline torch tables}
 mkdir -p "$R"
 export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FUSELENS_BIN_DIR="$S/bin" PYTHONUNBUFFERED=1
@@ -51,6 +58,26 @@ if on micro; then
     --benchmark_out_format=json > "$R/fusion_microbench.txt" 2>&1; echo "exit $?"
   grep -E "ceilings|ERROR" "$R/fusion_microbench.txt" | head
   done_section micro
+fi
+
+if on capture; then
+  section capture
+  (cd /tmp && prof-run -o "$R/suite.sqlite" --force -- fusion_bench --iters 20 \
+    > "$R/suite_fusion_bench.txt" 2>&1; echo "prof-run exit $?")
+  prof-analyze export "$R/suite.sqlite" --format html -o "$R/suite_report.html"; echo "export exit $?"
+  for op in gemm_bias_relu_fp16 gemm_bias_relu_bf16; do
+    for pair in "unfused fused" "cutlass_unfused cutlass_fused" "cublas_unfused_epilogue cutlass_fused"; do
+      set -- $pair
+      prof-analyze compare "$R/suite.sqlite" --baseline "$op/$1/*" --candidate "$op/$2/*" \
+        --format csv > "$R/compare_${op}_${1}_vs_$2.csv" 2>&1; echo "compare $op $1 -> $2 exit $?"
+    done
+  done
+  ls -la "$R/suite.sqlite"
+  done_section capture
+fi
+
+if on roofline; then
+  SECTIONS=roofline bash "$root/scripts/device/plans/cutlass.sh" | grep -vE "^(total|-r|d|l)" | head -n 60
 fi
 
 if on torch; then
