@@ -160,3 +160,27 @@ def test_pip_installs_the_package_with_its_schema(tmp_path):
         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(target)))
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.startswith(str(target))
+
+
+def test_the_spark_query_of_the_docs_when_pyspark_and_java_are_there(tmp_path):
+    # Optional (docs/python.md, "Spark"): pyspark and a Java runtime are not installed by
+    # scripts/setup.sh, so this skips on the test machines.
+    pytest.importorskip("pyspark", reason="pyspark not installed (optional: pip install pyspark)")
+    import shutil
+    if not shutil.which("java"):
+        pytest.skip("pyspark needs a Java runtime; none on PATH")
+    from pyspark.sql import SparkSession
+    out = tmp_path / "fleet"
+    fuselens.to_parquet([data("step_loop.sqlite"), data("ddp_2rank.sqlite")], out,
+                        tables=["kernels"])
+    spark = SparkSession.builder.master("local[1]").getOrCreate()
+    try:
+        spark.read.parquet(str(out / "kernels")).createOrReplaceTempView("kernels")
+        rows = spark.sql("SELECT name, COUNT(*) AS instances, SUM(duration_ns) AS total_ns "
+                         "FROM kernels GROUP BY name").collect()
+    finally:
+        spark.stop()
+    frame = fuselens.read_many([data("step_loop.sqlite"), data("ddp_2rank.sqlite")])
+    mine = frame.groupby("name")["duration_ns"].agg(["count", "sum"])
+    assert {r["name"]: (r["instances"], r["total_ns"]) for r in rows} == \
+        {n: (int(c), int(s)) for n, (c, s) in zip(mine.index, mine.values)}
