@@ -17,8 +17,9 @@ from ._schema import temp_script
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m fuselens",
-        description="FuseLens captures as tables: a Parquet dataset of many captures, or one "
-                    "table of one capture as CSV.",
+        description="FuseLens captures as tables: a Parquet dataset of many captures, one "
+                    "table of one capture as CSV, or the SQL views for the sqlite3 shell "
+                    "(docs/python.md).",
         epilog="examples:\n"
                "  python -m fuselens parquet fleet/ runs/*.sqlite\n"
                "  python -m fuselens table run.sqlite kernels > kernels.csv\n"

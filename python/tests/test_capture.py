@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import fuselens
-from conftest import committed_captures, data
+from conftest import REPO, committed_captures, data
 
 
 def raw(path, sql):
@@ -188,3 +188,25 @@ def test_the_sqlite3_shell_reads_an_old_capture_through_temp_views(tmp_path):
     assert rows[:-1] == [[n, str(c), str(s)] for n, (c, s) in zip(k.index, k.values)]
     assert rows[-1] == ["0"]
     assert digest(path) == before
+
+
+def test_a_capture_written_with_the_views_reads_in_sqlite3_python_and_prof_analyze(
+        tmp_path, prof_analyze):
+    # What the writer makes from now on: the schema's views stored in the file.
+    path = tmp_path / "with_views.sqlite"
+    shutil.copy(data("step_loop.sqlite"), path)
+    schema = open(os.path.join(REPO, "db", "schema.sql")).read()
+    db = sqlite3.connect(path)
+    db.executescript(schema)  # IF NOT EXISTS: adds the views (and later versions' tables)
+    db.commit()
+    stored = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
+    plain = db.execute("SELECT name, SUM(duration_ns) FROM kernel_v GROUP BY name "
+                       "ORDER BY name").fetchall()
+    db.close()
+    assert len(stored) == len(fuselens.TABLES)
+    with fuselens.open(path) as cap:
+        k = cap.kernels().groupby("name")["duration_ns"].sum().sort_index()
+    assert [(n, int(s)) for n, s in k.items()] == plain
+    out = subprocess.run([prof_analyze, "summary", str(path), "--window", "all"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
