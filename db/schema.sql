@@ -518,3 +518,171 @@ CREATE TABLE IF NOT EXISTS capture_window (
   end_ns    INTEGER,           -- when it stopped; NULL when the process ended inside the window
   reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
 );
+
+-- Views: the activity tables with names joined and durations computed, for `sqlite3` and
+-- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created
+-- with every new capture; they add no data and change no table, so the schema version stays 9.
+-- Readers accept exactly these view names in a capture (db/src/Reader.cpp) and never read them;
+-- the Python package creates the same views as TEMP views on its own connection (from this file),
+-- so captures written before the views existed, and read-only files, read the same way.
+-- Durations are end_ns - start_ns in ns (NULL for an NVTX range never ended); a name whose
+-- string id is missing reads as NULL; an enumeration value without a name reads as 'Unknown'.
+-- A kernel's `name` is its demangled name (what `prof-analyze summary` groups by); a copy's is
+-- the summary's '[CUDA memcpy KIND]', a memset's '[CUDA memset]'.
+CREATE VIEW IF NOT EXISTS kernel_v AS
+SELECT k.id, k.pid, k.device_id, k.context_id, k.stream_id, k.correlation_id, k.start_ns,
+       k.end_ns, k.end_ns - k.start_ns AS duration_ns, dn.value AS name, sn.value AS short_name,
+       mn.value AS mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+       k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes,
+       k.local_memory_per_thread, k.graph_id, k.graph_node_id
+FROM kernel k
+LEFT JOIN strings dn ON dn.id = k.demangled_name_id
+LEFT JOIN strings sn ON sn.id = k.short_name_id
+LEFT JOIN strings mn ON mn.id = k.mangled_name_id;
+
+CREATE VIEW IF NOT EXISTS memcpy_v AS
+SELECT c.id, c.pid, c.device_id, c.context_id, c.stream_id, c.correlation_id, c.start_ns,
+       c.end_ns, c.end_ns - c.start_ns AS duration_ns,
+       '[CUDA memcpy ' || COALESCE(ck.name, 'Unknown') || ']' AS name,
+       COALESCE(ck.name, 'Unknown') AS copy_kind, COALESCE(sk.name, 'Unknown') AS src_kind,
+       COALESCE(dk.name, 'Unknown') AS dst_kind, c.bytes, c.is_async, c.graph_id, c.graph_node_id
+FROM memcpy c
+LEFT JOIN enum_memcpy_kind ck ON ck.value = c.copy_kind
+LEFT JOIN enum_memory_kind sk ON sk.value = c.src_kind
+LEFT JOIN enum_memory_kind dk ON dk.value = c.dst_kind;
+
+CREATE VIEW IF NOT EXISTS memset_v AS
+SELECT s.id, s.pid, s.device_id, s.context_id, s.stream_id, s.correlation_id, s.start_ns,
+       s.end_ns, s.end_ns - s.start_ns AS duration_ns, '[CUDA memset]' AS name,
+       COALESCE(mk.name, 'Unknown') AS memory_kind, s.bytes, s.value, s.is_async, s.graph_id,
+       s.graph_node_id
+FROM memset s
+LEFT JOIN enum_memory_kind mk ON mk.value = s.memory_kind;
+
+CREATE VIEW IF NOT EXISTS memory_event_v AS
+SELECT m.id, m.pid, m.timestamp_ns, COALESCE(op.name, 'Unknown') AS operation,
+       COALESCE(mk.name, 'Unknown') AS memory_kind, m.address, m.bytes, m.device_id,
+       m.context_id, m.stream_id, m.correlation_id, m.is_async
+FROM memory_event m
+LEFT JOIN enum_memory_operation op ON op.value = m.operation
+LEFT JOIN enum_memory_kind mk ON mk.value = m.memory_kind;
+
+CREATE VIEW IF NOT EXISTS api_call_v AS
+SELECT a.id, a.pid, a.tid, COALESCE(d.name, 'Unknown') AS domain, a.callback_id,
+       n.value AS name, a.start_ns, a.end_ns, a.end_ns - a.start_ns AS duration_ns,
+       a.correlation_id, a.return_code
+FROM api_call a
+LEFT JOIN enum_api_domain d ON d.value = a.domain
+LEFT JOIN strings n ON n.id = a.name_id;
+
+CREATE VIEW IF NOT EXISTS nvtx_range_v AS
+SELECT r.id, r.pid, r.tid, d.value AS domain, t.value AS name, r.start_ns, r.end_ns,
+       r.end_ns - r.start_ns AS duration_ns, r.depth, r.category, r.color,
+       COALESCE(pk.name, 'Unknown') AS payload_kind, r.payload
+FROM nvtx_range r
+LEFT JOIN strings d ON d.id = r.domain_id
+LEFT JOIN strings t ON t.id = r.text_id
+LEFT JOIN enum_payload_kind pk ON pk.value = r.payload_kind;
+
+CREATE VIEW IF NOT EXISTS nvtx_mark_v AS
+SELECT m.id, m.pid, m.tid, d.value AS domain, t.value AS name, m.timestamp_ns, m.category,
+       m.color, COALESCE(pk.name, 'Unknown') AS payload_kind, m.payload
+FROM nvtx_mark m
+LEFT JOIN strings d ON d.id = m.domain_id
+LEFT JOIN strings t ON t.id = m.text_id
+LEFT JOIN enum_payload_kind pk ON pk.value = m.payload_kind;
+
+CREATE VIEW IF NOT EXISTS sync_event_v AS
+SELECT s.id, s.pid, s.start_ns, s.end_ns, s.end_ns - s.start_ns AS duration_ns,
+       COALESCE(st.name, 'Unknown') AS sync_type, s.context_id, s.stream_id, s.cuda_event_id,
+       s.correlation_id
+FROM sync_event s
+LEFT JOIN enum_sync_type st ON st.value = s.sync_type;
+
+-- The steps stored at the end of the run (version 6; empty before), with their CPU-side wall time
+-- and whether each is steady (from step_detection.steady_first on; docs/windows.md, "The steady
+-- rule"; NULL without a step_detection row).
+CREATE VIEW IF NOT EXISTS step_v AS
+SELECT s.*, s.end_ns - s.start_ns AS duration_ns,
+       s.id >= (SELECT d.steady_first FROM step_detection d WHERE d.id = 1) AS steady
+FROM step s;
+
+-- Each process with where it ran: host_name from process_rank (version 8), else from the merge
+-- (merge_source), else the run's host; rank columns NULL without a launcher's rank.
+CREATE VIEW IF NOT EXISTS process_v AS
+SELECT p.pid, p.parent_pid, p.executable,
+       COALESCE(r.host_name, m.host_name, (SELECT host_name FROM run WHERE id = 1)) AS host_name,
+       r.rank, r.local_rank, r.world_size, r.local_world_size, r.launcher,
+       m.input_index AS merge_input, p.start_utc_ns, p.end_utc_ns, p.clock_offset_ns,
+       p.cuda_driver_version, p.cuda_runtime_version, p.cupti_version, p.dropped_records
+FROM process p
+LEFT JOIN process_rank r ON r.pid = p.pid
+LEFT JOIN merge_source m ON m.pid = p.pid;
+
+-- Frames with their names and the label the calling-context views print
+-- (analyzer/cct/CallingContext.h, frame_label): "function [file:line]", or "module+0xoffset"
+-- without a symbol; a module frame (kind 'module') is "<nn.Module> NAME". internal is 1 for the
+-- frames `prof-analyze cct` hides by default: native frames of the CUDA stack, the unwinder and
+-- FuseLens's collector (libcuda.so, libcudart.so, libcupti.so, libunwind.so,
+-- libfuselens_collector.so*) and module frames.
+CREATE VIEW IF NOT EXISTS frame_v AS
+WITH named AS (
+  SELECT f.id, f.kind, f.module_offset, f.line, mo.value AS module, fn.value AS function,
+         fi.value AS file,
+         replace(mo.value, rtrim(mo.value, replace(mo.value, '/', '')), '') AS module_base,
+         replace(fi.value, rtrim(fi.value, replace(fi.value, '/', '')), '') AS file_base
+  FROM frame f
+  LEFT JOIN strings mo ON mo.id = f.module_id
+  LEFT JOIN strings fn ON fn.id = f.function_id
+  LEFT JOIN strings fi ON fi.id = f.file_id
+)
+SELECT n.id, COALESCE(fk.name, 'Unknown') AS kind, n.module, n.module_offset, n.function, n.file,
+       n.line,
+       CASE WHEN n.kind = 3 THEN '<nn.Module> ' || COALESCE(n.function, '')
+            ELSE COALESCE(NULLIF(n.function, ''),
+                          COALESCE(NULLIF(n.module_base, ''), '<unknown>')
+                          || printf('+0x%x', COALESCE(n.module_offset, 0)))
+                 || CASE WHEN n.file <> '' AND n.line > 0
+                         THEN ' [' || n.file_base || ':' || n.line || ']' ELSE '' END
+       END AS label,
+       CASE WHEN n.kind = 3 THEN 1
+            WHEN n.kind = 2 THEN 0
+            WHEN substr(n.module_base, 1, 10) = 'libcuda.so'
+              OR substr(n.module_base, 1, 12) = 'libcudart.so'
+              OR substr(n.module_base, 1, 11) = 'libcupti.so'
+              OR substr(n.module_base, 1, 12) = 'libunwind.so'
+              OR substr(n.module_base, 1, 24) = 'libfuselens_collector.so' THEN 1
+            ELSE 0 END AS internal
+FROM named n
+LEFT JOIN enum_frame_kind fk ON fk.value = n.kind;
+
+-- Every calling-context-tree node with its path from the process's root, outermost frame first,
+-- frame labels joined with ' > ' (a label may itself hold '>': split on frames with parent_id
+-- instead), without the internal frames (as `prof-analyze cct` shows it; walk parent_id for all
+-- of them); site is the innermost frame that is not internal (the launch site of a launching
+-- call). Nodes not reachable from a root, and paths deeper than 4096, are left out. Cost: the
+-- whole tree is walked for any query of this view (about 1 s for 10,000 nodes of PyTorch paths).
+CREATE VIEW IF NOT EXISTS cct_path_v AS
+WITH RECURSIVE walk(id, pid, parent_id, frame_id, depth, label, internal, site, path) AS (
+  SELECT n.id, n.pid, NULL, NULL, 0, '<root>', 0, NULL, '' FROM cct_node n
+  WHERE n.parent_id IS NULL
+  UNION ALL
+  SELECT n.id, n.pid, n.parent_id, n.frame_id, w.depth + 1, COALESCE(f.label, '<unknown>'),
+         COALESCE(f.internal, 0),
+         CASE WHEN COALESCE(f.internal, 0) = 0 THEN COALESCE(f.label, '<unknown>') ELSE w.site END,
+         CASE WHEN COALESCE(f.internal, 0) = 1 THEN w.path
+              WHEN w.path = '' THEN COALESCE(f.label, '<unknown>')
+              ELSE w.path || ' > ' || COALESCE(f.label, '<unknown>') END
+  FROM cct_node n
+  JOIN walk w ON n.parent_id = w.id
+  LEFT JOIN frame_v f ON f.id = n.frame_id
+  WHERE w.depth < 4096
+)
+SELECT id, pid, parent_id, frame_id, depth, label, internal, site, path FROM walk;
+
+-- The calling context of each traced API call (and so of the kernel, copy or memset it launched:
+-- join on pid and correlation_id): its node, the launch site and the path of cct_path_v.
+CREATE VIEW IF NOT EXISTS api_context_v AS
+SELECT c.pid, c.correlation_id, c.tid, c.cct_node_id, p.depth, p.site, p.path
+FROM api_context c
+LEFT JOIN cct_path_v p ON p.id = c.cct_node_id;

@@ -59,3 +59,23 @@ else
   echo "[setup] installing nvidia-cutlass $cutlass_version (pip, headers only)"
   python3 -m pip install -q --no-deps --break-system-packages "nvidia-cutlass==$cutlass_version"
 fi
+
+# The Python package (python/fuselens) and its tests: pandas, pyarrow, duckdb, pytest, pinned in
+# python/requirements-test.txt, from PyPI into the same python3 (Debian 12 packages neither
+# pyarrow nor duckdb). Skipped when every pin is already installed.
+py_requirements="$(dirname "$0")/../python/requirements-test.txt"
+if python3 - "$py_requirements" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+pins = [l.split("#")[0].strip() for l in open(sys.argv[1])]
+try:
+    sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in pins if p)) else 1)
+except PackageNotFoundError:
+    sys.exit(1)
+PY
+then
+  echo "[setup] Python test packages present ($py_requirements)"
+else
+  echo "[setup] installing the Python test packages ($py_requirements, pip)"
+  python3 -m pip install -q --break-system-packages -r "$py_requirements"
+fi

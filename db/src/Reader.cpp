@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "fuselens/db/Printable.h"
+#include "fuselens/db/Writer.h"
 
 namespace fuselens::db {
 namespace {
@@ -219,6 +220,19 @@ void check_strings(const Connection& connection, const std::string& path) {
 
 }  // namespace
 
+bool is_schema_view(std::string_view name) {
+  // The views are those the schema creates: "CREATE VIEW IF NOT EXISTS name AS".
+  static constexpr std::string_view kCreate = "CREATE VIEW IF NOT EXISTS ";
+  const std::string_view schema = schema_sql();
+  for (auto at = schema.find(kCreate); at != std::string_view::npos;
+       at = schema.find(kCreate, at + 1)) {
+    const auto begin = at + kCreate.size();
+    const auto end = schema.find(' ', begin);
+    if (end != std::string_view::npos && schema.substr(begin, end - begin) == name) return true;
+  }
+  return false;
+}
+
 void check_timestamps(const Connection& connection, const std::string& path) {
   check_timestamps_of(connection, path, [](std::string_view) { return true; });
 }
@@ -246,11 +260,13 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
   }
   if (schema_version_ < 1) throw Error("'" + path + "' has no FuseLens schema version");
   try {
-    // FuseLens writes tables and indexes only; a view, trigger or anything else in the main
-    // schema could stand in for a table and bypass the checks below (issue 22).
+    // FuseLens writes tables, indexes and the schema's named views (db/schema.sql, "Views"),
+    // which no analysis reads; any other view, a trigger or anything else in the main schema
+    // could stand in for a table and bypass the checks below (issue 22).
     auto other = connection_.prepare(
-        "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') LIMIT 1");
-    if (other.step()) {
+        "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index')");
+    while (other.step()) {
+      if (other.text(0) == "view" && is_schema_view(other.text(1))) continue;
       throw Error("'" + path + "' holds a " + other.text(0) + " '" + other.text(1) +
                   "', which FuseLens never writes: the capture is damaged or was not written by "
                   "FuseLens");

@@ -180,6 +180,74 @@ TEST(Writer, StoresEveryRecordKindAndNvtxPayloads) {
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM overhead"), 1);
 }
 
+// The schema's views (db/schema.sql, "Views") join the names and compute durations, so that a
+// `sqlite3` user needs no join; the Reader accepts them, and no other view.
+TEST(Writer, SchemaViewsNameTheRowsAndTheReaderAcceptsOnlyThem) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  {
+    auto w = Writer::create(path, sample_run());
+    RecordBatch b;
+    b.kernels.push_back(kernel(1, 100, 250, "_ZN8fuselens7kernels4gemmILi64EEEvPKfPfi"));
+    MemcpyRecord m;
+    m.copy_kind = MemcpyKind::DeviceToHost;
+    m.start_ns = 300;
+    m.end_ns = 340;
+    b.memcpys.push_back(m);
+    ApiCallRecord a;
+    a.name = "cudaLaunchKernel";
+    a.domain = ApiDomain::Driver;
+    a.start_ns = 90;
+    a.end_ns = 97;
+    b.api_calls.push_back(a);
+    NvtxRangeRecord open;
+    open.text = "never ended";
+    open.start_ns = 5;
+    b.nvtx_ranges.push_back(open);
+    w.write(b);
+  }
+  Reader reader(path);  // accepts the schema's views
+  EXPECT_TRUE(is_schema_view("kernel_v"));
+  EXPECT_TRUE(is_schema_view("api_context_v"));
+  EXPECT_FALSE(is_schema_view("kernel"));
+  EXPECT_FALSE(is_schema_view("kernel_"));
+  auto k = reader.prepare("SELECT name, short_name, duration_ns FROM kernel_v");
+  ASSERT_TRUE(k.step());
+  EXPECT_EQ(k.text(0), "void fuselens::kernels::gemm<64>(float const*, float*, int)");
+  EXPECT_EQ(k.text(1), "gemm");
+  EXPECT_EQ(k.int64(2), 150);
+  auto c = reader.prepare("SELECT name, copy_kind, duration_ns FROM memcpy_v");
+  ASSERT_TRUE(c.step());
+  EXPECT_EQ(c.text(0), "[CUDA memcpy Device-to-Host]");
+  EXPECT_EQ(c.text(1), "Device-to-Host");
+  EXPECT_EQ(c.int64(2), 40);
+  auto api = reader.prepare("SELECT name, domain, duration_ns FROM api_call_v");
+  ASSERT_TRUE(api.step());
+  EXPECT_EQ(api.text(0), "cudaLaunchKernel");
+  EXPECT_EQ(api.text(1), "CUDA driver");
+  EXPECT_EQ(api.int64(2), 7);
+  auto r = reader.prepare("SELECT name, duration_ns FROM nvtx_range_v");
+  ASSERT_TRUE(r.step());
+  EXPECT_EQ(r.text(0), "never ended");
+  EXPECT_TRUE(r.is_null(1));
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM process_v"), 0);
+
+  // Any other view is refused, as before the schema had views (issue 22).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "CREATE VIEW kernel_v2 AS SELECT * FROM kernel", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    Reader hostile(path);
+    FAIL() << "a view the schema does not create was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a view 'kernel_v2'"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Writer, FinalizeRecordsEndAndSumsDroppedRecordsIntoOneFile) {
   fuselens::test::TempDir dir;
   const auto path = dir.file("a.sqlite");

@@ -37,6 +37,11 @@ inline constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
 /// runs it.
 void check_timestamps(const Connection& connection, const std::string& path);
 
+/// True when `name` is one of the views the schema creates (db/schema.sql, "Views": kernel_v,
+/// api_call_v, ...; read from schema_sql()). The Reader accepts these views in a capture, and no
+/// other view; no analysis reads them.
+bool is_schema_view(std::string_view name);
+
 /// Largest plausible size of one copy, set or allocation (memcpy.bytes, memset.bytes,
 /// memory_event.bytes), bytes: 2^50 = 1 PiB, far above any device or host memory. Reader's
 /// constructor refuses a capture holding a size that is not an integer in [0, kMaxSizeBytes)
