@@ -21,11 +21,16 @@
 //   kernels_per_s   kernel records (with their companions) per second of writing: write() of
 //                   every batch plus write_calling_contexts(), the iteration's time;
 //   rows_per_s      rows of every table per second of the same time;
-//   finalize_s      Writer::finalize() alone (the run row, the indexes, the WAL checkpoint);
+//   kernels_per_cpu_s  the same per second of the thread's CPU time (steadier on a shared machine);
+//   finalize_s      Writer::finalize() alone (the run row, the indexes, the WAL checkpoint), wall;
+//   finalize_cpu_s  its CPU time;
 //   bytes_per_kernel  file size after finalize / kernel records.
 
 #include <benchmark/benchmark.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -209,6 +214,13 @@ Workload make_workload(int which, std::size_t total) {
   return w;
 }
 
+// CPU time of the calling thread, s: on a shared machine the steadier figure.
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 void BM_Writer(benchmark::State& state) {
   const int which = static_cast<int>(state.range(0));
   const auto total = static_cast<std::size_t>(state.range(1));
@@ -216,16 +228,21 @@ void BM_Writer(benchmark::State& state) {
       (std::filesystem::temp_directory_path() / "fuselens_writer_bench.sqlite").string();
   const Workload w = make_workload(which, total);
   std::uint64_t bytes = 0;
-  double finalize_s = 0;
+  double finalize_s = 0, write_cpu_s = 0, finalize_cpu_s = 0;
   for (auto _ : state) {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+    const double c0 = thread_cpu_s();
     const auto t0 = std::chrono::steady_clock::now();
     auto writer = Writer::create(path, RunInfo{});
     for (const auto& b : w.batches) writer.write(b);
     writer.write_calling_contexts(w.tree);
     const auto t1 = std::chrono::steady_clock::now();
+    const double c1 = thread_cpu_s();
     writer.finalize({EndReason::Exited, 0, std::nullopt, 1});
     const auto t2 = std::chrono::steady_clock::now();
+    const double c2 = thread_cpu_s();
+    write_cpu_s += c1 - c0;
+    finalize_cpu_s += c2 - c1;
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
     finalize_s += std::chrono::duration<double>(t2 - t1).count();
     bytes = std::filesystem::file_size(path);
@@ -235,7 +252,10 @@ void BM_Writer(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(w.kernels) * iterations, benchmark::Counter::kIsRate);
   state.counters["rows_per_s"] =
       benchmark::Counter(static_cast<double>(w.rows) * iterations, benchmark::Counter::kIsRate);
+  state.counters["kernels_per_cpu_s"] =
+      static_cast<double>(w.kernels) * iterations / std::max(write_cpu_s, 1e-9);
   state.counters["finalize_s"] = finalize_s / iterations;
+  state.counters["finalize_cpu_s"] = finalize_cpu_s / iterations;
   state.counters["bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(w.kernels);
   state.SetLabel(which == 0 ? "launch loop" : "PyTorch");
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
