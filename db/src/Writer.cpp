@@ -562,46 +562,100 @@ void Writer::write_device(const DeviceInfo& d) {
 
 namespace {
 
+// The indexes finalize builds, in the order it builds them. The start and end columns make
+// kernel_by_correlation, kernel_by_name, api_by_correlation and api_by_name covering indexes for
+// the summary's scans (ordered by name, and by correlation id to join launches with their calls):
+// reading the narrow index instead of the table is several times faster on ten million kernels
+// (docs/BENCHMARKS.md, "Ten million kernels").
+struct IndexDefinition {
+  const char* name;
+  const char* sql;
+};
+constexpr IndexDefinition kIndexes[] = {
+    {"kernel_by_correlation",
+     "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
+     "end_ns)"},
+    {"kernel_by_start",
+     "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns)"},
+    {"kernel_by_name",
+     "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns)"},
+    {"memcpy_by_correlation",
+     "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id)"},
+    {"memset_by_correlation",
+     "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id)"},
+    {"memory_by_time",
+     "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns)"},
+    {"api_by_correlation",
+     "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
+     "start_ns)"},
+    {"api_by_name",
+     "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns)"},
+    {"api_by_thread", "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns)"},
+    {"nvtx_by_thread",
+     "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns)"},
+};
+constexpr int kFinalizeSteps = 3 + static_cast<int>(std::size(kIndexes));
+
+// Checkpoints the WAL and leaves WAL mode for a rollback journal; false (still in WAL mode) when
+// another connection holds the capture, found at once rather than after the busy timeout.
+bool leave_wal_now(Connection& db) {
+  sqlite3_busy_timeout(db.handle(), 0);
+  bool left = false;
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
+    auto mode = db.prepare("PRAGMA journal_mode");
+    left = mode.step() && mode.raw_text(0) == "delete";
+  } catch (const Error&) {
+    left = false;
+  }
+  sqlite3_busy_timeout(db.handle(), 10000);
+  return left;
+}
+
 // Writer::finalize's work on the capture open in `db`.
-void finalize_open(Connection& db, const RunEnd& end) {
+void finalize_open(Connection& db, const RunEnd& end, const FinalizeProgressCallback& progress) {
+  int number = 0;
+  auto step = [&](std::string_view what) {
+    if (progress) progress(FinalizeProgress{what, ++number, kFinalizeSteps});
+  };
+  // Out of WAL mode before the indexes when no other process holds the capture: their pages are
+  // then written once, into the file, instead of into the WAL and again into the file at the
+  // checkpoint. A finalize killed midway leaves a hot rollback journal, with which the capture
+  // opens as last committed: every record, no index, the run not finalized (docs/RELIABILITY.md,
+  // "Journals and WAL files"; Writer.FinalizeKilledMidwayLeavesTheCaptureAsLastCommitted).
+  step("checkpoint");
+  const bool left_wal = leave_wal_now(db);
   in_transaction(db, [&] {
+    step("run end");
     auto update = db.prepare(
         "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
         " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
         " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
     Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
-    db.exec(
-        // The start and end columns make kernel_by_correlation, kernel_by_name,
-        // api_by_correlation and api_by_name covering indexes for the summary's scans (ordered by
-        // name, and by correlation id to join launches with their calls): reading the narrow
-        // index instead of the table is several times faster on ten million kernels
-        // (docs/BENCHMARKS.md, "Ten million kernels").
-        "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
-        "end_ns);"
-        "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns);"
-        "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns);"
-        "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id);"
-        "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id);"
-        "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
-        "start_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns);"
-        "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns);");
+    for (const auto& index : kIndexes) {
+      step(std::string("index ") + index.name);
+      db.exec(index.sql);
+    }
   });
-  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  db.exec("PRAGMA journal_mode = DELETE");
+  step("journal");
+  if (!left_wal) {  // another connection held it: as before, wait for it at the end
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
+  }
 }
 
 }  // namespace
 
-void Writer::finalize(const RunEnd& end) { finalize_open(impl_->db, end); }
+void Writer::finalize(const RunEnd& end, const FinalizeProgressCallback& progress) {
+  finalize_open(impl_->db, end, progress);
+}
 
-void finalize_capture(Connection& db, const RunEnd& end) {
+void finalize_capture(Connection& db, const RunEnd& end, const FinalizeProgressCallback& progress) {
   check_capture(db);  // as Writer::open does
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
-  finalize_open(db, end);
+  finalize_open(db, end, progress);
 }
 
 std::uint64_t Writer::records_written() const { return impl_->written; }
