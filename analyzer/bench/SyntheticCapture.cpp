@@ -1,7 +1,8 @@
 // synthetic_capture: writes a large, realistic FuseLens capture through the real db::Writer, for
 // the scale measurements of issue #9 (docs/BENCHMARKS.md, "Ten million kernels").
 //
-//   synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates]  (N default 10,000,000)
+//   synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates] [--progress]
+//                                                           (N default 10,000,000)
 //   synthetic_capture CAPTURE.sqlite --store-aggregates  (only store the summary's aggregates)
 //
 // What it writes, for one process (pid 4242) on one device:
@@ -18,7 +19,8 @@
 //     synchronization.
 // Records go to the writer in batches of 20,000 launches, as the collector commits them; the run
 // is finalized (indexes built) and the summary's aggregates stored (SummaryStore.h, as prof-run
-// does; not with --no-aggregates). Prints the counts, the file size, bytes per kernel and the time.
+// does; not with --no-aggregates). Prints the counts, the file size, bytes per kernel and the time,
+// with the shares of finalize, the aggregates and the steps; --progress prints finalize's steps.
 // Exit status 0, or 2 for a bad command line, 1 if the writer fails (one error line).
 
 #include <chrono>
@@ -112,7 +114,12 @@ struct Options {
   std::uint64_t seed = 1;
   bool aggregates = true;   // store the summary's aggregates after finalize, as prof-run does
   bool store_only = false;  // --store-aggregates: only store them into an existing capture
+  bool progress = false;    // --progress: print finalize's steps as they start (stderr)
 };
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
@@ -127,6 +134,8 @@ bool parse(int argc, char** argv, Options& o) {
         o.seed = static_cast<std::uint64_t>(v);
     } else if (a == "--no-aggregates") {
       o.aggregates = false;
+    } else if (a == "--progress") {
+      o.progress = true;
     } else if (a == "--store-aggregates") {
       o.store_only = true;
     } else if (!a.empty() && a[0] != '-' && o.out.empty()) {
@@ -151,7 +160,8 @@ static void store_steps_of(const std::string& path) {
 int main(int argc, char** argv) {
   Options opt;
   if (!parse(argc, argv, opt)) {
-    std::cerr << "usage: synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates]\n"
+    std::cerr << "usage: synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates] "
+                 "[--progress]\n"
                  "       synthetic_capture CAPTURE.sqlite --store-aggregates\n";
     return 2;
   }
@@ -352,26 +362,37 @@ int main(int argc, char** argv) {
     process.end_utc_ns = std::max(host[0], host[1]);
     process.records_written = writer.records_written();
     writer.write_process(process);
+    const auto t_finalize = std::chrono::steady_clock::now();
     writer.finalize(
-        {db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000});
+        {db::EndReason::Exited, 0, std::nullopt, std::max(host[0], host[1]) + 1'000'000},
+        [&](const db::FinalizeProgress& p) {
+          if (opt.progress)
+            std::fprintf(stderr, "finalize %d/%d %.*s at %.2f s\n", p.number, p.steps,
+                         static_cast<int>(p.step.size()), p.step.data(), since(t_finalize));
+        });
     const auto t_store = std::chrono::steady_clock::now();
+    double steps_seconds = 0;
     if (opt.aggregates) {  // as prof-run does
       fuselens::analyzer::store_summary_aggregates(opt.out);
+      const auto t_steps = std::chrono::steady_clock::now();
       store_steps_of(opt.out);
+      steps_seconds = since(t_steps);
     }
-    const double store_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_store).count();
+    const double finalize_seconds = std::chrono::duration<double>(t_store - t_finalize).count();
+    const double store_seconds = since(t_store) - steps_seconds;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bytes = std::filesystem::file_size(opt.out);
     std::printf(
         "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT "
         "nodes;"
-        " %.1f MB, %.1f bytes per kernel; written in %.1f s (summary aggregates: %.1f s)\n",
+        " %.1f MB, %.1f bytes per kernel; written in %.1f s (of which finalize %.1f s, summary "
+        "aggregates %.1f s, steps %.1f s)\n",
         opt.out.c_str(), static_cast<long long>(opt.kernels), static_cast<long long>(opt.kernels),
         static_cast<long long>(others), static_cast<long long>(ranges), tree.nodes.size(),
         static_cast<double>(bytes) / 1e6,
-        static_cast<double>(bytes) / static_cast<double>(opt.kernels), seconds, store_seconds);
+        static_cast<double>(bytes) / static_cast<double>(opt.kernels), seconds, finalize_seconds,
+        store_seconds, steps_seconds);
   } catch (const std::exception& e) {
     std::cerr << "synthetic_capture: error: " << e.what() << "\n";
     return 1;

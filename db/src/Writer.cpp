@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -42,14 +43,137 @@ struct KernelNameIds {
   std::int64_t short_id, demangled_id, mangled_id;
 };
 
+// One value of a row waiting in a BulkInsert: an integer, NULL or a real.
+struct Value {
+  enum class Kind : std::uint8_t { Integer, Null, Real };
+  std::int64_t integer = 0;
+  double real = 0;
+  Kind kind = Kind::Integer;
+};
+
+// An INSERT of many rows per statement: rows are collected as values and stored kRows at a time
+// by one multi-row INSERT statement, the rest one row at a time at flush(). Executing one
+// statement per 32 rows instead of one per row, without clearing the bindings of each row (every
+// parameter is bound again), is what made the writer faster (docs/BENCHMARKS.md, "Capture size
+// and writer throughput"). Rows are stored in the order they were added, so INSERT OR REPLACE
+// keeps the last of rows with the same key, as single-row statements did.
+class BulkInsert {
+ public:
+  static constexpr int kRows = 32;
+
+  /// `head` is "INSERT INTO table(c1,...,cN)" (or INSERT OR REPLACE ...); `columns` is N.
+  BulkInsert(const Connection& db, const std::string& head, int columns)
+      : columns_(columns),
+        one_(db.prepare(head + " VALUES" + placeholders(columns, 1))),
+        many_(db.prepare(head + " VALUES" + placeholders(columns, kRows))) {
+    values_.resize(static_cast<std::size_t>(kRows * columns));
+  }
+
+  /// The values of the next row, to be filled in column order (then call next()).
+  Value* row() { return values_.data() + static_cast<std::ptrdiff_t>(rows_) * columns_; }
+  /// Commits the row filled through row(); stores the collected rows when kRows are waiting.
+  void next() {
+    if (++rows_ == kRows) {
+      bind_rows(many_, 0, kRows);
+      many_.run_keeping_bindings();
+      rows_ = 0;
+    }
+  }
+  /// Stores the rows still waiting, one statement each.
+  void flush() {
+    for (int r = 0; r < rows_; ++r) {
+      bind_rows(one_, r, 1);
+      one_.run_keeping_bindings();
+    }
+    rows_ = 0;
+  }
+  /// Forgets the rows waiting (after a failed transaction).
+  void discard() { rows_ = 0; }
+
+ private:
+  static std::string placeholders(int columns, int rows) {
+    std::string one = "(";
+    for (int c = 0; c < columns; ++c) one += c ? ",?" : "?";
+    one += ')';
+    std::string out;
+    for (int r = 0; r < rows; ++r) {
+      if (r) out += ',';
+      out += one;
+    }
+    return out;
+  }
+  void bind_rows(Statement& s, int first, int rows) {
+    const Value* v = values_.data() + static_cast<std::ptrdiff_t>(first) * columns_;
+    const int n = rows * columns_;
+    for (int i = 0; i < n; ++i, ++v) {
+      switch (v->kind) {
+        case Value::Kind::Integer:
+          s.bind(i + 1, v->integer);
+          break;
+        case Value::Kind::Null:
+          s.bind_null(i + 1);
+          break;
+        case Value::Kind::Real:
+          s.bind(i + 1, v->real);
+          break;
+      }
+    }
+  }
+
+  int columns_;
+  int rows_ = 0;
+  Statement one_, many_;
+  std::vector<Value> values_;
+};
+
+// Fills a BulkInsert row in column order; keeps the insert code one line per field.
+class RowFiller {
+ public:
+  explicit RowFiller(BulkInsert& insert) : insert_(insert), v_(insert.row()) {}
+  template <typename T>
+  RowFiller& operator()(const T& value) {
+    if constexpr (std::is_floating_point_v<T>) {
+      v_->kind = Value::Kind::Real;
+      v_->real = static_cast<double>(value);
+    } else if constexpr (std::is_enum_v<T>) {
+      v_->kind = Value::Kind::Integer;
+      v_->integer = static_cast<std::int64_t>(value);
+    } else if constexpr (requires { value.has_value(); }) {
+      if (value) {
+        v_->kind = Value::Kind::Integer;
+        v_->integer = static_cast<std::int64_t>(*value);
+      } else {
+        v_->kind = Value::Kind::Null;
+      }
+    } else {
+      v_->kind = Value::Kind::Integer;
+      v_->integer = static_cast<std::int64_t>(value);
+    }
+    ++v_;
+    return *this;
+  }
+  void null() {
+    v_->kind = Value::Kind::Null;
+    ++v_;
+  }
+  void next() { insert_.next(); }
+
+ private:
+  BulkInsert& insert_;
+  Value* v_;
+};
+
 }  // namespace
 
 struct Writer::Impl {
   Connection db;
-  Statement intern_insert, intern_select, kernel, memcpy, memset, memory, api, range, mark, sync,
-      overhead;
+  Statement intern_insert, intern_select;
+  BulkInsert kernel, memcpy, memset, memory, api, range, mark, sync, overhead;
   std::unordered_map<std::string, std::int64_t> strings;
   std::unordered_map<std::string, KernelNameIds> kernel_names;
+  // The last kernel name looked up: launch loops repeat one kernel, and a hit skips hashing it.
+  std::string last_kernel_name;
+  KernelNameIds last_kernel_ids{0, 0, 0};
   std::uint64_t written = 0;
 
   explicit Impl(Connection connection)
@@ -57,41 +181,43 @@ struct Writer::Impl {
         intern_insert(
             db.prepare("INSERT INTO strings(value) VALUES(?) ON CONFLICT(value) DO NOTHING")),
         intern_select(db.prepare("SELECT id FROM strings WHERE value = ?")),
-        kernel(db.prepare(
-            "INSERT INTO kernel(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
-            "grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,static_shared_bytes,"
-            "dynamic_shared_bytes,local_memory_per_thread,short_name_id,demangled_name_id,"
-            "mangled_name_id,graph_id,graph_node_id) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        memcpy(db.prepare(
-            "INSERT INTO memcpy(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
-            "copy_kind,src_kind,dst_kind,bytes,is_async,graph_id,graph_node_id) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        memset(db.prepare(
-            "INSERT INTO memset(pid,start_ns,end_ns,device_id,context_id,stream_id,correlation_id,"
-            "bytes,value,memory_kind,is_async,graph_id,graph_node_id) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-        memory(db.prepare(
-            "INSERT INTO "
-            "memory_event(pid,timestamp_ns,operation,memory_kind,address,bytes,device_id,"
-            "context_id,stream_id,correlation_id,is_async) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
-        api(db.prepare("INSERT INTO "
-                       "api_call(pid,tid,domain,callback_id,name_id,start_ns,end_ns,correlation_id,"
-                       "return_code) VALUES(?,?,?,?,?,?,?,?,?)")),
-        range(db.prepare(
-            "INSERT INTO nvtx_range(pid,tid,domain_id,text_id,start_ns,end_ns,depth,category,color,"
-            "payload_kind,payload) VALUES(?,?,?,?,?,?,?,?,?,?,?)")),
-        mark(db.prepare(
-            "INSERT INTO "
-            "nvtx_mark(pid,tid,domain_id,text_id,timestamp_ns,category,color,payload_kind,"
-            "payload) VALUES(?,?,?,?,?,?,?,?,?)")),
-        sync(db.prepare(
-            "INSERT INTO "
-            "sync_event(pid,start_ns,end_ns,sync_type,context_id,stream_id,cuda_event_id,"
-            "correlation_id) VALUES(?,?,?,?,?,?,?,?)")),
-        overhead(db.prepare(
-            "INSERT INTO overhead(pid,overhead_kind,object_kind,object_id,start_ns,end_ns) "
-            "VALUES(?,?,?,?,?,?)")) {}
+        kernel(db,
+               "INSERT INTO kernel(pid,start_ns,end_ns,device_id,context_id,stream_id,"
+               "correlation_id,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,"
+               "static_shared_bytes,dynamic_shared_bytes,local_memory_per_thread,short_name_id,"
+               "demangled_name_id,mangled_name_id,graph_id,graph_node_id)",
+               22),
+        memcpy(db,
+               "INSERT INTO memcpy(pid,start_ns,end_ns,device_id,context_id,stream_id,"
+               "correlation_id,copy_kind,src_kind,dst_kind,bytes,is_async,graph_id,graph_node_id)",
+               14),
+        memset(db,
+               "INSERT INTO memset(pid,start_ns,end_ns,device_id,context_id,stream_id,"
+               "correlation_id,bytes,value,memory_kind,is_async,graph_id,graph_node_id)",
+               13),
+        memory(db,
+               "INSERT INTO memory_event(pid,timestamp_ns,operation,memory_kind,address,bytes,"
+               "device_id,context_id,stream_id,correlation_id,is_async)",
+               11),
+        api(db,
+            "INSERT INTO api_call(pid,tid,domain,callback_id,name_id,start_ns,end_ns,"
+            "correlation_id,return_code)",
+            9),
+        range(db,
+              "INSERT INTO nvtx_range(pid,tid,domain_id,text_id,start_ns,end_ns,depth,category,"
+              "color,payload_kind,payload)",
+              11),
+        mark(db,
+             "INSERT INTO nvtx_mark(pid,tid,domain_id,text_id,timestamp_ns,category,color,"
+             "payload_kind,payload)",
+             9),
+        sync(db,
+             "INSERT INTO sync_event(pid,start_ns,end_ns,sync_type,context_id,stream_id,"
+             "cuda_event_id,correlation_id)",
+             8),
+        overhead(db,
+                 "INSERT INTO overhead(pid,overhead_kind,object_kind,object_id,start_ns,end_ns)",
+                 6) {}
 
   std::int64_t intern(const std::string& value) {
     if (auto it = strings.find(value); it != strings.end()) return it->second;
@@ -106,79 +232,110 @@ struct Writer::Impl {
   }
 
   const KernelNameIds& kernel_name(const std::string& mangled) {
-    if (auto it = kernel_names.find(mangled); it != kernel_names.end()) return it->second;
-    const std::string demangled = demangle(mangled);
-    KernelNameIds ids{intern(short_kernel_name(demangled)), intern(demangled), intern(mangled)};
-    return kernel_names.emplace(mangled, ids).first->second;
+    if (mangled == last_kernel_name && last_kernel_ids.mangled_id != 0) return last_kernel_ids;
+    auto it = kernel_names.find(mangled);
+    if (it == kernel_names.end()) {
+      const std::string demangled = demangle(mangled);
+      KernelNameIds ids{intern(short_kernel_name(demangled)), intern(demangled), intern(mangled)};
+      it = kernel_names.emplace(mangled, ids).first;
+    }
+    last_kernel_name = mangled;
+    last_kernel_ids = it->second;
+    return last_kernel_ids;
   }
 
-  void bind_payload(Binder& b, PayloadKind kind, double real, std::int64_t integer) {
-    b(kind);
+  static void fill_payload(RowFiller& f, PayloadKind kind, double real, std::int64_t integer) {
+    f(kind);
     if (kind == PayloadKind::None)
-      b(std::optional<std::int64_t>());
+      f.null();
     else if (kind == PayloadKind::Double || kind == PayloadKind::Float)
-      b(real);
+      f(real);
     else
-      b(integer);
+      f(integer);
   }
 
   void write(const RecordBatch& batch) {
     for (const auto& k : batch.kernels) {
       const auto& n = kernel_name(k.mangled_name);
-      Binder{kernel}(k.pid)(i64(k.start_ns))(i64(k.end_ns))(k.device_id)(k.context_id)(k.stream_id)(
+      RowFiller f(kernel);
+      f(k.pid)(i64(k.start_ns))(i64(k.end_ns))(k.device_id)(k.context_id)(k.stream_id)(
           k.correlation_id)(k.grid_x)(k.grid_y)(k.grid_z)(k.block_x)(k.block_y)(k.block_z)(
           k.registers_per_thread)(k.static_shared_bytes)(k.dynamic_shared_bytes)(
           k.local_memory_per_thread)(n.short_id)(n.demangled_id)(n.mangled_id)(k.graph_id)(
-          k.graph_node_id)
-          .run();
+          k.graph_node_id);
+      f.next();
     }
+    kernel.flush();
     for (const auto& m : batch.memcpys) {
-      Binder{memcpy}(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
+      RowFiller f(memcpy);
+      f(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
           m.correlation_id)(m.copy_kind)(m.src_kind)(m.dst_kind)(i64(m.bytes))(m.is_async ? 1 : 0)(
-          m.graph_id)(m.graph_node_id)
-          .run();
+          m.graph_id)(m.graph_node_id);
+      f.next();
     }
+    memcpy.flush();
     for (const auto& m : batch.memsets) {
-      Binder{memset}(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
+      RowFiller f(memset);
+      f(m.pid)(i64(m.start_ns))(i64(m.end_ns))(m.device_id)(m.context_id)(m.stream_id)(
           m.correlation_id)(i64(m.bytes))(m.value)(m.memory_kind)(m.is_async ? 1 : 0)(m.graph_id)(
-          m.graph_node_id)
-          .run();
+          m.graph_node_id);
+      f.next();
     }
+    memset.flush();
     for (const auto& m : batch.memory_events) {
-      Binder{memory}(m.pid)(i64(m.timestamp_ns))(m.operation)(m.memory_kind)(i64(m.address))(i64(
-          m.bytes))(m.device_id)(m.context_id)(m.stream_id)(m.correlation_id)(m.is_async ? 1 : 0)
-          .run();
+      RowFiller f(memory);
+      f(m.pid)(i64(m.timestamp_ns))(m.operation)(m.memory_kind)(i64(m.address))(i64(m.bytes))(
+          m.device_id)(m.context_id)(m.stream_id)(m.correlation_id)(m.is_async ? 1 : 0);
+      f.next();
     }
+    memory.flush();
     for (const auto& a : batch.api_calls) {
-      Binder{api}(a.pid)(a.tid)(a.domain)(a.callback_id)(intern(a.name))(i64(a.start_ns))(
-          i64(a.end_ns))(a.correlation_id)(a.return_code)
-          .run();
+      const std::int64_t name_id = intern(a.name);
+      RowFiller f(api);
+      f(a.pid)(a.tid)(a.domain)(a.callback_id)(name_id)(i64(a.start_ns))(i64(a.end_ns))(
+          a.correlation_id)(a.return_code);
+      f.next();
     }
+    api.flush();
     for (const auto& r : batch.nvtx_ranges) {
-      Binder b(range);
-      b(r.pid)(r.tid)(intern(r.domain))(intern(r.text))(i64(r.start_ns))(
+      const std::int64_t domain_id = intern(r.domain), text_id = intern(r.text);
+      RowFiller f(range);
+      f(r.pid)(r.tid)(domain_id)(text_id)(i64(r.start_ns))(
           r.end_ns ? std::optional<std::int64_t>(i64(*r.end_ns))
                    : std::nullopt)(r.depth)(r.category)(r.color);
-      bind_payload(b, r.payload_kind, r.payload_real, r.payload_int);
-      b.run();
+      fill_payload(f, r.payload_kind, r.payload_real, r.payload_int);
+      f.next();
     }
+    range.flush();
     for (const auto& m : batch.nvtx_marks) {
-      Binder b(mark);
-      b(m.pid)(m.tid)(intern(m.domain))(intern(m.text))(i64(m.timestamp_ns))(m.category)(m.color);
-      bind_payload(b, m.payload_kind, m.payload_real, m.payload_int);
-      b.run();
+      const std::int64_t domain_id = intern(m.domain), text_id = intern(m.text);
+      RowFiller f(mark);
+      f(m.pid)(m.tid)(domain_id)(text_id)(i64(m.timestamp_ns))(m.category)(m.color);
+      fill_payload(f, m.payload_kind, m.payload_real, m.payload_int);
+      f.next();
     }
+    mark.flush();
     for (const auto& s : batch.syncs) {
-      Binder{sync}(s.pid)(i64(s.start_ns))(i64(s.end_ns))(s.type)(s.context_id)(s.stream_id)(
-          s.cuda_event_id)(s.correlation_id)
-          .run();
+      RowFiller f(sync);
+      f(s.pid)(i64(s.start_ns))(i64(s.end_ns))(s.type)(s.context_id)(s.stream_id)(s.cuda_event_id)(
+          s.correlation_id);
+      f.next();
     }
+    sync.flush();
     for (const auto& o : batch.overheads) {
-      Binder{overhead}(o.pid)(o.overhead_kind)(o.object_kind)(o.object_id)(i64(o.start_ns))(
-          i64(o.end_ns))
-          .run();
+      RowFiller f(overhead);
+      f(o.pid)(o.overhead_kind)(o.object_kind)(o.object_id)(i64(o.start_ns))(i64(o.end_ns));
+      f.next();
     }
+    overhead.flush();
     written += batch.size();
+  }
+
+  // After a failed write(): no row of it may reach the next transaction.
+  void discard() {
+    for (BulkInsert* b :
+         {&kernel, &memcpy, &memset, &memory, &api, &range, &mark, &sync, &overhead})
+      b->discard();
   }
 };
 
@@ -253,7 +410,12 @@ Writer Writer::open(const std::string& path) {
 
 void Writer::write(const RecordBatch& batch) {
   if (batch.empty()) return;
-  in_transaction(impl_->db, [&] { impl_->write(batch); });
+  try {
+    in_transaction(impl_->db, [&] { impl_->write(batch); });
+  } catch (...) {
+    impl_->discard();
+    throw;
+  }
 }
 
 void Writer::write_process(const ProcessInfo& p) {
@@ -296,9 +458,10 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
         "INSERT INTO frame(kind,module_id,module_offset,function_id,file_id,line) "
         "VALUES(?,?,?,?,?,?)");
     auto node = db.prepare("INSERT INTO cct_node(pid,parent_id,frame_id) VALUES(?,?,?)");
-    auto context = db.prepare(
-        "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id,forward_seq,"
-        "backward_seq) VALUES(?,?,?,?,?,?)");
+    BulkInsert context(db,
+                       "INSERT OR REPLACE INTO api_context(pid,correlation_id,tid,cct_node_id,"
+                       "forward_seq,backward_seq)",
+                       6);
     std::vector<std::int64_t> frame_ids;
     frame_ids.reserve(tree.frames.size());
     for (const auto& f : tree.frames) {
@@ -321,15 +484,28 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
       }
       node_ids.push_back(sqlite3_last_insert_rowid(db.handle()));
     }
-    for (const auto& c : tree.contexts) {
+    // In correlation-id order, the order of the table's key: the collector lists the calls thread
+    // by thread, and rows inserted in key order append to the table's B-tree instead of landing
+    // all over it. A stable sort keeps the last of two rows of one id last, as before.
+    std::vector<std::uint32_t> order(tree.contexts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    auto by_correlation = [&](std::uint32_t a, std::uint32_t b) {
+      return tree.contexts[a].correlation_id < tree.contexts[b].correlation_id;
+    };
+    if (!std::is_sorted(order.begin(), order.end(), by_correlation))
+      std::stable_sort(order.begin(), order.end(), by_correlation);
+    auto seq = [](std::int64_t v) {
+      return v >= 0 ? std::optional<std::int64_t>(v) : std::optional<std::int64_t>();
+    };
+    for (const auto i : order) {
+      const auto& c = tree.contexts[i];
       if (c.node >= node_ids.size()) throw Error("calling context names a missing node");
-      auto seq = [](std::int64_t v) {
-        return v >= 0 ? std::optional<std::int64_t>(v) : std::optional<std::int64_t>();
-      };
-      Binder{context}(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node])(seq(c.forward_seq))(
-          seq(c.backward_seq))
-          .run();
+      RowFiller f(context);
+      f(tree.pid)(c.correlation_id)(c.tid)(node_ids[c.node])(seq(c.forward_seq))(
+          seq(c.backward_seq));
+      f.next();
     }
+    context.flush();
     if (!tree.graph_nodes.empty()) {  // schema version 7
       auto graph = db.prepare(
           "INSERT INTO graph_node(pid,node_id,original_node_id,graph_id,correlation_id) "
@@ -386,46 +562,100 @@ void Writer::write_device(const DeviceInfo& d) {
 
 namespace {
 
+// The indexes finalize builds, in the order it builds them. The start and end columns make
+// kernel_by_correlation, kernel_by_name, api_by_correlation and api_by_name covering indexes for
+// the summary's scans (ordered by name, and by correlation id to join launches with their calls):
+// reading the narrow index instead of the table is several times faster on ten million kernels
+// (docs/BENCHMARKS.md, "Ten million kernels").
+struct IndexDefinition {
+  const char* name;
+  const char* sql;
+};
+constexpr IndexDefinition kIndexes[] = {
+    {"kernel_by_correlation",
+     "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
+     "end_ns)"},
+    {"kernel_by_start",
+     "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns)"},
+    {"kernel_by_name",
+     "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns)"},
+    {"memcpy_by_correlation",
+     "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id)"},
+    {"memset_by_correlation",
+     "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id)"},
+    {"memory_by_time",
+     "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns)"},
+    {"api_by_correlation",
+     "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
+     "start_ns)"},
+    {"api_by_name",
+     "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns)"},
+    {"api_by_thread", "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns)"},
+    {"nvtx_by_thread",
+     "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns)"},
+};
+constexpr int kFinalizeSteps = 3 + static_cast<int>(std::size(kIndexes));
+
+// Checkpoints the WAL and leaves WAL mode for a rollback journal; false (still in WAL mode) when
+// another connection holds the capture, found at once rather than after the busy timeout.
+bool leave_wal_now(Connection& db) {
+  sqlite3_busy_timeout(db.handle(), 0);
+  bool left = false;
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
+    auto mode = db.prepare("PRAGMA journal_mode");
+    left = mode.step() && mode.raw_text(0) == "delete";
+  } catch (const Error&) {
+    left = false;
+  }
+  sqlite3_busy_timeout(db.handle(), 10000);
+  return left;
+}
+
 // Writer::finalize's work on the capture open in `db`.
-void finalize_open(Connection& db, const RunEnd& end) {
+void finalize_open(Connection& db, const RunEnd& end, const FinalizeProgressCallback& progress) {
+  int number = 0;
+  auto step = [&](std::string_view what) {
+    if (progress) progress(FinalizeProgress{what, ++number, kFinalizeSteps});
+  };
+  // Out of WAL mode before the indexes when no other process holds the capture: their pages are
+  // then written once, into the file, instead of into the WAL and again into the file at the
+  // checkpoint. A finalize killed midway leaves a hot rollback journal, with which the capture
+  // opens as last committed: every record, no index, the run not finalized (docs/RELIABILITY.md,
+  // "Journals and WAL files"; Writer.FinalizeKilledMidwayLeavesTheCaptureAsLastCommitted).
+  step("checkpoint");
+  const bool left_wal = leave_wal_now(db);
   in_transaction(db, [&] {
+    step("run end");
     auto update = db.prepare(
         "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
         " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
         " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
     Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
-    db.exec(
-        // The start and end columns make kernel_by_correlation, kernel_by_name,
-        // api_by_correlation and api_by_name covering indexes for the summary's scans (ordered by
-        // name, and by correlation id to join launches with their calls): reading the narrow
-        // index instead of the table is several times faster on ten million kernels
-        // (docs/BENCHMARKS.md, "Ten million kernels").
-        "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
-        "end_ns);"
-        "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns);"
-        "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns);"
-        "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id);"
-        "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id);"
-        "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
-        "start_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns);"
-        "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns);"
-        "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns);");
+    for (const auto& index : kIndexes) {
+      step(std::string("index ") + index.name);
+      db.exec(index.sql);
+    }
   });
-  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  db.exec("PRAGMA journal_mode = DELETE");
+  step("journal");
+  if (!left_wal) {  // another connection held it: as before, wait for it at the end
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
+  }
 }
 
 }  // namespace
 
-void Writer::finalize(const RunEnd& end) { finalize_open(impl_->db, end); }
+void Writer::finalize(const RunEnd& end, const FinalizeProgressCallback& progress) {
+  finalize_open(impl_->db, end, progress);
+}
 
-void finalize_capture(Connection& db, const RunEnd& end) {
+void finalize_capture(Connection& db, const RunEnd& end, const FinalizeProgressCallback& progress) {
   check_capture(db);  // as Writer::open does
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
-  finalize_open(db, end);
+  finalize_open(db, end, progress);
 }
 
 std::uint64_t Writer::records_written() const { return impl_->written; }

@@ -54,6 +54,7 @@
 
 #include "CaptureReport.h"
 #include "Environment.h"
+#include "FinalizeProgress.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
 #include "fuselens/db/Printable.h"
@@ -410,9 +411,14 @@ void clear_per_process_captures(const fs::path& output, bool force) {
 // stored aggregates, the report line and the counters line.
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
   namespace db = fuselens::db;
+  // Progress on stderr: rewritten in place on a terminal, rate-limited lines elsewhere.
+  fuselens::tools::FinalizeProgressPrinter progress(stderr, ::isatty(STDERR_FILENO) != 0);
+  const auto started = std::chrono::steady_clock::now();
   try {
     db::Connection connection(path, db::Connection::Mode::ReadWrite);
-    db::finalize_capture(connection, end);
+    db::finalize_capture(connection, end, [&](const db::FinalizeProgress& p) {
+      progress.step(p.step, p.number, p.steps);
+    });
     // Deferred: the kernel and api_call timestamps are checked where they are read, once (by the
     // aggregates, or by the summary when they could not be stored).
     std::optional<db::Reader> reader;
@@ -420,22 +426,31 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
       reader.emplace(std::move(connection), db::TimestampCheck::DeferLargeTables);
       // The summary's aggregates, computed once here instead of at every `prof-analyze summary`
       // (SummaryStore.h). Optional: without them the summary reads the rows.
+      progress.step("summary aggregates", 0, 0);
       fuselens::analyzer::store_summary_aggregates(*reader);
     } catch (const std::exception& e) {
+      progress.done();
       std::cerr << "[fuselens] summary aggregates not stored (the summary will read every row): "
                 << e.what() << '\n';
     }
     // The steps of the run (docs/steps.md), stored for SQL and DataFrame users. Optional too.
     if (reader) {
       try {
+        progress.step("steps", 0, 0);
         reader->check_table_timestamps("kernel");
         reader->check_table_timestamps("api_call");
         const std::string skipped = fuselens::analyzer::store_steps(*reader);
+        progress.done();
         if (!skipped.empty()) std::cerr << "[fuselens] steps not stored: " << skipped << '\n';
       } catch (const std::exception& e) {
+        progress.done();
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
+    progress.done();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (seconds >= 2.0) std::cerr << fmt::format("[fuselens] finalized in {:.1f} s\n", seconds);
     // A capture that failed validation above fails it again here, with the same message.
     if (!reader) reader.emplace(path, db::TimestampCheck::DeferLargeTables);
     std::cerr << "[fuselens] capture: " << path << '\n';
@@ -445,6 +460,7 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
     }
     return true;
   } catch (const std::exception& e) {
+    progress.done();
     std::cerr << "prof-run: error: cannot finalize the capture '" << path << "': " << e.what()
               << '\n';
     return false;

@@ -42,6 +42,8 @@ class Statement {
   bool step();
   /// Runs a statement that returns no rows, then resets it for reuse.
   void run();
+  /// As run(), but keeps the bound values (for a caller that binds every parameter again).
+  void run_keeping_bindings();
   void reset();
 
   // Columns are 0-based, as in SQLite.

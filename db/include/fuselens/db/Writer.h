@@ -8,8 +8,10 @@
 // Every failure throws db::Error.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fuselens/db/Records.h"
@@ -17,6 +19,17 @@
 namespace fuselens::db {
 
 class Connection;
+
+/// Where finalize() is, for a progress display: the step it starts now ("checkpoint", "run end",
+/// "index kernel_by_name", ... "journal"), its number from 1 and the number of steps. `step` is
+/// valid only during the call.
+struct FinalizeProgress {
+  std::string_view step;
+  int number = 0;
+  int steps = 0;
+};
+/// Called by finalize() at the start of each step, on the finalizing thread; it must not throw.
+using FinalizeProgressCallback = std::function<void(const FinalizeProgress&)>;
 
 class Writer {
  public:
@@ -51,8 +64,12 @@ class Writer {
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the
   /// analyzer joins and sorts by, checkpoints the WAL and switches to a rollback journal so the
-  /// capture is one self-contained file.
-  void finalize(const RunEnd& end);
+  /// capture is one self-contained file. The switch comes first, before the indexes, when no
+  /// other connection holds the capture (their pages are then written once); otherwise last, as it
+  /// waits for the others (10 s busy timeout, then db::Error). Killed midway, it leaves the
+  /// capture as last committed (every record written before it; no index, run not finalized).
+  /// `progress`, when set, is called at the start of each step.
+  void finalize(const RunEnd& end, const FinalizeProgressCallback& progress = {});
 
   /// Records appended through this writer so far.
   std::uint64_t records_written() const;
@@ -66,7 +83,8 @@ class Writer {
 /// What Writer::open(connection.path()).finalize(end) does, through `connection`, open ReadWrite
 /// on a capture made by Writer::create (prof-run goes on using it for the rest of the capture's
 /// finalization). Throws db::Error as they do.
-void finalize_capture(Connection& connection, const RunEnd& end);
+void finalize_capture(Connection& connection, const RunEnd& end,
+                      const FinalizeProgressCallback& progress = {});
 
 /// The schema text (db/schema.sql), embedded at build time.
 const char* schema_sql();
