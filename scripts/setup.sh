@@ -59,3 +59,23 @@ else
   echo "[setup] installing nvidia-cutlass $cutlass_version (pip, headers only)"
   python3 -m pip install -q --no-deps --break-system-packages "nvidia-cutlass==$cutlass_version"
 fi
+
+# Holistic Trace Analysis for the Chrome-trace test (tests/python/test_hta_chrome_trace.py): the
+# pins of tests/python/requirements-hta.txt, with --no-deps (HTA's metadata pulls jupyterlab, which
+# it never imports). Skipped when every pin is already installed.
+hta_requirements="$(dirname "$0")/../tests/python/requirements-hta.txt"
+if python3 - "$hta_requirements" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+pins = [l.split("#")[0].strip() for l in open(sys.argv[1])]
+try:
+    sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in pins if p)) else 1)
+except PackageNotFoundError:
+    sys.exit(1)
+PY
+then
+  echo "[setup] HTA test packages present ($hta_requirements)"
+else
+  echo "[setup] installing the HTA test packages ($hta_requirements, pip --no-deps)"
+  python3 -m pip install -q --no-deps --break-system-packages -r "$hta_requirements"
+fi
