@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -108,7 +109,10 @@ class TraceExporter {
   bool selected(std::int64_t pid) const { return selected_.empty() || selected_.count(pid) > 0; }
   /// The "correlation" arg and flow id: unique in the file, as each process numbers its own.
   std::int64_t correlation(std::int64_t pid, std::int64_t id) {
-    return id + (several_processes_ ? process_index(pid) << 32 : 0);
+    if (!several_processes_) return id;
+    // Modular (well defined) for ids near the int64 limits of a damaged capture.
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(id) +
+                                     (static_cast<std::uint64_t>(process_index(pid)) << 32));
   }
 
   /// {"ph":"<ph>","cat":"<cat>","name":<name>,"pid":..,"tid":..,"ts":..  (no closing brace)
@@ -290,7 +294,11 @@ class TraceExporter {
     out_.raw(",\"correlation\":").integer(correlation(g.pid, g.correlation_id));
     if (kind == db::GpuTable::Kernel) {
       out_.raw(",\"registers per thread\":").integer(g.registers_per_thread);
-      out_.raw(",\"shared memory\":").integer(g.static_shared_bytes + g.dynamic_shared_bytes);
+      std::int64_t shared = 0;  // static + dynamic; saturated for a damaged capture
+      if (__builtin_add_overflow(g.static_shared_bytes, g.dynamic_shared_bytes, &shared)) {
+        shared = std::numeric_limits<std::int64_t>::max();
+      }
+      out_.raw(",\"shared memory\":").integer(shared);
       kernel_occupancy_args(g);
       out_.raw(",\"grid\":[").integer(g.grid_x).raw(",").integer(g.grid_y).raw(",");
       out_.integer(g.grid_z).raw("],\"block\":[").integer(g.block_x).raw(",");
@@ -303,7 +311,9 @@ class TraceExporter {
       out_.raw(",\"bytes\":").integer(g.bytes).raw(",\"memory bandwidth (GB/s)\":");
       // bytes per ns = GB/s (1 GB = 1e9 B), as the PyTorch profiler writes it.
       if (g.end_ns > g.start_ns) {
-        out_.real(static_cast<double>(g.bytes) / static_cast<double>(g.end_ns - g.start_ns));
+        // The difference as a double: no int64 overflow for far-apart damaged timestamps.
+        out_.real(static_cast<double>(g.bytes) /
+                  (static_cast<double>(g.end_ns) - static_cast<double>(g.start_ns)));
       } else {
         out_.raw("\"N/A\"");
       }

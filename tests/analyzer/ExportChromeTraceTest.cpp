@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
 #include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -460,6 +462,29 @@ TEST(ExportFile, AnUncommittedGzOutputLeavesNothing) {
   }
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(ChromeTrace, DamagedSharedMemorySizesSaturateInsteadOfOverflowing) {
+  TempDir dir;
+  const auto path = dir.file("damaged.sqlite");
+  test::write_reference_capture(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE kernel SET static_shared_bytes = 9223372036854775807, "
+                         "dynamic_shared_bytes = 4096 WHERE correlation_id = 7",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const json trace = json::parse(trace_text(path));
+  bool found = false;
+  for (const auto& k : events_where(trace, "X", "kernel")) {
+    if (k["args"]["correlation"] != 7) continue;
+    found = true;
+    EXPECT_EQ(k["args"]["shared memory"].get<std::int64_t>(),
+              std::numeric_limits<std::int64_t>::max());
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(JsonWriter, WritesExactMicrosecondsAndEscapedStrings) {
