@@ -310,10 +310,9 @@ class TraceExporter {
     } else {
       out_.raw(",\"bytes\":").integer(g.bytes).raw(",\"memory bandwidth (GB/s)\":");
       // bytes per ns = GB/s (1 GB = 1e9 B), as the PyTorch profiler writes it.
-      if (g.end_ns > g.start_ns) {
-        // The difference as a double: no int64 overflow for far-apart damaged timestamps.
-        out_.real(static_cast<double>(g.bytes) /
-                  (static_cast<double>(g.end_ns) - static_cast<double>(g.start_ns)));
+      std::int64_t ns = 0;  // a damaged capture's far-apart timestamps: "N/A", not overflow
+      if (!__builtin_sub_overflow(g.end_ns, g.start_ns, &ns) && ns > 0) {
+        out_.real(static_cast<double>(g.bytes) / static_cast<double>(ns));
       } else {
         out_.raw("\"N/A\"");
       }
