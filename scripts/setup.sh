@@ -53,7 +53,7 @@ echo "[setup] CUDA toolkit: $("$cuda_root/bin/nvcc" --version | tail -n 2 | head
 # write into a Debian-managed Python (PEP 668), a no-op elsewhere. CMake asks `python3` where the package
 # lives (cmake/FuseLensCutlass.cmake) or takes -DFUSELENS_CUTLASS_DIR=<.../include>.
 cutlass_version=4.2.0.0
-if python3 -m pip show nvidia-cutlass 2>/dev/null | grep -qx "Version: $cutlass_version"; then
+if python3 -m pip show nvidia-cutlass 2>/dev/null | grep -x "Version: $cutlass_version" >/dev/null; then
   echo "[setup] nvidia-cutlass $cutlass_version present"
 else
   echo "[setup] installing nvidia-cutlass $cutlass_version (pip, headers only)"
@@ -78,4 +78,24 @@ then
 else
   echo "[setup] installing the Python test packages ($py_requirements, pip)"
   python3 -m pip install -q --break-system-packages -r "$py_requirements"
+fi
+
+# Holistic Trace Analysis for the Chrome-trace test (tests/python/test_hta_chrome_trace.py): the
+# pins of tests/python/requirements-hta.txt, with --no-deps (HTA's metadata pulls jupyterlab, which
+# it never imports). Skipped when every pin is already installed.
+hta_requirements="$(dirname "$0")/../tests/python/requirements-hta.txt"
+if python3 - "$hta_requirements" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+pins = [l.split("#")[0].strip() for l in open(sys.argv[1])]
+try:
+    sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in pins if p)) else 1)
+except PackageNotFoundError:
+    sys.exit(1)
+PY
+then
+  echo "[setup] HTA test packages present ($hta_requirements)"
+else
+  echo "[setup] installing the HTA test packages ($hta_requirements, pip --no-deps)"
+  python3 -m pip install -q --no-deps --break-system-packages -r "$hta_requirements"
 fi

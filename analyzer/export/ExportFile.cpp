@@ -70,15 +70,24 @@ ExportFile::ExportFile(std::string path, const std::vector<std::string>& inputs)
   temporary_path_ = temporary;
   buffer_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out, 1 << 16);
   file_ = std::make_unique<std::ostream>(buffer_.get());
+  if (path_.size() > 3 && path_.compare(path_.size() - 3, 3, ".gz") == 0) {
+    gzip_buffer_ = std::make_unique<GzipStreamBuf>(*file_);
+    gzip_ = std::make_unique<std::ostream>(gzip_buffer_.get());
+  }
 }
 
 ExportFile::~ExportFile() {
   if (committed_ || temporary_path_.empty()) return;
+  gzip_.reset();
+  gzip_buffer_.reset();
   buffer_.reset();  // closes the descriptor
   std::remove(temporary_path_.c_str());
 }
 
-std::ostream& ExportFile::stream() { return temporary_path_.empty() ? std::cout : *file_; }
+std::ostream& ExportFile::stream() {
+  if (temporary_path_.empty()) return std::cout;
+  return gzip_ ? *gzip_ : *file_;
+}
 
 void ExportFile::commit() {
   if (temporary_path_.empty()) {
@@ -88,6 +97,13 @@ void ExportFile::commit() {
     return;
   }
   errno = 0;
+  if (gzip_) {
+    gzip_->flush();
+    if (!*gzip_ || !gzip_buffer_->finish()) {
+      throw ExportError("cannot write '" + path_ + "': compressing to '" + temporary_path_ +
+                        "' failed: " + reason(errno));
+    }
+  }
   file_->flush();
   const bool written = static_cast<bool>(*file_) && buffer_->close() != nullptr;
   if (!written) {

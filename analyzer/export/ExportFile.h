@@ -12,12 +12,16 @@
 // and renames it over `path` (atomic within one file system). If commit() is never reached (an
 // exception while exporting, a failed write) the destructor removes the temporary file, so an
 // export never leaves a partial OUT behind. The path "-" means standard output: nothing is
-// created or renamed and commit() only flushes.
+// created or renamed and commit() only flushes. A path ending in ".gz" ("trace.json.gz") is
+// written gzip-compressed (GzipStreamBuf: zlib's deflate, RFC 1952) as it is written, so what
+// stream() receives is never stored uncompressed; commit() completes the gzip stream first.
 //
 // Errors: ExportError, with the path and the reason, for a refused output path, when the
 // temporary file cannot be created, a write fails, or the rename fails.
 
 #include <ext/stdio_filebuf.h>
+
+#include "export/GzipStreamBuf.h"
 
 #include <memory>
 #include <ostream>
@@ -41,7 +45,8 @@ class ExportFile {
   ExportFile(const ExportFile&) = delete;
   ExportFile& operator=(const ExportFile&) = delete;
 
-  /// Where to write; throws nothing itself (failures show in commit()).
+  /// Where to write (through the gzip layer for ".gz" paths); throws nothing itself (failures
+  /// show in commit()).
   std::ostream& stream();
   /// Flushes, closes and renames the temporary file to the final path.
   void commit();
@@ -55,6 +60,8 @@ class ExportFile {
   std::string temporary_path_;
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
   std::unique_ptr<std::ostream> file_;
+  std::unique_ptr<GzipStreamBuf> gzip_buffer_;  // ".gz" outputs: compresses into file_
+  std::unique_ptr<std::ostream> gzip_;
   bool committed_ = false;
 };
 

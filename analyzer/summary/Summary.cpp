@@ -85,6 +85,7 @@ std::vector<ApiRow> api_rows(const db::Reader& reader, StringTable& strings,
 std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) {
   struct Group {
     std::vector<std::int64_t> durations;
+    std::vector<std::int64_t> sizes;  // bytes of each operation
     std::int64_t bytes = 0;
   };
   std::map<std::string, Group> groups;
@@ -100,12 +101,14 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
       g = &groups[name];
     }
     g->durations.push_back(copy->duration_ns);
+    g->sizes.push_back(copy->bytes);
     g->bytes = saturating_add(g->bytes, copy->bytes);
   }
   auto sets = db::memset_durations(reader);
   while (auto set = sets.next()) {
     Group& g = groups["[CUDA memset]"];
     g.durations.push_back(set->duration_ns);
+    g.sizes.push_back(set->bytes);
     g.bytes = saturating_add(g.bytes, set->bytes);
   }
   std::vector<MemoryOperationRow> rows;
@@ -113,6 +116,7 @@ std::vector<MemoryOperationRow> memory_operation_rows(const db::Reader& reader) 
     MemoryOperationRow row;
     row.name = name;
     row.stats = compute_stats(std::move(g.durations));
+    row.size_stats = compute_stats(std::move(g.sizes));
     row.total_bytes = g.bytes;
     row.throughput_gb_per_s = row.stats.total_ns > 0 ? static_cast<double>(g.bytes) /
                                                            static_cast<double>(row.stats.total_ns)

@@ -59,6 +59,9 @@ struct MemoryOperationRow {
   std::string name;
   double time_percent = 0;  ///< share of the total time of all memory-operation rows
   DurationStats stats;      ///< of operation durations
+  /// The same statistics of the operations' sizes (cuda_gpu_mem_size_sum): its *_ns fields hold
+  /// bytes here (total_ns = total_bytes, saturated the same way).
+  DurationStats size_stats;
   std::int64_t total_bytes = 0;
   double throughput_gb_per_s = 0;  ///< total_bytes / total_ns (bytes per ns = GB/s, 1 GB = 1e9 B)
 };

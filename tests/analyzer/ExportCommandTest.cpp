@@ -59,6 +59,32 @@ TEST_F(ExportCommand, WritesEveryFormat) {
   EXPECT_EQ(slurp(dir_.file("report.html")).rfind("<!DOCTYPE html>", 0), 0U);
 }
 
+TEST_F(ExportCommand, AGzOutputIsGzipAndRankSelectsProcesses) {
+  const std::string out = dir_.file("rank0.json.gz");
+  const Result r = export_cli(dir_, {capture_, "--format", "chrome-trace", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string raw = slurp(out);
+  ASSERT_GE(raw.size(), 2U);
+  EXPECT_EQ(static_cast<unsigned char>(raw[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(raw[1]), 0x8b);
+  // The reference capture has no process_rank rows: no rank 0 to select, one error line.
+  const std::string ranked = dir_.file("ranked.json");
+  const Result none =
+      export_cli(dir_, {capture_, "--format", "chrome-trace", "--rank", "0", "-o", ranked});
+  EXPECT_EQ(none.status, 1);
+  expect_one_error_line(none);
+  EXPECT_FALSE(fs::exists(ranked));
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {capture_, "--format", "json", "--rank", "0", "-o", ranked},
+           {capture_, "--format", "chrome-trace", "--rank", "-1", "-o", ranked},
+           {capture_, "--format", "chrome-trace", "--rank", "x", "-o", ranked}}) {
+    const Result bad = export_cli(dir_, args);
+    EXPECT_EQ(bad.status, 2) << args[2] << " " << args[4];
+    expect_one_error_line(bad);
+    EXPECT_FALSE(fs::exists(ranked));
+  }
+}
+
 TEST_F(ExportCommand, TwoCapturesMakeOneSideBySideDocument) {
   const std::string out = dir_.file("both.json");
   const Result r = export_cli(dir_, {capture_, capture_, "--format", "json", "-o", out});

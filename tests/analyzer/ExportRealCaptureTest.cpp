@@ -61,22 +61,26 @@ TEST_P(RealCapture, ChromeTraceHasTheDocumentedStructure) {
       EXPECT_GE(e["dur"].get<double>(), 0) << e.dump();
       ++complete[e["cat"]];
       const std::string cat = e["cat"];
-      if (cat == "kernel" || cat == "memcpy" || cat == "memset") {
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
         EXPECT_GE(e["pid"].get<std::int64_t>(), kGpuPidBase);
-        EXPECT_TRUE(e["args"].contains("correlation_id"));
+        for (const char* key : {"correlation", "stream", "device", "context"}) {
+          EXPECT_TRUE(e["args"].contains(key)) << key << e.dump();
+        }
         gpu_tracks.insert({e["pid"].get<std::int64_t>(), e["tid"].get<std::int64_t>()});
       }
       if (cat == "kernel") {
         EXPECT_EQ(e["args"]["grid"].size(), 3U);
         EXPECT_EQ(e["args"]["block"].size(), 3U);
-        EXPECT_TRUE(e["args"].contains("registers_per_thread"));
-        EXPECT_TRUE(e["args"].contains("dynamic_shared_bytes"));
+        EXPECT_TRUE(e["args"].contains("registers per thread"));
+        EXPECT_TRUE(e["args"].contains("shared memory"));
       }
-      if (cat == "memcpy" || cat == "memset") {
+      if (cat == "gpu_memcpy" || cat == "gpu_memset") {
         EXPECT_TRUE(e["args"].contains("bytes"));
+        EXPECT_TRUE(e["args"].contains("memory bandwidth (GB/s)"));
       }
     } else if (ph == "s" || ph == "t" || ph == "f") {
       ASSERT_TRUE(e["id"].is_number_integer()) << e.dump();
+      EXPECT_EQ(e["cat"], "ac2g");
       if (ph == "f") {
         EXPECT_EQ(e["bp"], "e");
       }
@@ -92,10 +96,11 @@ TEST_P(RealCapture, ChromeTraceHasTheDocumentedStructure) {
     return reader.query_int(std::string("SELECT count(*) FROM ") + table);
   };
   EXPECT_EQ(complete["kernel"], rows("kernel"));
-  EXPECT_EQ(complete["memcpy"], rows("memcpy"));
-  EXPECT_EQ(complete["memset"], rows("memset"));
-  EXPECT_EQ(complete["cuda_api"], rows("api_call"));
-  EXPECT_EQ(complete["nvtx"], rows("nvtx_range"));
+  EXPECT_EQ(complete["gpu_memcpy"], rows("memcpy"));
+  EXPECT_EQ(complete["gpu_memset"], rows("memset"));
+  EXPECT_EQ(complete["cuda_runtime"], rows("api_call WHERE domain = 1"));
+  EXPECT_EQ(complete["cuda_driver"], rows("api_call WHERE domain = 2"));
+  EXPECT_EQ(complete["user_annotation"], rows("nvtx_range"));
   EXPECT_GT(complete["kernel"], 0);
   EXPECT_EQ(counts.memory_samples,
             reader.query_int("SELECT count(*) FROM memory_event WHERE memory_kind = 3"));

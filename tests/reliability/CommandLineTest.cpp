@@ -75,7 +75,8 @@ std::vector<Command> commands() {
        {format,
         names,
         projection,
-        {"--section", {"kernel", "all,nope"}},
+        {"--report", {"kernel", "all,nope", "cuda_gpu_trace"}},  // alias --section
+        {"--output", {"prefix"}},  // nsys-style files need --format csv (issue 23)
         window,
         step_range,
         step_function,
@@ -152,6 +153,7 @@ std::vector<Command> commands() {
         {"--baseline", {}},
         {"--candidate", {}},
         {"--frames", {"sideways"}},
+        {"--rank", {"-1", "x", "0"}},  // chrome-trace only (issue 23)
         window,
         step_range,
         step_function,

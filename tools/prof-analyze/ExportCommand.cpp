@@ -1,4 +1,4 @@
-// prof-analyze export FILE [FILE2] --format html|json|csv|chrome-trace -o OUT
+// prof-analyze export FILE [FILE2] --format html|json|csv|chrome-trace -o OUT[.gz] [--rank N]
 //                     [--names demangled|short|mangled] [--frames auto|user|python|native|all]
 //                     [--baseline GLOB --candidate GLOB]   (html or json, one FILE)
 //
@@ -8,9 +8,13 @@
 // JSON document gains a "comparison" key (compare_to_json).
 //
 // Writes OUT.tmp and renames it to OUT once complete ("-o -" writes to standard output), so a
-// failed export never leaves a partial OUT. chrome-trace takes one capture.
+// failed export never leaves a partial OUT; an OUT ending in ".gz" is written gzip-compressed.
+// chrome-trace takes one capture, and with --rank N only the processes of rank N (the PyTorch
+// profiler's one trace per rank, which Holistic Trace Analysis reads from a directory).
 
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,8 +45,9 @@ struct ExportOptions {
   std::string output;
   std::string names = "demangled";
   std::string frames = "auto";
-  std::string baseline, candidate;  // NVTX range globs; both or neither
-  WindowOptions window;             // window "": steady, all with range patterns
+  std::string baseline, candidate;   // NVTX range globs; both or neither
+  std::optional<std::int32_t> rank;  // chrome-trace: only this rank's processes
+  WindowOptions window;              // window "": steady, all with range patterns
 };
 
 const std::string kGenerator = std::string("FuseLens prof-analyze ") + FUSELENS_VERSION;
@@ -50,6 +55,9 @@ const std::string kGenerator = std::string("FuseLens prof-analyze ") + FUSELENS_
 int run_export(const ExportOptions& options) {
   const auto format = analyzer::parse_export_format(options.format);
   if (!format) return fail("unknown export format '" + options.format + "'", kExitUsage);
+  if (options.rank && *format != analyzer::ExportFormat::ChromeTrace) {
+    return fail("export: --rank selects the processes of a chrome-trace export", kExitUsage);
+  }
   if (*format == analyzer::ExportFormat::ChromeTrace && options.files.size() > 1) {
     return fail(
         "--format chrome-trace exports one capture; got " + std::to_string(options.files.size()),
@@ -111,9 +119,20 @@ int run_export(const ExportOptions& options) {
   }
 
   if (*format == analyzer::ExportFormat::ChromeTrace) {
+    analyzer::ChromeTraceOptions trace{kernel_names, kGenerator, windows.front().description, {}};
+    if (options.rank) {
+      for (const auto& r : readers.front()->process_ranks()) {
+        if (r.rank == *options.rank) trace.pids.push_back(r.pid);
+      }
+      if (trace.pids.empty()) {
+        return fail("export: '" + options.files.front() + "' holds no process of rank " +
+                        std::to_string(*options.rank) +
+                        " (process_rank; `prof-analyze ranks` lists them)",
+                    kExitCapture);
+      }
+    }
     analyzer::ExportFile out(options.output, options.files);
-    analyzer::write_chrome_trace(out.stream(), *readers.front(),
-                                 {kernel_names, kGenerator, windows.front().description});
+    analyzer::write_chrome_trace(out.stream(), *readers.front(), trace);
     out.commit();
     return kExitOk;
   }
@@ -171,9 +190,15 @@ Runner add_export_command(CLI::App& app) {
       ->check(CLI::IsMember({"html", "json", "csv", "chrome-trace"}));
   command
       ->add_option("-o,--output", options->output,
-                   "Output file (written as OUT.tmp, then renamed); '-' for standard output")
+                   "Output file (written as OUT.tmp, then renamed; gzip-compressed when it ends in "
+                   ".gz, e.g. rank0.json.gz); '-' for standard output")
       ->required();
   add_names_option(command, options->names, "Kernel names: demangled, short or mangled");
+  command
+      ->add_option("--rank", options->rank,
+                   "chrome-trace: only the processes of this rank (process_rank), for HTA's one "
+                   "trace file per rank")
+      ->check(CLI::Range(0, std::numeric_limits<std::int32_t>::max()));
   add_frames_option(command, options->frames);
   command->add_option("--baseline", options->baseline,
                       "With --candidate (html, json): glob of the baseline NVTX ranges of FILE, "
