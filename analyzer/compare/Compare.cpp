@@ -249,7 +249,8 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
   struct Acc {
     std::vector<double> per_iter_exact;  // ns per iteration of each instance
     std::vector<double> span_per_iter;   // GPU span per iteration of each instance
-    std::int64_t iterations = 0, gpu_ns = 0, span_ns = 0, kernels = 0, launches = 0, copy = 0, set = 0;
+    std::int64_t iterations = 0, gpu_ns = 0, span_ns = 0, kernels = 0, launches = 0, copy = 0,
+                 set = 0;
     std::int64_t left_out = 0;
     std::map<std::uint32_t, std::int64_t> peak;
   };
@@ -276,7 +277,8 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
     const auto kind = static_cast<db::PayloadKind>(r->payload_kind);
     const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
                          kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
-    const std::int64_t iterations = integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1;
+    const std::int64_t iterations =
+        integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1;
     const ProjectedWork k = kernels.inside(pid, tid, start, end);
     acc.per_iter_exact.push_back(static_cast<double>(k.gpu_ns) / static_cast<double>(iterations));
     const auto span = spans.inside(pid, tid, start, end);
@@ -330,6 +332,50 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
   return out;
 }
 
+VariantMatrix variant_matrix(const std::vector<RangeStats>& ranges,
+                             const std::vector<std::string>& leading) {
+  struct Parsed {
+    std::string row, variant;
+    const RangeStats* stats;
+  };
+  std::vector<Parsed> parsed;
+  std::map<std::string, std::size_t> row_index;
+  std::map<std::string, std::size_t> variant_index;
+  for (const auto& r : ranges) {
+    const auto first = r.name.find('/');
+    if (first == std::string::npos) continue;
+    const auto second = r.name.find('/', first + 1);
+    if (second == std::string::npos) continue;
+    Parsed p{r.name.substr(0, first) + " · " + r.name.substr(second + 1),
+             r.name.substr(first + 1, second - first - 1), &r};
+    row_index.emplace(p.row, 0);
+    variant_index.emplace(p.variant, 0);
+    parsed.push_back(std::move(p));
+  }
+  VariantMatrix m;
+  for (auto& [row, index] : row_index) {
+    index = m.rows.size();
+    m.rows.push_back(row);
+  }
+  for (const auto& name : leading) {
+    const auto it = variant_index.find(name);
+    if (it == variant_index.end() || it->second != 0 ||
+        std::find(m.columns.begin(), m.columns.end(), name) != m.columns.end()) {
+      continue;
+    }
+    it->second = m.columns.size() + 1;  // 1-based while placing, so 0 means "not placed yet"
+    m.columns.push_back(name);
+  }
+  for (auto& [name, index] : variant_index) {
+    if (index != 0) continue;
+    m.columns.push_back(name);
+    index = m.columns.size();
+  }
+  m.cells.assign(m.rows.size(), std::vector<const RangeStats*>(m.columns.size(), nullptr));
+  for (const auto& p : parsed) m.cells[row_index[p.row]][variant_index[p.variant] - 1] = p.stats;
+  return m;
+}
+
 double median_ns_per_iter(const RangeStats& stats, TimeBasis basis) {
   return basis == TimeBasis::Span ? stats.median_span_ns_per_iter : stats.median_gpu_ns_per_iter;
 }
@@ -348,8 +394,7 @@ const char* to_string(KernelChange change) {
   return i < std::size(kNames) ? kNames[i] : "unchanged";
 }
 
-std::vector<const CompareEntry*> CompareReport::slower_than(double percent,
-                                                            TimeBasis basis) const {
+std::vector<const CompareEntry*> CompareReport::slower_than(double percent, TimeBasis basis) const {
   std::vector<const CompareEntry*> out;
   for (const auto& e : entries) {
     const auto slowdown = e.slowdown_percent(basis);

@@ -75,9 +75,9 @@ std::optional<std::vector<std::string>> glob_match(std::string_view pattern, std
 struct RangeStats {
   std::string name;
   std::int64_t instances = 0;
-  std::int64_t iterations = 0;        ///< summed over instances
-  double median_gpu_ns_per_iter = 0;  ///< median over instances of gpu_ns / iterations
-  std::int64_t gpu_ns = 0;            ///< summed over instances
+  std::int64_t iterations = 0;         ///< summed over instances
+  double median_gpu_ns_per_iter = 0;   ///< median over instances of gpu_ns / iterations
+  std::int64_t gpu_ns = 0;             ///< summed over instances
   double median_span_ns_per_iter = 0;  ///< median over instances of GPU span / iterations
   std::int64_t span_ns = 0;            ///< GPU spans summed over instances
   double kernels_per_iter = 0;
@@ -100,6 +100,19 @@ struct RangeStats {
 /// Stats of every NVTX range name of the capture, sorted by name, projected by `projection`.
 std::vector<RangeStats> range_stats(const db::Reader& reader,
                                     NvtxProjection projection = NvtxProjection::Process);
+
+/// Every variant of every op and shape side by side, for heatmaps: range names
+/// "op/variant/shape…" (three or more '/'-segments; others are left out) give row "op · shape"
+/// (shape = the segments after the second, joined by '/') and column "variant". Rows are sorted;
+/// columns are `leading` (those present, in that order) then the others sorted. cells[row][column]
+/// points into the `ranges` given (null where that variant has no range for the row); the
+/// matrix is valid while `ranges` lives.
+struct VariantMatrix {
+  std::vector<std::string> rows, columns;
+  std::vector<std::vector<const RangeStats*>> cells;
+};
+VariantMatrix variant_matrix(const std::vector<RangeStats>& ranges,
+                             const std::vector<std::string>& leading = {"unfused", "fused"});
 
 /// Which time a slowdown is judged on: the GPU time (sum of kernel durations) or the GPU span.
 enum class TimeBasis { Gpu, Span };

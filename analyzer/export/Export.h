@@ -91,6 +91,11 @@ struct ExportAnalyses {
   /// capture has NVTX ranges named op/unfused/shape and op/fused/shape; absent otherwise.
   std::optional<CompareReport> variants;
   std::string variants_note;
+  /// With the auto-detected comparison: range_stats of the capture (the comparison's
+  /// projection), so the heatmap shows every variant of each op and shape (variant_matrix:
+  /// unfused, fused, then e.g. cutlass_fused, cutlass_unfused), not only the compared pair.
+  /// Empty with an explicit comparison (the heatmap then shows its two sides).
+  std::vector<RangeStats> variant_ranges;
   std::optional<RooflineReport> roofline;  ///< analyze_roofline, peaks "auto"
   std::string roofline_note;
   /// analyze_ranks (ranks/Ranks.h): by load_export_analyses when its reader is not restricted

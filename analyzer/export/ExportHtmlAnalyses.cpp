@@ -228,23 +228,36 @@ HtmlSection heatmap_section(const Context& c, const ExportAnalyses& a) {
     const CompareReport& r = *a.variants;
     Heatmap h;
     h.title = "Median GPU time per iteration (op · shape × variant)";
-    h.columns = {r.entries.front().baseline_variant, r.entries.front().candidate_variant};
-    for (const auto& e : r.entries) {
-      h.rows.push_back(e.op + " · " + e.shape);
-      const auto value = [](const std::optional<RangeStats>& s) -> std::optional<double> {
-        if (!s) return std::nullopt;
-        return s->median_gpu_ns_per_iter;
-      };
-      h.values.push_back({value(e.baseline), value(e.candidate)});
+    const auto value = [](const RangeStats* s) -> std::optional<double> {
+      if (s == nullptr) return std::nullopt;
+      return s->median_gpu_ns_per_iter;
+    };
+    std::int64_t left_out = 0;
+    if (!a.variant_ranges.empty()) {
+      // Every variant of the capture's op/variant/shape ranges, unfused and fused first.
+      const VariantMatrix m = variant_matrix(a.variant_ranges);
+      h.rows = m.rows;
+      h.columns = m.columns;
+      for (const auto& row : m.cells) {
+        auto& values = h.values.emplace_back();
+        for (const RangeStats* cell : row) {
+          values.push_back(value(cell));
+          if (cell) left_out += cell->left_out_kernels;
+        }
+      }
+    } else {
+      h.columns = {r.entries.front().baseline_variant, r.entries.front().candidate_variant};
+      for (const auto& e : r.entries) {
+        h.rows.push_back(e.op + " · " + e.shape);
+        h.values.push_back({value(e.baseline ? &*e.baseline : nullptr),
+                            value(e.candidate ? &*e.candidate : nullptr)});
+        for (const auto* side : {&e.baseline, &e.candidate}) {
+          if (*side) left_out += (*side)->left_out_kernels;
+        }
+      }
     }
     h.format_value = [](double ns) { return format_duration(ns); };
     h.scale_label = "median GPU time / iteration";
-    std::int64_t left_out = 0;
-    for (const auto& e : r.entries) {
-      for (const auto* side : {&e.baseline, &e.candidate}) {
-        if (*side) left_out += (*side)->left_out_kernels;
-      }
-    }
     body = paragraph(fmt::format("GPU projection of the ranges: {} ({} kernels left out).",
                                  to_string(r.projection), left_out),
                      "note") +
@@ -409,6 +422,7 @@ ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareRepor
       a.variants = *comparison;
     } else {
       a.variants = compare_ranges(reader, "*/unfused/*", "*/fused/*");
+      a.variant_ranges = range_stats(reader, a.variants->projection);
     }
   } catch (const CompareError& e) {
     a.variants_note = fmt::format("No unfused/fused NVTX ranges to compare ({}).", e.what());

@@ -129,6 +129,15 @@ std::string truncate_text(std::string_view text, std::size_t max_chars) {
   return std::string(text);
 }
 
+namespace {
+/// Code points in UTF-8 `text` (continuation bytes not counted).
+std::size_t utf8_length(std::string_view text) {
+  std::size_t chars = 0;
+  for (const char c : text) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return chars;
+}
+}  // namespace
+
 std::string HtmlTable::to_html() const {
   if (rows.empty()) return "<p class=\"empty\">" + html_escape(empty_message) + "</p>\n";
   std::string out = "<div class=\"table-wrap\"><table";
@@ -275,9 +284,19 @@ std::string svg_step_chart(const StepChart& chart) {
 }
 
 std::string svg_heatmap(const Heatmap& chart) {
-  constexpr double kLabelRight = 330, kCellLeft = 340, kCellH = 26, kTop = 50;
+  constexpr double kLabelRight = 330, kCellLeft = 340, kCellH = 26;
   const double n_cols = static_cast<double>(std::max<std::size_t>(1, chart.columns.size()));
   const double cell_w = std::min(180.0, (kChartWidth - kCellLeft) / n_cols);
+  // Column labels that are wider than their cell (about 6.6 px a character at the chart's font)
+  // are drawn rotated by 35 degrees, and the grid moves down to make room for them.
+  constexpr double kCharWidth = 6.6, kRotation = 35;
+  double widest = 0;
+  for (const auto& column : chart.columns) {
+    widest =
+        std::max(widest, kCharWidth * static_cast<double>(utf8_length(truncate_text(column, 24))));
+  }
+  const bool rotated = widest > cell_w - 6;
+  const double kTop = rotated ? 30 + widest * std::sin(kRotation * 3.14159265358979 / 180) : 50;
   double lo = 0, hi = 0;
   for (const auto& row : chart.values) {
     for (const auto& v : row) {
@@ -292,9 +311,17 @@ std::string svg_heatmap(const Heatmap& chart) {
   const double grid_bottom = kTop + kCellH * static_cast<double>(chart.rows.size());
   std::string out = svg_open(grid_bottom + 56, chart.title);
   for (std::size_t c = 0; c < chart.columns.size(); ++c) {
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>",
-                       kCellLeft + cell_w * (static_cast<double>(c) + 0.5), kTop - 8,
-                       html_escape(truncate_text(chart.columns[c], 24)));
+    const double x = kCellLeft + cell_w * (static_cast<double>(c) + 0.5);
+    if (rotated) {
+      out += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"start\" "
+          "transform=\"rotate(-{:.0f} {:.1f} {:.0f})\">{}</text>",
+          x - 4, kTop - 6, kRotation, x - 4, kTop - 6,
+          html_escape(truncate_text(chart.columns[c], 24)));
+    } else {
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>", x,
+                         kTop - 8, html_escape(truncate_text(chart.columns[c], 24)));
+    }
   }
   for (std::size_t r = 0; r < chart.rows.size(); ++r) {
     const double y = kTop + kCellH * static_cast<double>(r);

@@ -20,14 +20,14 @@
 //          variant with the GEMM swapped for CUTLASS's, so C is rounded to T after each step.
 // relu(x) is CUTLASS's ReLu (maximum with NaN propagation): NaN stays NaN, like the suite's.
 //
-// Two kernel configurations per dtype and epilogue (README.md; build time there), chosen per call by
-// problem size (cutlass_gemm_sm90.h, choose_config): large, block tile 128×256×64 in clusters of
-// 2×1×1, KernelTmaWarpSpecializedCooperative (two consumer warpgroups share a tile, one producer warp
-// issues TMA) with the cooperative TMA epilogue, when those tiles fill every SM at least once;
+// Two kernel configurations per dtype and epilogue (README.md; build time there), chosen per call
+// by problem size (cutlass_gemm_sm90.h, choose_config): large, block tile 256×128×64 in clusters of
+// 1×2×1, KernelTmaWarpSpecializedCooperative (two consumer warpgroups share a tile, one producer
+// warp issues TMA) with the cooperative TMA epilogue, when those tiles fill every SM at least once;
 // small, 64×128×64 without clusters, KernelTmaWarpSpecializedPingpong (two consumer warpgroups
 // alternate between tiles), otherwise. Both: as many mainloop stages as fit beside the epilogue's
-// shared memory, persistent tile scheduler (one CTA per SM). The parameters (TMA descriptors) of a
-// thread's last call are reused when its pointers, sizes and device repeat.
+// shared memory, persistent tile scheduler (one CTA per SM, swizzle 8). The parameters (TMA
+// descriptors) of a thread's last call are reused when its pointers, sizes and device repeat.
 // Kernel names as a profiler shows them:
 // cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<
 // ... cutlass::epilogue::fusion::LinCombPerColBiasEltAct<cutlass::epilogue::thread::ReLu, ...>

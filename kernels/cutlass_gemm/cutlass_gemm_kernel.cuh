@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -36,8 +37,9 @@ using ElementOf =
     std::conditional_t<std::is_same_v<T, __half>, cutlass::half_t, cutlass::bfloat16_t>;
 
 /// The two kernel configurations (cutlass_gemm_sm90.h, Config).
-/// kLarge: block tile 128×256×64, cluster 2×1×1, cooperative kernel and epilogue (two consumer
-///   warpgroups share one tile): CUTLASS's profiler-tuned shape for large FP16 GEMMs on H100.
+/// kLarge: block tile 256×128×64, cluster 1×2×1, cooperative kernel and epilogue (two consumer
+///   warpgroups share one tile): the shape cuBLASLt picks at 4096³-8192³ on H100, 2-6 points
+///   closer to it at 8192³ than 128×256 in 2×1 clusters (README.md).
 /// kSmall: block tile 64×128×64, no cluster, ping-pong kernel (two consumer warpgroups alternate
 ///   between two tiles, one's epilogue overlapping the other's mainloop) and the plain TMA
 ///   warp-specialized epilogue: four times as many tiles, for problems that give the large
@@ -46,8 +48,8 @@ template <Config kConfig>
 struct Sm90Schedule;
 template <>
 struct Sm90Schedule<Config::kLarge> {
-  using TileShape = cute::Shape<cute::_128, cute::_256, cute::_64>;
-  using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
+  using TileShape = cute::Shape<cute::_256, cute::_128, cute::_64>;
+  using ClusterShape = cute::Shape<cute::_1, cute::_2, cute::_1>;
   using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
 };
@@ -98,6 +100,24 @@ struct Sm90Gemm {
 [[noreturn]] inline void throw_status(const char* what, cutlass::Status status) {
   throw std::runtime_error(std::string("cutlass_gemm: ") + what + ": " +
                            cutlassGetStatusString(status));
+}
+
+/// The tile scheduler's swizzle (CUTLASS's max_swizzle_size: tiles are handed out in groups of
+/// that many along the rasterized dimension, so CTAs running at the same time share A and B panels
+/// in L2): FUSELENS_CUTLASS_SWIZZLE = 1, 2, 4 or 8, read once per process; any other value or none
+/// gives kDefaultSwizzle. A tuning knob of the kernel study (README.md, "Tile scheduler swizzle").
+inline constexpr int kDefaultSwizzle = 8;
+inline int scheduler_swizzle() {
+  static const int swizzle = [] {
+    const char* text = std::getenv("FUSELENS_CUTLASS_SWIZZLE");
+    if (text == nullptr) return kDefaultSwizzle;
+    const std::string value(text);
+    for (const char* allowed : {"1", "2", "4", "8"}) {
+      if (value == allowed) return std::stoi(value);
+    }
+    return kDefaultSwizzle;
+  }();
+  return swizzle;
 }
 
 /// The arguments a kernel's parameters are built from: equal keys give equal parameters.
@@ -163,6 +183,7 @@ void run_sm90(const T* A, const T* B, const T* bias, T* C, int M, int N, int K, 
                                 {a, stride_a, b, stride_b},
                                 {{}, nullptr, typename Kernel::StrideC{}, d, stride_d},
                                 hw_info};
+  args.scheduler.max_swizzle_size = scheduler_swizzle();
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   if constexpr (kBiasRelu) {

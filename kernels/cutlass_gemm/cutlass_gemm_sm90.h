@@ -10,15 +10,15 @@
 namespace fuselens::kernels::cutlass_detail {
 
 /// The kernel configuration (tile shapes in cutlass_gemm_kernel.cuh, Sm90Schedule): kLarge tiles of
-/// 128×256 in clusters of 2×1, kSmall tiles of 64×128 without clusters.
+/// 256×128 in clusters of 1×2, kSmall tiles of 64×128 without clusters.
 enum class Config { kLarge, kSmall };
 
-/// The configuration for an M×N output on `sm_count` SMs: kLarge when its 128×256 tiles (rounded
-/// up to whole 2×1 clusters) at least fill every SM once, kSmall otherwise (up to 4 × more tiles:
+/// The configuration for an M×N output on `sm_count` SMs: kLarge when its 256×128 tiles (rounded
+/// up to whole 1×2 clusters) at least fill every SM once, kSmall otherwise (up to 8 × more tiles:
 /// at 1024×1024, 32 large tiles leave 100 of an H100's 132 SMs idle; 128 small ones do not).
 inline Config choose_config(int M, int N, int sm_count) {
-  const long long tiles_m = ((static_cast<long long>(M) + 255) / 256) * 2;  // whole clusters
-  const long long tiles_n = (static_cast<long long>(N) + 255) / 256;
+  const long long tiles_m = (static_cast<long long>(M) + 255) / 256;
+  const long long tiles_n = ((static_cast<long long>(N) + 255) / 256) * 2;  // whole clusters
   return tiles_m * tiles_n >= sm_count ? Config::kLarge : Config::kSmall;
 }
 

@@ -267,6 +267,32 @@ TEST(Compare, RangeStatsPerIteration) {
   EXPECT_EQ(b16.peak_device_bytes, (std::vector<Peak>{{0, 1010}, {1, 7}}));
 }
 
+TEST(Compare, VariantMatrixPutsEveryVariantOfAShapeInOneRow) {
+  std::vector<RangeStats> ranges(6);
+  const char* names[] = {"gemm/cutlass_fused/M1/K2",
+                         "gemm/fused/M1/K2",
+                         "gemm/unfused/M1/K2",
+                         "gemm/zeta/M3",
+                         "twosegments/x",
+                         "relu/fused/M1/K2"};
+  for (std::size_t i = 0; i < ranges.size(); ++i) ranges[i].name = names[i];
+  const VariantMatrix m = variant_matrix(ranges);
+  EXPECT_EQ(m.rows, (std::vector<std::string>{"gemm · M1/K2", "gemm · M3", "relu · M1/K2"}));
+  EXPECT_EQ(m.columns, (std::vector<std::string>{"unfused", "fused", "cutlass_fused", "zeta"}));
+  ASSERT_EQ(m.cells.size(), 3U);
+  EXPECT_EQ(m.cells[0][0], &ranges[2]);
+  EXPECT_EQ(m.cells[0][1], &ranges[1]);
+  EXPECT_EQ(m.cells[0][2], &ranges[0]);
+  EXPECT_EQ(m.cells[0][3], nullptr);
+  EXPECT_EQ(m.cells[1][3], &ranges[3]);
+  EXPECT_EQ(m.cells[2][1], &ranges[5]);
+  EXPECT_EQ(m.cells[2][0], nullptr);
+  // Leading names that are absent are skipped; a repeated one is placed once.
+  const VariantMatrix n = variant_matrix(ranges, {"nope", "fused", "fused"});
+  EXPECT_EQ(n.columns, (std::vector<std::string>{"fused", "cutlass_fused", "unfused", "zeta"}));
+  EXPECT_TRUE(variant_matrix({}).rows.empty());
+}
+
 TEST(Compare, PairsRangesByWildcardText) {
   const Written w(synthetic());
   const db::Reader reader(w.path);

@@ -142,6 +142,63 @@ TEST(HtmlAnalyses, TwoRunsGetLabelledSections) {
   EXPECT_TRUE(section(html, "heatmap-A").empty());  // the one-capture comparison only
 }
 
+// The heatmap of an auto-detected unfused/fused comparison shows every variant of each op and
+// shape (issue 24: the hand-written and CUTLASS pairs side by side), unfused and fused first; a
+// variant missing for a shape is an empty cell.
+TEST(HtmlAnalyses, HeatmapShowsEveryVariantOfEachShape) {
+  TempDir dir;
+  const auto path = dir.file("variants.sqlite");
+  db::RunInfo info;
+  info.command_line = {"./fusion_bench"};
+  auto writer = db::Writer::create(path, info);
+  db::ProcessInfo p;
+  p.pid = 7;
+  p.executable = "/bin/fusion_bench";
+  writer.write_process(p);
+  writer.write_device(db::DeviceInfo{});
+  db::RecordBatch batch;
+  std::int64_t t = 0;
+  const std::vector<std::string> names{"gemm/unfused/M1",         "gemm/fused/M1",
+                                       "gemm/cutlass_unfused/M1", "gemm/cutlass_fused/M1",
+                                       "gemm/unfused/M2",         "gemm/fused/M2"};
+  for (const auto& name : names) {
+    db::NvtxRangeRecord r;
+    r.pid = r.tid = 7;
+    r.text = name;
+    r.start_ns = t;
+    r.end_ns = t + 1000;
+    batch.nvtx_ranges.push_back(r);
+    db::KernelRecord k;
+    k.pid = 7;
+    k.start_ns = t + 100;
+    k.end_ns = t + 300;
+    k.mangled_name = "kernel_" + std::to_string(t);
+    k.correlation_id = static_cast<std::uint32_t>(batch.kernels.size() + 1);
+    batch.kernels.push_back(k);
+    db::ApiCallRecord call;
+    call.pid = 7;
+    call.tid = 7;
+    call.start_ns = t + 10;
+    call.end_ns = t + 20;
+    call.name = "cudaLaunchKernel";
+    call.correlation_id = static_cast<std::uint32_t>(batch.kernels.size());
+    batch.api_calls.push_back(call);
+    t += 2000;
+  }
+  writer.write(batch);
+  writer.finalize({db::EndReason::Exited, 0, std::nullopt, 1});
+  const std::string html = report_html({load_export_run(db::Reader(path), "A")});
+  const std::string heatmap = section(html, "heatmap");
+  ASSERT_NE(heatmap.find("<svg"), std::string::npos) << heatmap;
+  EXPECT_EQ(count(heatmap, "class=\"heat-cell\""), names.size());
+  EXPECT_EQ(count(heatmap, "class=\"heat-empty\""), 2U);  // M2 has no CUTLASS pair
+  const auto at = [&](const char* label) { return heatmap.find(std::string(">") + label + "<"); };
+  ASSERT_NE(at("cutlass_fused"), std::string::npos);
+  EXPECT_LT(at("unfused"), at("fused"));
+  EXPECT_LT(at("fused"), at("cutlass_fused"));
+  EXPECT_LT(at("cutlass_fused"), at("cutlass_unfused"));
+}
+
 TEST(HtmlAnalyses, HostileNamesStayEscapedInTheAnalysisSections) {
   TempDir dir;
   const auto path = dir.file("hostile.sqlite");
@@ -194,6 +251,22 @@ TEST(HtmlWidgets, HeatmapHasOneCellPerValueAndEscapes) {
   EXPECT_EQ(svg.find("M<64>"), std::string::npos);
   EXPECT_NE(svg.find("M&lt;64&gt;"), std::string::npos);
   EXPECT_NE(svg.find("t&lt;1&gt;"), std::string::npos);
+}
+
+// Column labels wider than their cells (nine variants, "cublas_unfused_epilogue") are rotated so
+// they do not overlap; short labels in wide cells stay horizontal.
+TEST(HtmlWidgets, HeatmapRotatesColumnLabelsOnlyWhenTheyDoNotFit) {
+  Heatmap h;
+  h.rows = {"gemm · M1"};
+  h.columns = {"unfused", "fused"};
+  h.values = {{2.0, 1.0}};
+  EXPECT_EQ(svg_heatmap(h).find("rotate("), std::string::npos);
+  h.columns = {"unfused", "fused", "cublas_unfused_epilogue", "cublaslt_epilogue", "cutlass_fused",
+               "cutlass_unfused", "fully_fused", "layer_fused", "online"};
+  h.values = {std::vector<std::optional<double>>(h.columns.size(), 1.0)};
+  const std::string svg = svg_heatmap(h);
+  EXPECT_EQ(count(svg, "rotate(-35"), h.columns.size());
+  EXPECT_EQ(count(svg, "class=\"heat-cell\""), h.columns.size());
 }
 
 TEST(HtmlWidgets, RooflineDrawsRoofsAndValidPointsOnly) {

@@ -3,8 +3,8 @@
 // BF16, with the tolerances of the other GEMM variants (kFp16RelativeTolerance 2e-3,
 // kBf16RelativeTolerance 1.6e-2; kernels/common/compare.h). Shapes against the two configurations
 // (cutlass_gemm_sm90.h, choose_config): the small 64×128×64 tiles for the seed shapes and the M, N
-// and K tails (77×136×72, 33×8×8, one row); the large 128×256×64 tiles in 2×1 clusters for
-// 1500×2744×136 (12 × 11 = 132 tiles with tails in M, N and K: exactly an H100's SMs) and
+// and K tails (77×136×72, 33×8×8, one row); the large 256×128×64 tiles in 1×2 clusters for
+// 1500×2744×136 (6 × 22 = 132 tiles with tails in M, N and K: exactly an H100's SMs) and
 // 2048×4096×64 (256 tiles, so persistent CTAs take two); and K = 0. The reuse of the last call's
 // parameters: alternating problems of one shape and one problem after another. Launch counts by
 // graph capture. Built only with FUSELENS_HAVE_CUTLASS; the GPU cases skip without a GPU and on
@@ -246,16 +246,16 @@ TEST(CutlassGemmArgs, ValidArgumentsLaunchNothingWhenEmptyOrThrowUnavailableOffS
   }
 }
 
-// choose_config needs no GPU: the large tiles (128×256, whole 2×1 clusters) when they fill every
+// choose_config needs no GPU: the large tiles (256×128, whole 1×2 clusters) when they fill every
 // SM once, else the small ones.
 TEST(CutlassGemmConfig, LargeTilesOnlyWhenTheyFillEverySm) {
   namespace cd = fuselens::kernels::cutlass_detail;
-  EXPECT_EQ(cd::choose_config(4096, 4096, 132), cd::Config::kLarge);        // 32 × 16 = 512 tiles
-  EXPECT_EQ(cd::choose_config(1500, 2744, 132), cd::Config::kLarge);        // 12 × 11 = 132
-  EXPECT_EQ(cd::choose_config(1500, 2560, 132), cd::Config::kSmall);        // 12 × 10 = 120
-  EXPECT_EQ(cd::choose_config(1024, 1024, 132), cd::Config::kSmall);        // 8 × 4 = 32
+  EXPECT_EQ(cd::choose_config(4096, 4096, 132), cd::Config::kLarge);        // 16 × 32 = 512 tiles
+  EXPECT_EQ(cd::choose_config(1500, 2744, 132), cd::Config::kLarge);        // 6 × 22 = 132
+  EXPECT_EQ(cd::choose_config(1500, 2560, 132), cd::Config::kSmall);        // 6 × 20 = 120
+  EXPECT_EQ(cd::choose_config(1024, 1024, 132), cd::Config::kSmall);        // 4 × 8 = 32
   EXPECT_EQ(cd::choose_config(64, 128, 132), cd::Config::kSmall);           // one cluster
-  EXPECT_EQ(cd::choose_config(129, 256, 2), cd::Config::kLarge);            // 2 × 1 clusters of 2
+  EXPECT_EQ(cd::choose_config(129, 128, 2), cd::Config::kLarge);            // 1 × one cluster of 2
   EXPECT_EQ(cd::choose_config(1 << 30, 1 << 30, 132), cd::Config::kLarge);  // no overflow
 }
 
