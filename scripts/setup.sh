@@ -60,11 +60,10 @@ else
   python3 -m pip install -q --no-deps --break-system-packages "nvidia-cutlass==$cutlass_version"
 fi
 
-# The Python package (python/fuselens) and its tests: pandas, pyarrow, duckdb, pytest, pinned in
-# python/requirements-test.txt, from PyPI into the same python3 (Debian 12 packages neither
-# pyarrow nor duckdb). Skipped when every pin is already installed.
-py_requirements="$(dirname "$0")/../python/requirements-test.txt"
-if python3 - "$py_requirements" <<'PY'
+# pins_installed FILE: true when every "name==version" line of the requirements FILE is installed
+# in python3 at exactly that version.
+pins_installed() {
+  python3 - "$1" <<'PY'
 import sys
 from importlib.metadata import PackageNotFoundError, version
 pins = [l.split("#")[0].strip() for l in open(sys.argv[1])]
@@ -73,7 +72,13 @@ try:
 except PackageNotFoundError:
     sys.exit(1)
 PY
-then
+}
+
+# The Python package (python/fuselens) and its tests: pandas, pyarrow, duckdb, pytest, pinned in
+# python/requirements-test.txt, from PyPI into the same python3 (Debian 12 packages neither
+# pyarrow nor duckdb). Skipped when every pin is already installed.
+py_requirements="$(dirname "$0")/../python/requirements-test.txt"
+if pins_installed "$py_requirements"; then
   echo "[setup] Python test packages present ($py_requirements)"
 else
   echo "[setup] installing the Python test packages ($py_requirements, pip)"
@@ -84,16 +89,7 @@ fi
 # pins of tests/python/requirements-hta.txt, with --no-deps (HTA's metadata pulls jupyterlab, which
 # it never imports). Skipped when every pin is already installed.
 hta_requirements="$(dirname "$0")/../tests/python/requirements-hta.txt"
-if python3 - "$hta_requirements" <<'PY'
-import sys
-from importlib.metadata import PackageNotFoundError, version
-pins = [l.split("#")[0].strip() for l in open(sys.argv[1])]
-try:
-    sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in pins if p)) else 1)
-except PackageNotFoundError:
-    sys.exit(1)
-PY
-then
+if pins_installed "$hta_requirements"; then
   echo "[setup] HTA test packages present ($hta_requirements)"
 else
   echo "[setup] installing the HTA test packages ($hta_requirements, pip --no-deps)"
