@@ -108,15 +108,8 @@ struct Sm90Gemm {
 /// gives kDefaultSwizzle. A tuning knob of the kernel study (README.md, "Tile scheduler swizzle").
 inline constexpr int kDefaultSwizzle = 8;
 inline int scheduler_swizzle() {
-  static const int swizzle = [] {
-    const char* text = std::getenv("FUSELENS_CUTLASS_SWIZZLE");
-    if (text == nullptr) return kDefaultSwizzle;
-    const std::string value(text);
-    for (const char* allowed : {"1", "2", "4", "8"}) {
-      if (value == allowed) return std::stoi(value);
-    }
-    return kDefaultSwizzle;
-  }();
+  static const int swizzle =
+      parse_swizzle(std::getenv("FUSELENS_CUTLASS_SWIZZLE"), kDefaultSwizzle);
   return swizzle;
 }
 

@@ -22,6 +22,25 @@ inline Config choose_config(int M, int N, int sm_count) {
   return tiles_m * tiles_n >= sm_count ? Config::kLarge : Config::kSmall;
 }
 
+/// The tile scheduler swizzle named by `text` (FUSELENS_CUTLASS_SWIZZLE's value): exactly "1", "2",
+/// "4" or "8"; anything else (null, empty, other numbers, signs, spaces, trailing text) gives
+/// `fallback`.
+inline int parse_swizzle(const char* text, int fallback) {
+  if (text == nullptr || text[0] == '\0' || text[1] != '\0') return fallback;
+  switch (text[0]) {
+    case '1':
+      return 1;
+    case '2':
+      return 2;
+    case '4':
+      return 4;
+    case '8':
+      return 8;
+    default:
+      return fallback;
+  }
+}
+
 /// One launch of the sm90 kernel: D = A·B (kBiasRelu false) or relu(A·B + bias) (true), rounded to
 /// T, on `device` (the current one) with `sm_count` SMs. Preconditions (checked by the callers):
 /// M, N, K > 0, K % 8 == 0, N % 8 == 0, non-null 16-byte aligned pointers, a compute capability 9.0

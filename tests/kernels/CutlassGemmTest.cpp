@@ -259,4 +259,17 @@ TEST(CutlassGemmConfig, LargeTilesOnlyWhenTheyFillEverySm) {
   EXPECT_EQ(cd::choose_config(1 << 30, 1 << 30, 132), cd::Config::kLarge);  // no overflow
 }
 
+// FUSELENS_CUTLASS_SWIZZLE takes exactly 1, 2, 4 or 8; every other value keeps the default.
+TEST(CutlassGemmConfig, SwizzleEnvironmentValueIsOneOfFourOrTheDefault) {
+  namespace cd = fuselens::kernels::cutlass_detail;
+  EXPECT_EQ(cd::parse_swizzle("1", 8), 1);
+  EXPECT_EQ(cd::parse_swizzle("2", 8), 2);
+  EXPECT_EQ(cd::parse_swizzle("4", 8), 4);
+  EXPECT_EQ(cd::parse_swizzle("8", 1), 8);
+  for (const char* bad : {"", "0", "3", "16", "-8", " 8", "8 ", "8x", "x"}) {
+    EXPECT_EQ(cd::parse_swizzle(bad, 8), 8) << '"' << bad << '"';
+  }
+  EXPECT_EQ(cd::parse_swizzle(nullptr, 2), 2);
+}
+
 }  // namespace
