@@ -217,7 +217,8 @@ SHIM_EXPORT long syscall(long number, ...) {
   return real(number, a1, a2, a3, a4, a5, a6);
 }
 
-SHIM_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+/* The bodies of execve, execv and execvp, shared with the execl* forms that build their argv. */
+static int shim_execve(const char* path, char* const argv[], char* const envp[]) {
   const fuselens_exit_hook ran = before_exec(&path_resolves, path);
   const execve_fn real = SHIM_REAL(real_execve, execve_fn, "execve");
   const int rc = real != NULL ? real(path, argv, envp) : no_next();
@@ -225,7 +226,7 @@ SHIM_EXPORT int execve(const char* path, char* const argv[], char* const envp[])
   return rc;
 }
 
-SHIM_EXPORT int execv(const char* path, char* const argv[]) {
+static int shim_execv(const char* path, char* const argv[]) {
   const fuselens_exit_hook ran = before_exec(&path_resolves, path);
   const execv_fn real = SHIM_REAL(real_execv, execv_fn, "execv");
   const int rc = real != NULL ? real(path, argv) : no_next();
@@ -233,13 +234,21 @@ SHIM_EXPORT int execv(const char* path, char* const argv[]) {
   return rc;
 }
 
-SHIM_EXPORT int execvp(const char* file, char* const argv[]) {
+static int shim_execvp(const char* file, char* const argv[]) {
   const fuselens_exit_hook ran = before_exec(&search_resolves, file);
   const execv_fn real = SHIM_REAL(real_execvp, execv_fn, "execvp");
   const int rc = real != NULL ? real(file, argv) : no_next();
   after_exec(ran);
   return rc;
 }
+
+SHIM_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  return shim_execve(path, argv, envp);
+}
+
+SHIM_EXPORT int execv(const char* path, char* const argv[]) { return shim_execv(path, argv); }
+
+SHIM_EXPORT int execvp(const char* file, char* const argv[]) { return shim_execvp(file, argv); }
 
 SHIM_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   const fuselens_exit_hook ran = before_exec(&search_resolves, file);
@@ -292,11 +301,7 @@ SHIM_EXPORT int execl(const char* path, const char* arg, ...) {
   argv[0] = (char*)arg;
   for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
   va_end(ap);
-  const fuselens_exit_hook ran = before_exec(&path_resolves, path);
-  const execv_fn real = SHIM_REAL(real_execv, execv_fn, "execv");
-  const int rc = real != NULL ? real(path, argv) : no_next();
-  after_exec(ran);
-  return rc;
+  return shim_execv(path, argv);
 }
 
 SHIM_EXPORT int execlp(const char* file, const char* arg, ...) {
@@ -308,11 +313,7 @@ SHIM_EXPORT int execlp(const char* file, const char* arg, ...) {
   argv[0] = (char*)arg;
   for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
   va_end(ap);
-  const fuselens_exit_hook ran = before_exec(&search_resolves, file);
-  const execv_fn real = SHIM_REAL(real_execvp, execv_fn, "execvp");
-  const int rc = real != NULL ? real(file, argv) : no_next();
-  after_exec(ran);
-  return rc;
+  return shim_execvp(file, argv);
 }
 
 SHIM_EXPORT int execle(const char* path, const char* arg, ...) {
@@ -325,9 +326,5 @@ SHIM_EXPORT int execle(const char* path, const char* arg, ...) {
   for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
   char** envp = va_arg(ap, char**);
   va_end(ap);
-  const fuselens_exit_hook ran = before_exec(&path_resolves, path);
-  const execve_fn real = SHIM_REAL(real_execve, execve_fn, "execve");
-  const int rc = real != NULL ? real(path, argv, envp) : no_next();
-  after_exec(ran);
-  return rc;
+  return shim_execve(path, argv, envp);
 }
