@@ -19,9 +19,12 @@
 // page-locked host memory instead of device memory), zeroed =
 // CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER 1 with calloc'd buffers (CUPTI then does not zero
 // each buffer in the launching thread), devbuf32m = CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE 32 MiB
-// (fewer device-buffer switches). Completed buffers are walked with cuptiActivityGetNextRecord,
-// kernel records counted, the buffer freed. CUPTI errors are logged and collection degrades; the
-// host program is never aborted.
+// (fewer device-buffer switches). FUSELENS_FLOOR_PROFILER_API=1 records kernels only between
+// cudaProfilerStart and cudaProfilerStop (cuProfilerStart/Stop callbacks switch the kernel kind on
+// and off, where prof-run --capture-range cudaProfilerApi switches the collector), so that one
+// process can alternate blocks with and without the floor (mlp_train.py --ab-block). Completed
+// buffers are walked with cuptiActivityGetNextRecord, kernel records counted, the buffer freed.
+// CUPTI errors are logged and collection degrades; the host program is never aborted.
 
 #include <cupti.h>
 
@@ -130,6 +133,29 @@ void set_attributes(const char* attrs) {
   }
 }
 
+// FUSELENS_FLOOR_PROFILER_API=1: the kernel kind on from cuProfilerStart's exit to
+// cuProfilerStop's entry, as CaptureControl opens and closes a cudaProfilerApi window.
+void CUPTIAPI on_profiler_api(void* /*userdata*/, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || data == nullptr) return;
+  const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && call.callbackSite == CUPTI_API_EXIT) {
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
+             call.callbackSite == CUPTI_API_ENTER) {
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  }
+}
+
+bool enable_profiler_api_switch() {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  return FLOOR_CUPTI_OK(cuptiSubscribe(&subscriber, on_profiler_api, nullptr)) &&
+         FLOOR_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) &&
+         FLOOR_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+}
+
 }  // namespace
 
 /// Called by the CUDA driver at cuInit when this library is named by CUDA_INJECTION64_PATH.
@@ -144,7 +170,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (!FLOOR_CUPTI_OK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed))) {
     return 0;
   }
-  if (!FLOOR_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
+  const char* profiler_api = std::getenv("FUSELENS_FLOOR_PROFILER_API");
+  if (profiler_api != nullptr && std::strcmp(profiler_api, "1") == 0) {
+    if (!enable_profiler_api_switch()) return 0;
+    std::fprintf(stderr, "[cupti-floor] kernels between cudaProfilerStart and Stop only\n");
+  } else if (!FLOOR_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
     return 0;
   }
   if (const char* extra = std::getenv("FUSELENS_FLOOR_EXTRA"); extra != nullptr) {

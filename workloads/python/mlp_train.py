@@ -28,18 +28,30 @@ steps: CPU seconds, voluntary / involuntary context switches (where a profiler's
 and its waits show) and, where the host offers hardware counters, user-space CPU cycles and
 instructions (thread_counters.py; less sensitive than times to a shared host's changing speed).
 
+With --ab-block K (and --time), the measured steps alternate between blocks of K steps without and
+with profiling, in one process: before each odd-numbered block torch.cuda.profiler.start()
+(cudaProfilerStart), after it torch.cuda.profiler.stop(), so a profiler that records only between
+them (`prof-run --capture-range cudaProfilerApi --capture-range-end repeat`, or the CUPTI floor
+library with FUSELENS_FLOOR_PROFILER_API=1) is on in every other block. Prints "ab ratio: R (P
+pairs)": the geometric mean, over the pairs of an on-block and the off-block before it, of
+median(on steps) / median(off steps), the first AB_SKIP (2) steps of each block left out (the
+switch itself and the records of the previous block reaching the profiler's threads). The
+process's own speed changes cancel in each pair, so the ratio varies far less between processes
+than a step time does (docs/pytorch-step-budget.md). --step-times adds "ab_on" (0/1 per step).
+
 With --torch-profiler stack|nostack, the measured steps run inside torch.profiler.profile
 (CPU and CUDA activities, with_stack=True or False): the cost of PyTorch's own profiler on the same
 step, for comparison with FuseLens (its trace is discarded, not exported).
 
 Usage: mlp_train.py [--model mlp|cnn] [--steps N] [--warmup-steps N] [--seed S] [--time]
-                    [--step-times FILE]
+                    [--step-times FILE] [--ab-block K]
                     [--torch-profiler none|stack|nostack]
 """
 
 import argparse
 import contextlib
 import json
+import math
 import os
 import statistics
 import sys
@@ -49,6 +61,7 @@ import torch
 from torch import nn
 
 BATCH = 64
+AB_SKIP = 2  # steps left out at the start of each --ab-block block
 LAYERS = (784, 512, 256, 10)
 NUM_BATCHES = 4  # distinct random batches cycled through
 
@@ -120,6 +133,17 @@ def thread_deltas(before: dict, after: dict, counts_before: dict, counts_after: 
     return sorted(out, key=lambda t: -t["cpu_s"])
 
 
+def ab_ratio(step_us: list, block: int) -> tuple:
+    """--ab-block: the geometric mean over (off-block, following on-block) pairs of the ratio of
+    their median step times, each block without its first AB_SKIP steps; and the number of pairs."""
+    logs = []
+    for start in range(0, len(step_us) - 2 * block + 1, 2 * block):
+        off = step_us[start + AB_SKIP:start + block]
+        on = step_us[start + block + AB_SKIP:start + 2 * block]
+        logs.append(math.log(statistics.median(on) / statistics.median(off)))
+    return math.exp(sum(logs) / len(logs)), len(logs)
+
+
 def train_step(model, loss_fn, optimizer, inputs, labels, annotate: bool) -> torch.Tensor:
     """One forward / backward / optimizer step; with annotate, each phase in its own NVTX range."""
     nvtx = torch.cuda.nvtx
@@ -156,9 +180,14 @@ def main() -> int:
     parser.add_argument("--time", action="store_true", help="print the median step time (µs)")
     parser.add_argument("--step-times", metavar="FILE",
                         help="with --time, write every step's wall and CPU time (µs) to FILE as JSON")
+    parser.add_argument("--ab-block", type=int, default=0, metavar="K",
+                        help="with --time, profile every other block of K steps (cudaProfilerStart/Stop)")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup_steps < 0:
         parser.error("need --steps >= 1 and --warmup-steps >= 0")
+    if args.ab_block < 0 or (args.ab_block and (not args.time or args.ab_block <= AB_SKIP + 2
+                                                 or args.steps < 2 * args.ab_block)):
+        parser.error(f"--ab-block needs --time, K > {AB_SKIP + 2} and --steps >= 2K")
 
     if not torch.cuda.is_available():
         print("mlp_train.py: CUDA is not available", file=sys.stderr)
@@ -191,9 +220,18 @@ def main() -> int:
         if counters.error:
             print(f"mlp_train.py: no hardware counters: {counters.error}", file=sys.stderr)
     counts_before = counters.read() if counters else {}
+    ab_on = []
     with torch_profiler(args.torch_profiler):
         for i in range(args.steps):
             b = i % NUM_BATCHES
+            if args.ab_block and i % args.ab_block == 0:
+                on = (i // args.ab_block) % 2 == 1
+                if on:
+                    torch.cuda.profiler.start()
+                elif i > 0:
+                    torch.cuda.profiler.stop()
+            if args.ab_block:
+                ab_on.append(1 if (i // args.ab_block) % 2 == 1 else 0)
             start = time.perf_counter()
             cpu_start = time.thread_time()
             torch.cuda.nvtx.range_push(f"{args.model}/step{i}")
@@ -205,6 +243,8 @@ def main() -> int:
                 torch.cuda.synchronize()
                 step_us.append((time.perf_counter() - start) * 1e6)
         torch.cuda.synchronize()
+        if args.ab_block and ab_on and ab_on[-1]:
+            torch.cuda.profiler.stop()
     threads = []
     if args.step_times:
         counts_after = counters.read()
@@ -214,11 +254,15 @@ def main() -> int:
     print(f"final loss: {loss.item():.6f}")
     if args.time:
         print(f"median step time: {statistics.median(step_us):.1f} us over {len(step_us)} steps")
+        if args.ab_block:
+            ratio, pairs = ab_ratio(step_us, args.ab_block)
+            print(f"ab ratio: {ratio:.5f} ({pairs} pairs)")
         if args.step_times:
             with open(args.step_times, "w", encoding="utf-8") as out:
                 times = {name: [round(x, 1) for x in values] for name, values in
                          (("wall_us", step_us), ("issue_us", issue_us), ("cpu_us", cpu_us))}
-                json.dump({**times, "threads": threads}, out)
+                extra = {"ab_on": ab_on, "ab_block": args.ab_block} if args.ab_block else {}
+                json.dump({**times, **extra, "threads": threads}, out)
     return 0
 
 

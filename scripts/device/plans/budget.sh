@@ -13,6 +13,10 @@
 #              below (default-nomodules: the default without the PyTorch module view and
 #              backward attribution, FUSELENS_TORCH_MODULES=0; default-hooks: the module view
 #              by Python hooks, --torch-modules hooks); a name ending in "-wide" runs on ten cores (2-11) instead of four (2-5)
+#              a name ending in "-ab" runs the setting in one process with every other block of
+#              AB_BLOCK (default 20) steps profiled (mlp_train.py --ab-block; prof-run with
+#              --capture-range cudaProfilerApi --capture-range-end repeat, the floor library with
+#              FUSELENS_FLOOR_PROFILER_API=1) and records the process's on/off ratio as "ab"
 #   UNTIL_S    start no new round after this many seconds (default 480)
 #   STEPS      measured steps per process (default 400, after 50 warm-up steps)
 # Writes $R/budget.jsonl (one line per process: setting, round, start time, median step) and
@@ -53,27 +57,36 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,power.draw
   --format=csv,noheader -lms 200 > "$R/clocks.csv" 2>/dev/null &
 sampler=$!
 run_setting() {  # run_setting NAME ROUND
-  local name=$1 round=$2 cmd pin="taskset -c 2-5"
+  local name=$1 round=$2 cmd pin="taskset -c 2-5" ab=0
+  case "$name" in *-ab) ab=1; name=${name%-ab} ;; esac
   case "$name" in *-wide) pin="taskset -c 2-11"; name=${name%-wide} ;; esac
   local args=(--model cnn --steps "${STEPS:-400}" --warmup-steps 50 --time --step-times "$R/steps/$round-$1.json")
+  local pr=(prof-run -o /tmp/c.sqlite --force) fenv=()
+  if [ "$ab" = 1 ]; then
+    args+=(--ab-block "${AB_BLOCK:-20}")
+    pr+=(--capture-range cudaProfilerApi --capture-range-end repeat)
+    fenv=(FUSELENS_FLOOR_PROFILER_API=1)
+  fi
   case "$name" in
     none) cmd=($pin python3 "$mlp") ;;
-    floor) cmd=(env CUDA_INJECTION64_PATH="$floor" $pin python3 "$mlp") ;;
-    default) cmd=($pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
-    default-nomodules) cmd=(env FUSELENS_TORCH_MODULES=0 $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
-    default-hooks) cmd=($pin prof-run -o /tmp/c.sqlite --force --torch-modules hooks -- python3 "$mlp") ;;
-    default-nopython) cmd=(env FUSELENS_PYTHON_FRAMES=0 $pin prof-run -o /tmp/c.sqlite --force -- python3 "$mlp") ;;
-    default-nocontext) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace -context -- python3 "$mlp") ;;
-    cuda) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace cuda -- python3 "$mlp") ;;
-    cuda-api) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace cuda,api -- python3 "$mlp") ;;
-    default-nooverhead) cmd=($pin prof-run -o /tmp/c.sqlite --force --trace -overhead -- python3 "$mlp") ;;
+    floor) cmd=(env CUDA_INJECTION64_PATH="$floor" "${fenv[@]}" $pin python3 "$mlp") ;;
+    default) cmd=($pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-nomodules) cmd=(env FUSELENS_TORCH_MODULES=0 $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-hooks) cmd=($pin "${pr[@]}" --torch-modules hooks -- python3 "$mlp") ;;
+    default-nopython) cmd=(env FUSELENS_PYTHON_FRAMES=0 $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-nocontext) cmd=($pin "${pr[@]}" --trace -context -- python3 "$mlp") ;;
+    cuda) cmd=($pin "${pr[@]}" --trace cuda -- python3 "$mlp") ;;
+    cuda-api) cmd=($pin "${pr[@]}" --trace cuda,api -- python3 "$mlp") ;;
+    default-nooverhead) cmd=($pin "${pr[@]}" --trace -overhead -- python3 "$mlp") ;;
     torchstack) cmd=($pin python3 "$mlp"); args+=(--torch-profiler stack) ;;
     *) echo "unknown setting $name"; return ;;
   esac
-  local t0 value
+  local t0 value out abr
   t0=$(date +%s.%N)
-  value=$("${cmd[@]}" "${args[@]}" 2>/dev/null | sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p')
-  echo "{\"setting\":\"$1\",\"round\":$round,\"start\":$t0,\"end\":$(date +%s.%N),\"value\":${value:-null}}" \
+  out=$("${cmd[@]}" "${args[@]}" 2>/dev/null)
+  value=$(sed -n 's/^median step time: \([0-9.]*\) us.*/\1/p' <<< "$out")
+  abr=$(sed -n 's/^ab ratio: \([0-9.]*\) .*/\1/p' <<< "$out")
+  echo "{\"setting\":\"$1\",\"round\":$round,\"start\":$t0,\"end\":$(date +%s.%N),\"value\":${value:-null},\"ab\":${abr:-null}}" \
     >> "$R/budget.jsonl"
 }
 python3 -c "import os, sys; sys.path.insert(0, '$root/workloads/python')
@@ -88,4 +101,5 @@ done
 kill "$sampler" 2>/dev/null
 echo "rounds: $round"
 python3 "$root/scripts/device/step_budget.py" "$R" | tee "$R/summary.txt"
+case " ${SETTINGS:-} " in *-ab\ *) python3 "$root/scripts/device/ab_budget.py" "$R" | tee "$R/ab_summary.txt" ;; esac
 date -u
