@@ -223,9 +223,12 @@ bool Collector::enable_cupti() noexcept {
     }
   }
   if (controlled_ && control) {
-    const char* api_mode = std::getenv("FUSELENS_CONTROL_API");
-    switch_api_ = !(api_mode && std::string_view(api_mode) == "filter");
-    if (!switch_api_) sink_->set_api_filter(control.get());
+    switch_api_ = config_.window_api != CollectorConfig::WindowApi::kFilter;
+    switch_driver_api_ = config_.window_api == CollectorConfig::WindowApi::kBoth;
+    // Records of a selection left on are dropped outside windows by the writer.
+    if (config_.window_api != CollectorConfig::WindowApi::kBoth) {
+      sink_->set_api_filter(control.get());
+    }
     const bool at_start = control->records_at_start();
     if (!at_start) set_recording(false);  // off until the first window opens
     if (control->start(subscriber_)) {
@@ -286,6 +289,18 @@ int for_each_named_callback(CUpti_CallbackDomain domain, CUpti_CallbackId size,
   return selected;
 }
 
+// Switches every call of a domain (ids 1..size-1) on when it is in `selected` (increasing ids,
+// as for_each_named_callback gives them) and off otherwise.
+void select_only(CUpti_CallbackId size, const std::vector<CUpti_CallbackId>& selected,
+                 CUptiResult (*enable_one)(CUpti_CallbackId, uint8_t)) noexcept {
+  std::size_t next = 0;
+  for (CUpti_CallbackId id = 1; id < size; ++id) {
+    const bool wanted = next < selected.size() && selected[next] == id;
+    if (wanted) ++next;
+    enable_one(id, wanted ? 1 : 0);
+  }
+}
+
 }  // namespace
 
 void Collector::enable_work_driver_api() noexcept {
@@ -313,6 +328,12 @@ int Collector::enable_work_runtime_api() noexcept {
                                 runtime_api_ids_.push_back(id);
                                 return true;
                               });
+  // CollectorConfig::api_select "kind": the kind on and every call outside the selection off
+  // again, as a capture window opens it (set_recording).
+  if (selected > 0 && config_.api_select == CollectorConfig::ApiSelect::kKind &&
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) == CUPTI_SUCCESS) {
+    select_only(CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_api_ids_, &cuptiActivityEnableRuntimeApi);
+  }
   if (selected == 0) {
     log("cannot select runtime API calls: tracing every runtime API call instead");
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) {
@@ -339,9 +360,9 @@ void Collector::enable_calling_contexts() noexcept {
     if (python && !config_.python_frames && !python->reads_memory()) python.reset();
   }
   try {
-    capture_ = std::make_unique<ContextCapture>(contexts_, config_.context_method,
-                                                std::move(python), config_.context_stats,
-                                                config_.torch_module_frames);
+    capture_ =
+        std::make_unique<ContextCapture>(contexts_, config_.context_method, std::move(python),
+                                         config_.context_stats, config_.torch_module_frames);
   } catch (...) {
     log("calling contexts will not be recorded (out of memory)");
     return;
@@ -408,11 +429,11 @@ void Collector::set_recording(bool on) noexcept {
       }
     }
   };
-  // API activity (switch mode): the per-call selection alone did not come back once every
-  // selected call was switched off (measured on the H100: no api_call rows inside windows), so
-  // the kind is switched too, and after enabling it (which selects every call) the calls outside
-  // the selection are switched off again, as cupti_activity.h describes. Filter mode leaves it
-  // on and the writer drops the records outside windows.
+  // API activity: the per-call selection alone did not come back once every selected call was
+  // switched off (measured on the H100: no api_call rows inside windows), so the kind is switched
+  // too, and after enabling it (which selects every call) the calls outside the selection are
+  // switched off again, as cupti_activity.h describes. The driver kind is switched only in the
+  // "both" mode: enabled, it slows every driver call (CollectorConfig::window_api).
   const auto select = [on](CUpti_ActivityKind kind, CUpti_CallbackId size,
                            const std::vector<CUpti_CallbackId>& selected,
                            CUptiResult (*enable_one)(CUpti_CallbackId, uint8_t)) {
@@ -423,19 +444,16 @@ void Collector::set_recording(bool on) noexcept {
       return;
     }
     cuptiActivityEnable(kind);
-    std::size_t next = 0;  // `selected` is in increasing id order (for_each_named_callback)
-    for (CUpti_CallbackId id = 1; id < size; ++id) {
-      const bool wanted = next < selected.size() && selected[next] == id;
-      if (wanted) ++next;
-      enable_one(id, wanted ? 1 : 0);
-    }
+    select_only(size, selected, enable_one);
   };
   const auto api = [&] {
     if (!switch_api_) return;
     select(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_api_ids_,
            &cuptiActivityEnableRuntimeApi);
-    select(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_api_ids_,
-           &cuptiActivityEnableDriverApi);
+    if (switch_driver_api_) {
+      select(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_api_ids_,
+             &cuptiActivityEnableDriverApi);
+    }
   };
   if (subscriber_) {
     for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);

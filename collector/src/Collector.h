@@ -106,11 +106,11 @@ class Collector final : private ExitGuard::Target,
 
   // What capture control switches (filled once in enable_cupti, read by set_recording)
   bool controlled_ = false;
-  // How API activity follows the windows: switched with them (kind and selection; the default),
-  // or left on and filtered by the writer (FUSELENS_CONTROL_API=filter, kept for comparison:
-  // docs/BENCHMARKS.md, "Capture control", measured 1.24x unprofiled outside windows against
-  // 1.08x switched).
+  // How API activity follows the windows (CollectorConfig::window_api): the runtime selection
+  // switched with them unless "filter"; the driver selection too only in "both" (otherwise left
+  // on, its records outside windows dropped by the writer).
   bool switch_api_ = true;
+  bool switch_driver_api_ = false;
   std::vector<CUpti_ActivityKind> switched_kinds_;
   std::vector<CUpti_CallbackId> runtime_api_ids_, driver_api_ids_, context_ids_;
   CUpti_CallbackDomain context_domain_ = CUPTI_CB_DOMAIN_DRIVER_API;

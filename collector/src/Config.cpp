@@ -148,7 +148,6 @@ std::uint32_t step_field(std::string_view text, std::string_view field) {
   return v;
 }
 
-
 }  // namespace
 
 CaptureRange parse_capture_range(std::string_view text) {
@@ -201,7 +200,6 @@ StepSchedule parse_steps(std::string_view text) {
   return s;
 }
 
-
 CollectorConfig CollectorConfig::from_environment() {
   CollectorConfig config;
   auto env = [](const char* name) -> std::optional<std::string_view> {
@@ -244,6 +242,25 @@ CollectorConfig CollectorConfig::from_environment() {
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
   flag(kEnvExitShim, config.exit_shim);
+  if (auto v = env(kEnvApiSelect)) {
+    if (*v != "kind" && *v != "ids") {
+      throw ConfigError(std::string(kEnvApiSelect) + ": '" + std::string(*v) +
+                        "' is not kind or ids");
+    }
+    config.api_select = *v == "ids" ? ApiSelect::kIds : ApiSelect::kKind;
+  }
+  if (auto v = env(kEnvControlApi)) {
+    if (*v == "runtime") {
+      config.window_api = WindowApi::kRuntime;
+    } else if (*v == "filter") {
+      config.window_api = WindowApi::kFilter;
+    } else if (*v == "both") {
+      config.window_api = WindowApi::kBoth;
+    } else {
+      throw ConfigError(std::string(kEnvControlApi) + ": '" + std::string(*v) +
+                        "' is not runtime, filter or both");
+    }
+  }
   if (auto v = env(kEnvCaptureRange); v && !v->empty()) {
     config.capture_range = parse_capture_range(*v);
   }

@@ -75,6 +75,37 @@ TEST(Config, ReadsTheEnvironment) {
     unsetenv(v);
 }
 
+// How the API selection is made and how windows switch it: defaults, each value, and refusals.
+TEST(Config, ReadsHowTheApiSelectionIsMadeAndSwitched) {
+  unsetenv(kEnvApiSelect);
+  unsetenv(kEnvControlApi);
+  const auto defaults = CollectorConfig::from_environment();
+  EXPECT_EQ(defaults.api_select, CollectorConfig::ApiSelect::kKind);
+  EXPECT_EQ(defaults.window_api, CollectorConfig::WindowApi::kRuntime);
+  setenv(kEnvApiSelect, "ids", 1);
+  setenv(kEnvControlApi, "both", 1);
+  auto c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.api_select, CollectorConfig::ApiSelect::kIds);
+  EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kBoth);
+  setenv(kEnvApiSelect, "kind", 1);
+  setenv(kEnvControlApi, "filter", 1);
+  c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.api_select, CollectorConfig::ApiSelect::kKind);
+  EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kFilter);
+  setenv(kEnvControlApi, "runtime", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().window_api, CollectorConfig::WindowApi::kRuntime);
+  for (const char* bad : {"", "perid", "Runtime", "runtime ", "switch"}) {
+    setenv(kEnvControlApi, bad, 1);
+    EXPECT_THROW(CollectorConfig::from_environment(), ConfigError) << '"' << bad << '"';
+  }
+  unsetenv(kEnvControlApi);
+  for (const char* bad : {"", "KIND", "id", "kind,ids"}) {
+    setenv(kEnvApiSelect, bad, 1);
+    EXPECT_THROW(CollectorConfig::from_environment(), ConfigError) << '"' << bad << '"';
+  }
+  unsetenv(kEnvApiSelect);
+}
+
 TEST(Config, ReadsTheCallingContextSettings) {
   EXPECT_EQ(parse_context_method("cached"), ContextMethod::Cached);
   EXPECT_EQ(parse_context_method("unwind"), ContextMethod::Unwind);

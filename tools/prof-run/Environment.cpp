@@ -45,7 +45,7 @@ std::string lower_trimmed(std::string text) {
 std::string check_user_environment(const CollectorConfig& config, bool metrics_from_options,
                                    bool torch_modules_from_options) {
   std::vector<const char*> passed_on = {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats,
-                                        kEnvExitShim};
+                                        kEnvExitShim,      kEnvApiSelect,    kEnvControlApi};
   if (!metrics_from_options) {
     passed_on.insert(passed_on.end(),
                      {kEnvMetrics, kEnvMetricReplay, kEnvMetricPass, kEnvCacheControl});

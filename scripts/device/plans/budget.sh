@@ -13,6 +13,9 @@
 #              below (default-nomodules: the default without the PyTorch module view and
 #              backward attribution, FUSELENS_TORCH_MODULES=0; default-hooks: the module view
 #              by Python hooks, --torch-modules hooks); a name ending in "-wide" runs on ten cores (2-11) instead of four (2-5)
+#              default-filter / default-both: FUSELENS_CONTROL_API=filter / both (how a
+#              window switches the API selection, CollectorConfig::window_api); default-ids:
+#              FUSELENS_API_SELECT=ids;
 #              a name ending in "-ab" runs the setting in one process with every other block of
 #              AB_BLOCK (default 20) steps profiled (mlp_train.py --ab-block; prof-run with
 #              --capture-range cudaProfilerApi --capture-range-end repeat, the floor library with
@@ -77,6 +80,9 @@ run_setting() {  # run_setting NAME ROUND
     default-nocontext) cmd=($pin "${pr[@]}" --trace -context -- python3 "$mlp") ;;
     cuda) cmd=($pin "${pr[@]}" --trace cuda -- python3 "$mlp") ;;
     cuda-api) cmd=($pin "${pr[@]}" --trace cuda,api -- python3 "$mlp") ;;
+    default-filter) cmd=(env FUSELENS_CONTROL_API=filter $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-both) cmd=(env FUSELENS_CONTROL_API=both $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-ids) cmd=(env FUSELENS_API_SELECT=ids $pin "${pr[@]}" -- python3 "$mlp") ;;
     default-nooverhead) cmd=($pin "${pr[@]}" --trace -overhead -- python3 "$mlp") ;;
     torchstack) cmd=($pin python3 "$mlp"); args+=(--torch-profiler stack) ;;
     *) echo "unknown setting $name"; return ;;

@@ -23,11 +23,14 @@ inline constexpr const char* kEnvMetricReplay = "FUSELENS_METRIC_REPLAY";  // ke
 inline constexpr const char* kEnvMetricPass = "FUSELENS_METRIC_PASS";      // application: run index
 inline constexpr const char* kEnvCacheControl = "FUSELENS_CACHE_CONTROL";  // all|none
 inline constexpr const char* kEnvContextMethod = "FUSELENS_CONTEXT_METHOD";  // cached|unwind|none
-inline constexpr const char* kEnvTorchModules = "FUSELENS_TORCH_MODULES";  // frames|hooks|off
+inline constexpr const char* kEnvTorchModules = "FUSELENS_TORCH_MODULES";    // frames|hooks|off
 inline constexpr const char* kEnvPythonFrames = "FUSELENS_PYTHON_FRAMES";    // 1 or 0 (default)
 inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 1: log cache counts
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
-inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";  // 0: no exit shim (default 1)
+inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";    // 0: no exit shim (default 1)
+inline constexpr const char* kEnvApiSelect = "FUSELENS_API_SELECT";  // kind (default) | ids
+inline constexpr const char* kEnvControlApi =
+    "FUSELENS_CONTROL_API";  // runtime (default)|filter|both
 // Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
 // --delay, --duration, --steps, --step-range).
 inline constexpr const char* kEnvCaptureRange = "FUSELENS_CAPTURE_RANGE";         // see below
@@ -173,6 +176,22 @@ struct CollectorConfig {
   /// libfuselens_exit_shim.so so that _exit, exit_group and exec flush the capture first
   /// (collector/shim/ExitShim.h); 0 leaves it out, and the collector does not ask for it.
   bool exit_shim = true;
+  /// How the "api" group selects the runtime calls it records (kEnvApiSelect), both giving the
+  /// same records: "kind" (the default) enables CUPTI's runtime API kind and switches every call
+  /// outside the selection off (cuptiActivityEnableRuntimeApi), "ids" switches the selected calls
+  /// on alone. The first costs a PyTorch step no more than the second in every measurement made
+  /// (docs/pytorch-step-budget.md, "Capture windows"), and it is what opening a window does.
+  enum class ApiSelect { kKind, kIds };
+  ApiSelect api_select = ApiSelect::kKind;
+  /// How a capture window switches the API records (kEnvControlApi): "runtime" (the default)
+  /// switches the runtime selection with the window and leaves the driver selection on, its
+  /// records outside windows dropped by the writer; "filter" leaves both on and filtered;
+  /// "both" switches both kinds, which CUPTI makes costly: with the driver kind enabled a
+  /// PyTorch CNN step ran 17 points slower inside windows than with it left alone (H100,
+  /// docs/pytorch-step-budget.md, "Capture windows"). Selecting per call alone does not bring
+  /// the records back once switched off (measured: no API rows in windows), so it is no option.
+  enum class WindowApi { kRuntime, kFilter, kBoth };
+  WindowApi window_api = WindowApi::kRuntime;
 
   // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
   CaptureRange capture_range;
