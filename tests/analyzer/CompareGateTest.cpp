@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,9 @@
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
 #include "compare/CompareGate.h"
+#include "compare/CompareSteps.h"
 #include "fuselens/db/Reader.h"
+#include "steps/Steps.h"
 
 #ifndef PROF_ANALYZE_PATH
 #error "PROF_ANALYZE_PATH must name the prof-analyze binary"
@@ -297,6 +300,55 @@ TEST(CompareGate, CsvAndJsonCarryTheIntervalAndTheNoise) {
             std::string::npos);
 }
 
+TEST(CompareGate, StepsAreOneMoreItemWithEachStepAnInstance) {
+  StepReport a, b;
+  const auto base = durations(10000, 0.02, 12, 29), cand = durations(13000, 0.02, 12, 30);
+  for (int i = 0; i < 12; ++i) {
+    Step s;
+    s.index = i + 1;
+    s.compute_ns = base[static_cast<std::size_t>(i)];
+    s.span_ns = 2 * s.compute_ns;
+    s.kernels = 3;
+    s.launches = i % 2 ? 2 : 4;
+    a.steps.push_back(s);
+    s.compute_ns = cand[static_cast<std::size_t>(i)];
+    s.span_ns = 2 * s.compute_ns;
+    b.steps.push_back(s);
+  }
+  // Steps 2-12: the first is left out as a steady window would.
+  const auto sa = step_range_stats(a, 2, 12, "steps 2-12"), sb = step_range_stats(b, 2, 12, "x");
+  ASSERT_TRUE(sa && sb);
+  EXPECT_EQ(sa->instances, 11);
+  EXPECT_DOUBLE_EQ(sa->kernels_per_iter, 3);
+  // Steps 2..12 are i = 1..11: six odd i (2 launches), five even (4).
+  EXPECT_DOUBLE_EQ(sa->launches_per_iter, (6 * 2 + 5 * 4) / 11.0);
+  const std::vector<double> kept(base.begin() + 1, base.end());
+  EXPECT_DOUBLE_EQ(sa->median_gpu_ns_per_iter, median_of(kept));
+  EXPECT_DOUBLE_EQ(sa->median_span_ns_per_iter, 2 * median_of(kept));
+  EXPECT_FALSE(step_range_stats(a, 13, 20, "none"));
+  // Huge step times saturate the sums instead of overflowing.
+  StepReport h;
+  for (int i = 1; i <= 3; ++i) {
+    Step s;
+    s.index = i;
+    s.compute_ns = s.span_ns = INT64_MAX / 2;
+    h.steps.push_back(s);
+  }
+  EXPECT_EQ(step_range_stats(h, 1, 3, "h")->gpu_ns, INT64_MAX);
+
+  CompareReport report;
+  report.gate = GateOptions{};
+  report.gate->threshold_percent = 5;
+  report.entries.resize(1);  // an unpaired range entry already there
+  add_steps_entry(report, *sa, *sb);
+  ASSERT_EQ(report.entries.size(), 2U);
+  const CompareEntry& e = report.entries.front();
+  EXPECT_EQ(e.key, "(steps)");
+  EXPECT_DOUBLE_EQ(*e.speedup, sa->median_gpu_ns_per_iter / sb->median_gpu_ns_per_iter);
+  ASSERT_TRUE(e.gate && e.gate->interval);
+  EXPECT_EQ(e.gate->verdict, GateVerdict::Slower);  // +30 % with 2 % noise
+}
+
 // --- prof-analyze compare --fail-if-slower, run as a program -------------------------------
 
 struct GateCapture {
@@ -358,6 +410,44 @@ TEST(CompareGateCli, ExitStatusesSayNotSlowerSlowerOrInconclusive) {
   }
   const Result strict = c.run("base", "same", {"--fail-if-slower", "5", "--confidence", "0.99"});
   EXPECT_EQ(strict.status, 0) << strict.err;
+}
+
+TEST(CompareGateCli, TwoCapturesCompareTheirStepsAsInstances) {
+  // ProfilerStep#N ranges (a new name per step, so no range pairs with more than one instance);
+  // the steady steps of each capture are the "(steps)" item's instances.
+  TempDir dir;
+  const auto write = [&](const std::string& file, double center, std::uint32_t seed) {
+    FlagsCapture c;
+    std::int64_t t = 0;
+    const auto ns = durations(center, 0.01, 20, seed);
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      instances(c, "ProfilerStep#" + std::to_string(i + 1), {ns[i]}, t);
+    }
+    c.write(dir.file(file));
+  };
+  write("a.sqlite", 10000, 31);
+  write("b.sqlite", 10000, 32);
+  write("slow.sqlite", 13000, 33);
+  const auto steps_row = [&](const Result& r) {
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& row : doc.at("comparisons")) {
+      if (row.at("key") == "(steps)") return row;
+    }
+    ADD_FAILURE() << r.out;
+    return nlohmann::json();
+  };
+  const Result same = run_cli(dir, {"compare", dir.file("a.sqlite"), dir.file("b.sqlite"),
+                                    "--fail-if-slower", "5", "--format", "json"});
+  EXPECT_EQ(same.status, 0) << same.err;
+  const auto row = steps_row(same);
+  EXPECT_EQ(row["verdict"], "not slower");
+  EXPECT_GE(row["baseline_instances"].get<int>(), 15);  // steady steps, most of the 20
+  EXPECT_TRUE(row["speedup_ci_low"].is_number());
+  const Result slow = run_cli(dir, {"compare", dir.file("a.sqlite"), dir.file("slow.sqlite"),
+                                    "--fail-if-slower", "5", "--format", "json"});
+  EXPECT_EQ(slow.status, 3) << slow.err;
+  EXPECT_EQ(steps_row(slow)["verdict"], "slower");
+  EXPECT_NE(slow.err.find("speedup interval"), std::string::npos) << slow.err;
 }
 
 TEST(CompareGateCli, SlowerOutranksInconclusiveAndHelpNamesStatusFive) {

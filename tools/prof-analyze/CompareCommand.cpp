@@ -24,6 +24,7 @@
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
 #include "compare/CompareGate.h"
+#include "compare/CompareSteps.h"
 #include "compiled/Compiled.h"
 #include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
@@ -184,6 +185,15 @@ int run_compare(const CompareOptions& o) {
       options.diff_threshold_percent = o.diff_threshold;
       options.projection = nvtx_projection(o.projection);
       report = analyzer::compare_captures(a, b, options);
+      // The steps of each window as one more item ("(steps)"): what the gate can resample when
+      // the ranges have a new name per step (CompareSteps.h).
+      if (windows[0].steps && windows[1].steps) {
+        auto base = analyzer::step_range_stats(*windows[0].steps, windows[0].first_step,
+                                               windows[0].last_step, windows[0].label);
+        auto cand = analyzer::step_range_stats(*windows[1].steps, windows[1].first_step,
+                                               windows[1].last_step, windows[1].label);
+        if (base && cand) analyzer::add_steps_entry(report, std::move(*base), std::move(*cand));
+      }
     }
   } catch (const analyzer::CompareError& e) {
     return fail(std::string("compare: ") + e.what(), kExitCapture);
