@@ -22,7 +22,7 @@
 //   B replicates (default 2000) sorted, the level-(1 - alpha) interval is
 //   [theta*_(k), theta*_(B + 1 - k)], k = max(1, floor((B + 1) alpha / 2)) (the alpha/2 and
 //   1 - alpha/2 percentiles of the replicates, with the (B + 1) order-statistic convention of
-//   Davison & Hinkley, "Bootstrap Methods and their Application", 1997, section 5.2).
+//   Davison & Hinkley, "Bootstrap Methods and their Application", 1997, ch. 5).
 //   The draws come from std::mt19937_64 (its output sequence is fixed by the C++ standard) seeded
 //   with BootstrapOptions::seed, mapped to indexes by rejection sampling (no modulo bias, and not
 //   std::uniform_int_distribution, whose mapping differs between standard libraries): the same

@@ -216,6 +216,34 @@ TEST(CompareGate, HugeDurationsStayFinite) {
   EXPECT_TRUE(std::isfinite(*g.gate().baseline_noise.cv));
 }
 
+TEST(CompareGate, KernelsThatEndBeforeTheyStartAreACaptureErrorNotAVerdict) {
+  // A hostile capture: the baseline's kernels end before they start (negative durations). The
+  // reader refuses the rows (db::Error), so no negative time reaches the statistics (which refuse
+  // them too: Significance.BootstrapRefusesSamplesThatCannotGiveAnInterval); the gate answers
+  // with status 1 and one line, never 0, 3 or 5.
+  FlagsCapture c;
+  std::int64_t t = 0;
+  for (int i = 0; i < 5; ++i) {
+    c.range("neg/base/s", t, t + 5000);
+    c.kernel("k_neg", t + 3000, -1000, t + 100, 50);
+    t += 10000;
+  }
+  instances(c, "neg/cand/s", durations(1000, 0.05, 5, 34), t);
+  TempDir dir;
+  c.write(dir.file("neg.sqlite"));
+  EXPECT_THROW(
+      {
+        const db::Reader reader(dir.file("neg.sqlite"));
+        (void)compare_ranges(reader, "neg/base/*", "neg/cand/*");
+      },
+      db::Error);
+  const Result r = run_cli(dir, {"compare", dir.file("neg.sqlite"), "--baseline", "neg/base/*",
+                                 "--candidate", "neg/cand/*", "--fail-if-slower", "5"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err_lines().size(), 1U) << r.err;
+  EXPECT_EQ(r.err.rfind("prof-analyze: error: ", 0), 0U) << r.err;
+}
+
 TEST(CompareGate, UnpairedItemsAreNotJudged) {
   // op/base has shapes s and t, op/cand only s: t is listed, unjudged, and never fails the gate.
   FlagsCapture c;
