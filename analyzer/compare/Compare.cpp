@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "compare/CompareGate.h"
 #include "compare/CompareProjection.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Instrumentation.h"
@@ -307,6 +308,8 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
     r.iterations = acc.iterations;
     r.gpu_ns = acc.gpu_ns;
     r.span_ns = acc.span_ns;
+    r.gpu_ns_per_iter_samples = acc.per_iter_exact;
+    r.span_ns_per_iter_samples = acc.span_per_iter;
     r.median_gpu_ns_per_iter = median(acc.per_iter_exact);
     r.median_span_ns_per_iter = median(acc.span_per_iter);
     const auto iterations = static_cast<double>(acc.iterations);
@@ -380,6 +383,10 @@ double median_ns_per_iter(const RangeStats& stats, TimeBasis basis) {
   return basis == TimeBasis::Span ? stats.median_span_ns_per_iter : stats.median_gpu_ns_per_iter;
 }
 
+const std::vector<double>& samples_ns_per_iter(const RangeStats& stats, TimeBasis basis) {
+  return basis == TimeBasis::Span ? stats.span_ns_per_iter_samples : stats.gpu_ns_per_iter_samples;
+}
+
 std::optional<double> CompareEntry::slowdown_percent(TimeBasis basis) const {
   if (!baseline || !candidate) return std::nullopt;
   const double b = median_ns_per_iter(*baseline, basis);
@@ -445,6 +452,7 @@ CompareReport compare_ranges(const db::Reader& reader, std::string_view baseline
                        "' never match the same text");
   }
   sort_entries(report.entries);
+  judge(report, GateOptions{});
   return report;
 }
 
@@ -511,6 +519,7 @@ CompareReport compare_captures(const db::Reader& baseline, const db::Reader& can
                      return std::llabs(x.candidate_total_ns - x.baseline_total_ns) >
                             std::llabs(y.candidate_total_ns - y.baseline_total_ns);
                    });
+  judge(report, GateOptions{});
   return report;
 }
 

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "compare/CompareProjection.h"
+#include "compare/Significance.h"
 #include "fuselens/db/Reader.h"
 #include "summary/Summary.h"
 
@@ -92,6 +93,10 @@ struct RangeStats {
   /// Kernels launched inside the instances' spans by other threads of the process that the
   /// projection left out (summed over instances; always 0 under Process).
   std::int64_t left_out_kernels = 0;
+  /// Per instance (one value per ended instance, in the order the capture lists them): GPU time
+  /// and GPU span divided by the instance's iterations, ns. The medians above are theirs; the
+  /// CI gate (CompareGate.h) resamples them.
+  std::vector<double> gpu_ns_per_iter_samples, span_ns_per_iter_samples;
 
   /// Largest peak over devices (0 without device-memory events).
   std::int64_t max_peak_bytes() const;
@@ -119,6 +124,35 @@ enum class TimeBasis { Gpu, Span };
 
 /// RangeStats' median per iteration on `basis`.
 double median_ns_per_iter(const RangeStats& stats, TimeBasis basis);
+/// RangeStats' per-instance samples on `basis`.
+const std::vector<double>& samples_ns_per_iter(const RangeStats& stats, TimeBasis basis);
+
+/// The CI gate's answer for one paired entry (CompareGate.h): is the candidate slower than its
+/// baseline by more than the threshold?
+enum class GateVerdict {
+  NotSlower,     ///< the interval lies above the threshold's speedup (or the medians say so)
+  Slower,        ///< the interval lies below it (or the medians say so)
+  Inconclusive,  ///< the interval contains it: the noise is too large to decide
+};
+/// "not slower", "slower", "inconclusive".
+const char* to_string(GateVerdict verdict);
+
+/// How the gate judges (prof-analyze compare --fail-if-slower, --confidence, --time).
+struct GateOptions {
+  TimeBasis basis = TimeBasis::Gpu;
+  double threshold_percent = 0;  ///< slower by more than this; 0 when no gate was asked for
+  BootstrapOptions bootstrap;    ///< bootstrap.level is the confidence level
+};
+
+/// The gate's figures for one paired entry, on GateOptions::basis.
+struct EntryGate {
+  Noise baseline_noise, candidate_noise;  ///< over the instances' times per iteration
+  std::optional<RatioInterval> interval;  ///< of the speedup; nullopt with a problem
+  SampleProblem problem = SampleProblem::None;
+  std::optional<RankTest> rank_test;  ///< Mann-Whitney, candidate against baseline
+  GateVerdict verdict = GateVerdict::NotSlower;
+  bool by_medians = false;  ///< no interval: decided on the medians, as before the gate
+};
 
 /// One paired row.
 struct CompareEntry {
@@ -128,6 +162,7 @@ struct CompareEntry {
   std::optional<RangeStats> baseline, candidate;  ///< one is missing for unpaired ranges
   std::optional<double> speedup;       ///< baseline / candidate median GPU time per iteration
   std::optional<double> span_speedup;  ///< baseline / candidate median span per iteration
+  std::optional<EntryGate> gate;       ///< paired entries, once judge() ran (CompareGate.h)
 
   /// (candidate / baseline - 1) x 100 of the median per iteration on `basis`; nullopt when
   /// unpaired or the baseline's median is 0.
@@ -165,6 +200,8 @@ struct CompareReport {
   std::vector<CompareEntry> entries;
   /// Two captures only; sorted by |candidate_total_ns - baseline_total_ns| descending.
   std::vector<KernelDiffRow> kernel_diff;
+  /// How the entries' gates were judged; nullopt until judge() ran (CompareGate.h).
+  std::optional<GateOptions> gate;
 
   /// Paired entries whose candidate is slower than the baseline by more than `percent` on
   /// `basis`.
@@ -172,14 +209,16 @@ struct CompareReport {
                                                TimeBasis basis = TimeBasis::Gpu) const;
 };
 
-/// Pairs the ranges of one capture matched by two patterns. Throws CompareError when a pattern
-/// matches no range or no key is shared.
+/// Pairs the ranges of one capture matched by two patterns, and judges the pairs with the default
+/// GateOptions (GPU time, threshold 0 %, 95 %; CompareGate.h: call judge() again for others).
+/// Throws CompareError when a pattern matches no range or no key is shared.
 CompareReport compare_ranges(const db::Reader& reader, std::string_view baseline_pattern,
                              std::string_view candidate_pattern,
                              NvtxProjection projection = NvtxProjection::Process);
 
-/// Pairs the ranges of two captures by name and diffs their kernels. Ranges only in one capture
-/// are listed unpaired. Does not throw for captures without ranges (the diff still applies).
+/// Pairs the ranges of two captures by name and diffs their kernels, and judges the pairs with
+/// the default GateOptions (as compare_ranges). Ranges only in one capture are listed unpaired.
+/// Does not throw for captures without ranges (the diff still applies).
 CompareReport compare_captures(const db::Reader& baseline, const db::Reader& candidate,
                                const CompareOptions& options = {});
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -20,6 +21,33 @@ struct Section {
 };
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+const char* basis_name(TimeBasis basis) { return basis == TimeBasis::Span ? "span" : "gpu"; }
+
+/// The gate's columns of a comparison row (null where the entry has no gate or no value).
+void add_gate_columns(json& row, const CompareReport& report, const CompareEntry& e) {
+  const EntryGate* g = e.gate ? &*e.gate : nullptr;
+  const auto interval = [g](double RatioInterval::*field) {
+    return g && g->interval ? json((*g->interval).*field) : json(nullptr);
+  };
+  const auto noise = [g](const Noise EntryGate::*side, std::optional<double> Noise::*field) {
+    return g ? opt((g->*side).*field) : json(nullptr);
+  };
+  row["time_basis"] = report.gate ? json(basis_name(report.gate->basis)) : json(nullptr);
+  row["baseline_instances"] = e.baseline ? json(e.baseline->instances) : json(nullptr);
+  row["candidate_instances"] = e.candidate ? json(e.candidate->instances) : json(nullptr);
+  row["speedup_ci_low"] = interval(&RatioInterval::low);
+  row["speedup_ci_high"] = interval(&RatioInterval::high);
+  row["baseline_cv"] = noise(&EntryGate::baseline_noise, &Noise::cv);
+  row["candidate_cv"] = noise(&EntryGate::candidate_noise, &Noise::cv);
+  row["baseline_iqr_over_median"] = noise(&EntryGate::baseline_noise, &Noise::iqr_over_median);
+  row["candidate_iqr_over_median"] = noise(&EntryGate::candidate_noise, &Noise::iqr_over_median);
+  row["mann_whitney_p"] = g && g->rank_test ? json(g->rank_test->p_two_sided) : json(nullptr);
+  row["verdict"] = g ? json(to_string(g->verdict)) : json(nullptr);
+  std::string note;
+  if (g && g->by_medians) note = std::string(describe(g->problem)) + "; decided on the medians";
+  row["verdict_note"] = g ? json(note) : json(nullptr);
+}
 
 json matrix_row(const CompareEntry& e, const RangeStats& r, bool baseline) {
   json peaks = json::object();
@@ -55,12 +83,17 @@ json matrix_row(const CompareEntry& e, const RangeStats& r, bool baseline) {
 }
 
 std::vector<Section> sections(const CompareReport& report) {
+  // clang-format off
   Section comparisons{
       "comparisons",
       {"op", "shape", "key", "baseline_range", "candidate_range", "baseline_ns_per_iter",
        "candidate_ns_per_iter", "speedup", "baseline_kernels_per_iter",
        "candidate_kernels_per_iter", "baseline_launches_per_iter", "candidate_launches_per_iter",
-       "baseline_span_ns_per_iter", "candidate_span_ns_per_iter", "span_speedup"},
+       "baseline_span_ns_per_iter", "candidate_span_ns_per_iter", "span_speedup",
+       // the gate's (CompareGate.h), on its time basis
+       "time_basis", "baseline_instances", "candidate_instances", "speedup_ci_low",
+       "speedup_ci_high", "baseline_cv", "candidate_cv", "baseline_iqr_over_median",
+       "candidate_iqr_over_median", "mann_whitney_p", "verdict", "verdict_note"},
       {}};
   Section matrix{"matrix",
                  {"op", "shape", "variant", "role", "range", "instances", "iterations",
@@ -70,6 +103,7 @@ std::vector<Section> sections(const CompareReport& report) {
                   "median_span_ns_per_iter", "span_speedup_vs_baseline", "projection",
                   "left_out_kernels"},
                  {}};
+  // clang-format on
   for (const CompareEntry& e : report.entries) {
     const auto side = [](const std::optional<RangeStats>& r, auto field) -> json {
       return r ? json(field(*r)) : json(nullptr);
@@ -98,6 +132,7 @@ std::vector<Section> sections(const CompareReport& report) {
          {"candidate_span_ns_per_iter",
           side(e.candidate, [](const RangeStats& r) { return r.median_span_ns_per_iter; })},
          {"span_speedup", opt(e.span_speedup)}});
+    add_gate_columns(comparisons.rows.back(), report, e);
     if (e.baseline) matrix.rows.push_back(matrix_row(e, *e.baseline, true));
     if (e.candidate) matrix.rows.push_back(matrix_row(e, *e.candidate, false));
   }
@@ -197,6 +232,24 @@ std::string pair_text(const std::optional<RangeStats>& a, const std::optional<Ra
   return (a ? f(*a) : "-") + " -> " + (b ? f(*b) : "-");
 }
 
+std::string gate_interval(const CompareEntry& e) {
+  if (!e.gate || !e.gate->interval) return "-";
+  return fmt::format("[{:.2f}x, {:.2f}x]", e.gate->interval->low, e.gate->interval->high);
+}
+
+std::string gate_noise(const CompareEntry& e) {
+  if (!e.gate) return "-";
+  const auto cv = [](const Noise& n) {
+    return n.n >= 2 && n.cv ? fmt::format("{:.1f} %", *n.cv * 100) : std::string("-");
+  };
+  return cv(e.gate->baseline_noise) + " -> " + cv(e.gate->candidate_noise);
+}
+
+std::string gate_verdict(const CompareEntry& e) {
+  if (!e.gate) return "-";
+  return std::string(to_string(e.gate->verdict)) + (e.gate->by_medians ? " (medians)" : "");
+}
+
 void write_table(std::ostream& out, const CompareReport& r) {
   const auto label = [](const std::string& path, const std::string& pattern) {
     return pattern.empty() ? path : path + "  ranges '" + pattern + "'";
@@ -216,46 +269,58 @@ void write_table(std::ostream& out, const CompareReport& r) {
                          : "kernels launched by any thread of the range's process",
                      left_out)
       << "  Span = first start to last end of the GPU work launched inside, launch gaps "
-         "included (what CUDA events around the loop measure)\n\n";
+         "included (what CUDA events around the loop measure)\n";
+  if (r.gate) {
+    const GateOptions& g = *r.gate;
+    out << fmt::format(
+        "  Gate on {}: Interval = {:g} % percentile bootstrap interval of the speedup, the ratio "
+        "of the medians over the range instances ({} resamples, seed {})\n"
+        "  Noise = coefficient of variation over the instances, baseline -> candidate\n"
+        "  Verdict = slower, not slower, or inconclusive (the interval contains the threshold) "
+        "by more than {:g} %; (medians): no interval (one instance on a side, or times that are "
+        "0, negative or not finite), decided on the medians\n",
+        g.basis == TimeBasis::Span ? "GPU span" : "GPU time", g.bootstrap.level * 100,
+        std::max(g.bootstrap.resamples, 100), g.bootstrap.seed, g.threshold_percent);
+  }
+  out << "\n";
   std::vector<std::vector<std::string>> rows;
   for (const CompareEntry& e : r.entries) {
     const auto ns = [](const std::optional<RangeStats>& s) {
       return s ? format_duration(s->median_gpu_ns_per_iter) : std::string("-");
     };
-    rows.push_back({e.op, e.shape.empty() ? "-" : e.shape, e.baseline ? e.baseline_variant : "-",
-                    ns(e.baseline), e.candidate ? e.candidate_variant : "-", ns(e.candidate),
-                    e.speedup ? fmt::format("{:.2f}x", *e.speedup) : "-",
-                    pair_text(e.baseline, e.candidate,
-                              [](const RangeStats& s) {
-                                return format_duration(s.median_span_ns_per_iter);
-                              }),
-                    e.span_speedup ? fmt::format("{:.2f}x", *e.span_speedup) : "-",
-                    pair_text(e.baseline, e.candidate,
-                              [](const RangeStats& s) { return per_iter(s.kernels_per_iter); }),
-                    pair_text(e.baseline, e.candidate,
-                              [](const RangeStats& s) { return per_iter(s.launches_per_iter); }),
-                    pair_text(e.baseline, e.candidate,
-                              [](const RangeStats& s) {
-                                return format_bytes(s.memcpy_bytes_per_iter +
-                                                    s.memset_bytes_per_iter);
-                              }),
-                    pair_text(e.baseline, e.candidate,
-                              [](const RangeStats& s) {
-                                return format_bytes(static_cast<double>(s.max_peak_bytes()));
-                              }),
-                    pair_text(e.baseline, e.candidate, [](const RangeStats& s) {
-                      return s.items_per_s ? rate(*s.items_per_s, "items/s")
-                                           : rate(s.iterations_per_s, "it/s");
-                    })});
+    rows.push_back(
+        {e.op, e.shape.empty() ? "-" : e.shape, e.baseline ? e.baseline_variant : "-",
+         ns(e.baseline), e.candidate ? e.candidate_variant : "-", ns(e.candidate),
+         e.speedup ? fmt::format("{:.2f}x", *e.speedup) : "-",
+         pair_text(e.baseline, e.candidate,
+                   [](const RangeStats& s) { return format_duration(s.median_span_ns_per_iter); }),
+         e.span_speedup ? fmt::format("{:.2f}x", *e.span_speedup) : "-", gate_interval(e),
+         gate_noise(e), gate_verdict(e),
+         pair_text(e.baseline, e.candidate,
+                   [](const RangeStats& s) { return per_iter(s.kernels_per_iter); }),
+         pair_text(e.baseline, e.candidate,
+                   [](const RangeStats& s) { return per_iter(s.launches_per_iter); }),
+         pair_text(e.baseline, e.candidate,
+                   [](const RangeStats& s) {
+                     return format_bytes(s.memcpy_bytes_per_iter + s.memset_bytes_per_iter);
+                   }),
+         pair_text(e.baseline, e.candidate,
+                   [](const RangeStats& s) {
+                     return format_bytes(static_cast<double>(s.max_peak_bytes()));
+                   }),
+         pair_text(e.baseline, e.candidate, [](const RangeStats& s) {
+           return s.items_per_s ? rate(*s.items_per_s, "items/s")
+                                : rate(s.iterations_per_s, "it/s");
+         })});
   }
   if (rows.empty()) {
     out << " (no NVTX ranges to compare)\n\n";
   } else {
-    write_aligned(
-        out,
-        {"Op", "Shape", "Baseline", "Time/iter", "Candidate", "Time/iter", "Speedup",
-         "Span/iter", "Span speedup", "Kernels/iter", "Launches/iter", "Copied+set/iter", "Peak device memory", "Throughput"},
-        rows, 2);
+    write_aligned(out,
+                  {"Op", "Shape", "Baseline", "Time/iter", "Candidate", "Time/iter", "Speedup",
+                   "Span/iter", "Span speedup", "Interval", "Noise", "Verdict", "Kernels/iter",
+                   "Launches/iter", "Copied+set/iter", "Peak device memory", "Throughput"},
+                  rows, 2);
   }
   if (!r.two_captures) return;
   out << fmt::format("Kernel diff (median duration; faster/slower beyond +-{} %):\n\n",
@@ -286,6 +351,20 @@ json compare_to_json(const CompareReport& report) {
   doc["two_captures"] = report.two_captures;
   doc["diff_threshold_percent"] = report.diff_threshold_percent;
   doc["projection"] = to_string(report.projection);
+  if (report.gate) {
+    const GateOptions& g = *report.gate;
+    doc["gate"] = {{"time_basis", basis_name(g.basis)},
+                   {"threshold_percent", g.threshold_percent},
+                   {"confidence", g.bootstrap.level},
+                   {"interval",
+                    "percentile bootstrap of median(baseline) / median(candidate) "
+                    "over the range instances"},
+                   {"resamples", std::max(g.bootstrap.resamples, 100)},
+                   {"seed", g.bootstrap.seed},
+                   {"rank_test", "Mann-Whitney U, normal approximation, two-sided"}};
+  } else {
+    doc["gate"] = nullptr;
+  }
   for (const Section& s : sections(report)) doc[s.name] = s.rows;
   if (!report.two_captures) doc["kernel_diff"] = json::array();
   return doc;

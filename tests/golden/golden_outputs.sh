@@ -86,6 +86,11 @@ for fmt in table csv json; do
 done
 run "compare-span.table" compare fusion_bench.sqlite --baseline '*/unfused/*' \
   --candidate '*/fused/*' --time span
+# the CI gate over range instances (docs/compare-gate.md): fmnist_epoch's forward, backward and
+# update ranges have 199 instances in the steady window, so they get intervals and verdicts.
+run "compare-gate.table" compare fmnist_epoch.sqlite fmnist_epoch.sqlite --fail-if-slower 5
+run "compare-gate.csv" compare fmnist_epoch.sqlite fmnist_epoch.sqlite --fail-if-slower 5 \
+  --time span --confidence 0.9 --format csv
 for fmt in html json; do
   export_to "export-ranges.$fmt" "$fmt" fusion_bench.sqlite --baseline '*/unfused/*' \
     --candidate '*/fused/*'

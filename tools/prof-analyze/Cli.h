@@ -17,10 +17,11 @@
 namespace fuselens::cli {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitCapture = 1;  // a capture cannot be read or holds nothing to analyze
-inline constexpr int kExitUsage = 2;    // command-line error
-inline constexpr int kExitFlagged = 3;  // a --fail-on / --fail-if-slower condition held
-inline constexpr int kExitWindow = 4;   // the window or step method selects nothing
+inline constexpr int kExitCapture = 1;       // a capture cannot be read or holds nothing to analyze
+inline constexpr int kExitUsage = 2;         // command-line error
+inline constexpr int kExitFlagged = 3;       // a --fail-on / --fail-if-slower condition held
+inline constexpr int kExitWindow = 4;        // the window or step method selects nothing
+inline constexpr int kExitInconclusive = 5;  // --fail-if-slower: the noise is too wide to decide
 
 inline constexpr const char* kFooter =
     "Exit status:\n"
@@ -28,9 +29,12 @@ inline constexpr const char* kFooter =
     "  1  a capture cannot be read (missing, not a FuseLens capture, corrupt, written by a\n"
     "     newer FuseLens) or holds nothing to analyze (the workload never initialized CUDA)\n"
     "  2  command-line error (unknown option, bad value, missing FILE)\n"
-    "  3  a CI gate (--fail-on, --fail-if-slower) was triggered\n"
+    "  3  a CI gate was triggered (--fail-on; --fail-if-slower: a candidate significantly\n"
+    "     slower)\n"
     "  4  the window selects nothing (--window steps the capture lacks, a range that never\n"
-    "     occurs, a time span outside the capture) or --step-range/--step-function finds no step";
+    "     occurs, a time span outside the capture) or --step-range/--step-function finds no step\n"
+    "  5  compare --fail-if-slower: inconclusive, no candidate significantly slower but the\n"
+    "     interval of one contains the threshold (docs/compare-gate.md)";
 
 /// Prints "prof-analyze: error: MESSAGE" on one line (newlines folded, other control characters
 /// written as \xNN) and returns `code`.

@@ -4,9 +4,14 @@
 //   common: [--format table|csv|json] [--names short|demangled|mangled] [--fail-if-slower PCT]
 //           [--nvtx-projection process|thread]  (which launches count for a range)
 //           [--time gpu|span]  (what --fail-if-slower judges: GPU time or GPU span per iteration)
+//           [--confidence LEVEL]  (of the gate's bootstrap interval; docs/compare-gate.md)
+// --fail-if-slower exits 3 when a candidate is significantly slower than PCT %, 5 when none is
+// but the interval of one contains the threshold (inconclusive), else 0 (CompareGate.h).
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -18,6 +23,8 @@
 #include "Cli.h"
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
+#include "compare/CompareGate.h"
+#include "compare/CompareSteps.h"
 #include "compiled/Compiled.h"
 #include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
@@ -34,11 +41,26 @@ struct CompareOptions {
   std::string names = "short";
   double diff_threshold = 5;
   std::optional<double> fail_if_slower;
+  double confidence = 0.95;
   std::string time = "gpu";
   std::string projection = "process";
   std::string by;        ///< "op" or "module": eager vs torch.compile capture
   WindowOptions window;  ///< window "": steady for two captures, all with range patterns
 };
+
+/// Rejects "nan", "inf" and the like, which CLI::Range lets through (every comparison with NaN
+/// is false): `--fail-if-slower nan` used to switch the gate off silently.
+const CLI::Validator kFinite(
+    [](std::string& text) -> std::string {
+      try {
+        std::size_t used = 0;
+        const double value = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(value)) return {};
+      } catch (const std::exception&) {
+      }
+      return "'" + text + "' is not a finite number";
+    },
+    "FINITE");
 
 /// Steps inside a resolved window (1 when it has none): per-step figures compare captures of
 /// different lengths.
@@ -88,6 +110,46 @@ int run_compiled(const CompareOptions& o) {
   return kExitOk;
 }
 
+/// Lists `entries` as "NAME (+12.3 %) [speedup interval 0.850x to 0.910x]" for the gate's messages.
+std::string gate_list(const std::vector<const analyzer::CompareEntry*>& entries,
+                      analyzer::TimeBasis basis) {
+  std::string list;
+  for (const auto* e : entries) {
+    const auto slowdown = e->slowdown_percent(basis);
+    std::string item = e->candidate->name + " (";
+    item += slowdown ? fmt::format("{:+.1f} %)", *slowdown) : std::string("no median)");
+    if (e->gate->interval) {
+      item += fmt::format(" [speedup interval {:.3f}x to {:.3f}x]", e->gate->interval->low,
+                          e->gate->interval->high);
+    } else {
+      item += std::string(" [") + analyzer::describe(e->gate->problem) + "]";
+    }
+    list += (list.empty() ? "" : ", ") + item;
+  }
+  return list;
+}
+
+/// --fail-if-slower: 3 when an entry is significantly slower than the threshold, else 5 when one
+/// is inconclusive, else 0; one line on stderr for each of the first two.
+int gate_status(const analyzer::CompareReport& report, const analyzer::GateOptions& gate) {
+  const char* basis = gate.basis == analyzer::TimeBasis::Span ? "GPU span" : "GPU time";
+  const auto slower = analyzer::entries_with(report, analyzer::GateVerdict::Slower);
+  const auto unsure = analyzer::entries_with(report, analyzer::GateVerdict::Inconclusive);
+  if (!slower.empty()) {
+    std::cerr << "prof-analyze: slower than baseline by more than " << gate.threshold_percent
+              << " % in " << basis << " per iteration (at " << gate.bootstrap.level * 100
+              << " % confidence where there is an interval): " << gate_list(slower, gate.basis)
+              << std::endl;
+  }
+  if (!unsure.empty()) {
+    std::cerr << "prof-analyze: inconclusive, the " << gate.bootstrap.level * 100
+              << " % interval of the speedup contains the threshold of " << gate.threshold_percent
+              << " % (" << basis << "): " << gate_list(unsure, gate.basis) << std::endl;
+  }
+  if (!slower.empty()) return kExitFlagged;
+  return unsure.empty() ? kExitOk : kExitInconclusive;
+}
+
 int run_compare(const CompareOptions& o) {
   if (!o.by.empty()) return run_compiled(o);
   const bool patterns = !o.baseline.empty() || !o.candidate.empty();
@@ -123,10 +185,24 @@ int run_compare(const CompareOptions& o) {
       options.diff_threshold_percent = o.diff_threshold;
       options.projection = nvtx_projection(o.projection);
       report = analyzer::compare_captures(a, b, options);
+      // The steps of each window as one more item ("(steps)"): what the gate can resample when
+      // the ranges have a new name per step (CompareSteps.h).
+      if (windows[0].steps && windows[1].steps) {
+        auto base = analyzer::step_range_stats(*windows[0].steps, windows[0].first_step,
+                                               windows[0].last_step, windows[0].label);
+        auto cand = analyzer::step_range_stats(*windows[1].steps, windows[1].first_step,
+                                               windows[1].last_step, windows[1].label);
+        if (base && cand) analyzer::add_steps_entry(report, std::move(*base), std::move(*cand));
+      }
     }
   } catch (const analyzer::CompareError& e) {
     return fail(std::string("compare: ") + e.what(), kExitCapture);
   }
+  analyzer::GateOptions gate;
+  gate.basis = o.time == "span" ? analyzer::TimeBasis::Span : analyzer::TimeBasis::Gpu;
+  gate.threshold_percent = o.fail_if_slower.value_or(0);
+  gate.bootstrap.level = o.confidence;
+  analyzer::judge(report, gate);
   std::ostringstream text;
   analyzer::write_compare(text, report, output_format(o.format));
   std::vector<const analyzer::Window*> named;
@@ -135,21 +211,7 @@ int run_compare(const CompareOptions& o) {
   std::cout.flush();
   if (!std::cout) return fail("writing the comparison to standard output failed", kExitCapture);
 
-  if (o.fail_if_slower) {
-    const auto basis = o.time == "span" ? analyzer::TimeBasis::Span : analyzer::TimeBasis::Gpu;
-    const auto slower = report.slower_than(*o.fail_if_slower, basis);
-    if (!slower.empty()) {
-      std::string list;
-      for (const auto* e : slower) {
-        list += (list.empty() ? "" : ", ") +
-                fmt::format("{} ({:+.1f} %)", e->candidate->name, *e->slowdown_percent(basis));
-      }
-      std::cerr << "prof-analyze: slower than baseline by more than " << *o.fail_if_slower
-                << " % in " << (basis == analyzer::TimeBasis::Span ? "GPU span" : "GPU time")
-                << " per iteration: " << list << std::endl;
-      return kExitFlagged;
-    }
-  }
+  if (o.fail_if_slower) return gate_status(report, gate);
   return kExitOk;
 }
 
@@ -182,13 +244,24 @@ Runner add_compare_command(CLI::App& app) {
   compare
       ->add_option("--diff-threshold", options->diff_threshold,
                    "Kernel diff: faster/slower beyond +-PCT % of the median (two captures)")
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   compare
       ->add_option("--fail-if-slower", options->fail_if_slower,
-                   "Exit with status 3 when a candidate is slower than its baseline by more "
-                   "than PCT %")
+                   "CI gate: exit 3 when a candidate is significantly slower than its baseline "
+                   "by more than PCT % (the --confidence interval of its speedup over the range "
+                   "instances lies beyond PCT), 5 when inconclusive (the interval contains PCT), "
+                   "else 0; one instance on a side: the medians decide, as without intervals")
+      ->check(kFinite)
       ->check(CLI::Range(0.0, 1e6));
+  compare
+      ->add_option("--confidence", options->confidence,
+                   "Level of the speedup's two-sided percentile bootstrap interval (2000 "
+                   "resamples, fixed seed) that --fail-if-slower decides on")
+      ->check(kFinite)
+      ->check(CLI::Range(0.5, 0.999))
+      ->capture_default_str();
   compare
       ->add_option("--time", options->time,
                    "What --fail-if-slower judges: gpu (median GPU time per iteration, the "
