@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
 #include "compiled/Compiled.h"
@@ -58,6 +59,7 @@ int run_compiled(const CompareOptions& o) {
   if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
   std::vector<analyzer::Window> windows(2);
   analyzer::CompiledReport report;
+  CommandProgress progress("compare --by " + o.by);  // on a terminal, after 1 s
   try {
     fuselens::db::Reader eager(o.files[0]);
     fuselens::db::Reader compiled(o.files[1]);
@@ -80,6 +82,7 @@ int run_compiled(const CompareOptions& o) {
   }
   std::ostringstream text;
   analyzer::write_compiled(text, report, output_format(o.format));
+  progress.done();
   std::vector<const analyzer::Window*> named;
   for (const auto& w : windows) named.push_back(&w);
   write_windowed(std::cout, text.str(), output_format(o.format), named);
@@ -107,6 +110,7 @@ int run_compare(const CompareOptions& o) {
   if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
   std::vector<analyzer::Window> windows(o.files.size());
   analyzer::CompareReport report;
+  CommandProgress progress("compare");  // on a terminal, after 1 s (CommandProgress.h)
   try {
     if (o.files.size() == 1) {
       fuselens::db::Reader reader(o.files[0]);
@@ -129,6 +133,7 @@ int run_compare(const CompareOptions& o) {
   }
   std::ostringstream text;
   analyzer::write_compare(text, report, output_format(o.format));
+  progress.done();
   std::vector<const analyzer::Window*> named;
   for (const auto& w : windows) named.push_back(&w);
   write_windowed(std::cout, text.str(), output_format(o.format), named);
