@@ -21,6 +21,15 @@ namespace fuselens::db::detail {
 
 std::uint32_t row_progress_batch() { return t_progress != nullptr ? t_progress->batch_ : 0; }
 
+void report_still_working() noexcept {
+  RowProgressScope* scope = t_progress;
+  if (scope == nullptr || !scope->hook_) return;
+  try {
+    scope->hook_(scope->rows_);
+  } catch (...) {  // progress is best effort; the statement goes on
+  }
+}
+
 void report_rows_read(std::uint32_t rows) {
   RowProgressScope* scope = t_progress;
   if (scope == nullptr) return;  // a cursor that outlived its scope

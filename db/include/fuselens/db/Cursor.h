@@ -61,6 +61,9 @@ void check_row_times(const Statement& s, const Row& r) {
 std::uint32_t row_progress_batch();
 /// Adds `rows` read by a Cursor of this thread to the active RowProgressScope and calls its hook.
 void report_rows_read(std::uint32_t rows);
+/// Calls the active scope's hook with its unchanged count (a long statement is still running);
+/// swallows what the hook throws, since SQLite's progress callback calls it.
+void report_still_working() noexcept;
 
 }  // namespace detail
 
@@ -74,6 +77,10 @@ inline constexpr std::uint32_t kRowProgressBatch = std::uint32_t{1} << 16;
 /// reaches its end. The hook runs on the reading thread, between two rows; it must not read the
 /// capture and must not throw. Rows and their order are unchanged: the count is all it sees.
 /// Scopes nest (the inner one replaces the outer one until it ends); not shared across threads.
+/// A Reader opened while a scope is active also calls the hook, with the count unchanged, about
+/// every 2^20 SQLite virtual-machine instructions of its statements (sqlite3_progress_handler;
+/// a few milliseconds): the timestamp check at open, a window's resolution and index scans read
+/// no Cursor rows for seconds on a large capture.
 class RowProgressScope {
  public:
   using Hook = std::function<void(std::uint64_t rows)>;
@@ -89,6 +96,7 @@ class RowProgressScope {
  private:
   friend std::uint32_t detail::row_progress_batch();
   friend void detail::report_rows_read(std::uint32_t rows);
+  friend void detail::report_still_working() noexcept;
   Hook hook_;
   std::uint32_t batch_;
   std::uint64_t rows_ = 0;
