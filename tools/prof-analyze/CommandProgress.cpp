@@ -45,7 +45,7 @@ void CommandProgress::show(bool force) {
   const double seconds = std::chrono::duration<double>(now - started_).count();
   std::string text = label_;
   if (!stage_.empty()) text += ": " + stage_;
-  text += (stage_.empty() ? ": " : ", ") + short_count(rows_) + " rows read";
+  if (rows_ > 0) text += (stage_.empty() ? ": " : ", ") + short_count(rows_) + " rows read";
   char elapsed[32];
   std::snprintf(elapsed, sizeof elapsed, ", %.0f s", seconds);
   text += elapsed;
