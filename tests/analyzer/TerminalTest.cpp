@@ -148,6 +148,12 @@ TEST(ProgressLine, TheLineIsCutToTheTerminalWidthAndControlCharactersAreEscaped)
   EXPECT_EQ(shown.size(), 29U) << shown;  // one column left free
   EXPECT_EQ(shown.find('\033'), std::string::npos) << shown;
   EXPECT_EQ(shown.find('\007'), std::string::npos) << shown;
+
+  Output narrow;  // a one-column terminal: one character, never a wrapped line
+  options.columns = 1;
+  ProgressLine one(narrow.file(), options);
+  one.update("flags: 12 rows read");
+  EXPECT_EQ(narrow.text(), "\r\033[K[");
 }
 
 TEST(ProgressLine, EraseOpenLineClearsTheLineBeforeADiagnostic) {

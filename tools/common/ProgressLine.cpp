@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -66,7 +67,7 @@ void ProgressLine::update(std::string_view text, bool force) {
   const std::string line = "[fuselens] " + db::printable(text, 4096);
   if (options_.terminal) {
     // Leave the last column free: a line that fills it wraps on some terminals.
-    const std::string shown = fit(line, options_.columns - 1);
+    const std::string shown = fit(line, std::max(1, options_.columns - 1));
     std::fprintf(out_, "\r\033[K%s", shown.c_str());
     line_open_ = true;
     g_open = this;
