@@ -1,6 +1,41 @@
 #include "fuselens/db/Cursor.h"
 
+#include <utility>
+
+namespace fuselens::db {
+
+namespace {
+thread_local RowProgressScope* t_progress = nullptr;  // the innermost scope of this thread
+}  // namespace
+
+RowProgressScope::RowProgressScope(Hook hook, std::uint32_t batch)
+    : hook_(std::move(hook)), batch_(batch == 0 ? 1 : batch), outer_(t_progress) {
+  t_progress = this;
+}
+
+RowProgressScope::~RowProgressScope() { t_progress = outer_; }
+
+}  // namespace fuselens::db
+
 namespace fuselens::db::detail {
+
+std::uint32_t row_progress_batch() { return t_progress != nullptr ? t_progress->batch_ : 0; }
+
+void report_still_working() noexcept {
+  RowProgressScope* scope = t_progress;
+  if (scope == nullptr || !scope->hook_) return;
+  try {
+    scope->hook_(scope->rows_);
+  } catch (...) {  // progress is best effort; the statement goes on
+  }
+}
+
+void report_rows_read(std::uint32_t rows) {
+  RowProgressScope* scope = t_progress;
+  if (scope == nullptr) return;  // a cursor that outlived its scope
+  scope->rows_ += rows;
+  if (scope->hook_) scope->hook_(scope->rows_);
+}
 
 void throw_implausible_time(const Statement& s, const char* field, std::int64_t value) {
   throw Error("'" + s.database_path() +

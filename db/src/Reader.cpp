@@ -1,5 +1,7 @@
 #include "fuselens/db/Reader.h"
 
+#include <sqlite3.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "fuselens/db/Cursor.h"
 #include "fuselens/db/Printable.h"
 #include "fuselens/db/Writer.h"
 
@@ -240,6 +243,17 @@ void check_timestamps(const Connection& connection, const std::string& path) {
 Reader::Reader(const std::string& path, TimestampCheck check) : Reader(open_checked(path), check) {}
 
 Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::move(connection)) {
+  if (detail::row_progress_batch() != 0) {
+    // A tool shows progress (RowProgressScope, Cursor.h): long statements report that they still
+    // run, every 2^20 virtual-machine instructions; the callback never interrupts (returns 0).
+    sqlite3_progress_handler(
+        connection_.handle(), 1 << 20,
+        [](void*) -> int {
+          detail::report_still_working();
+          return 0;
+        },
+        nullptr);
+  }
   const std::string& path = connection_.path();
   std::int64_t application_id = 0;
   try {

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Inspect FuseLens captures: summaries, timeline, "
                                                   "flags, heatmaps and comparisons."));
-  parser.addHelpOption();
+  const QCommandLineOption help = parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Captures to open."),
                                QStringLiteral("[FILE...]"));
@@ -33,6 +33,17 @@ int main(int argc, char** argv) {
                           QStringLiteral("NAME"));
   parser.addOption(screenshot);
   parser.addOption(page);
+  // --help ends with examples, as the command-line tools' (issue 23); errors, --version and the
+  // rest are process()'s.
+  if (parser.parse(QApplication::arguments()) && parser.isSet(help)) {
+    QTextStream(stdout) << parser.helpText()
+                        << "\nExamples:\n"
+                           "  prof-gui run.sqlite\n"
+                           "  prof-gui before.sqlite after.sqlite --page compare\n"
+                           "  prof-gui run.sqlite --page timeline\n"
+                           "  prof-gui run.sqlite --screenshot shots/\n";
+    return 0;
+  }
   parser.process(app);
 
   fuselens::gui::MainWindow window;

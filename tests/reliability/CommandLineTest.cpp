@@ -67,6 +67,13 @@ std::vector<Command> commands() {
   const Option step_function{"--step-function", {}};
   const Option auto_steps{"--auto-steps", {}, true};
   return {
+      // prof-analyze's own options (--color: issue 23), given after a subcommand (fallthrough).
+      {"prof-analyze",
+       analyze,
+       a,
+       {"--help"},
+       {"summary", kCapture},
+       {{"--color", {"sometimes", "Always", ""}}}},
       {"prof-analyze summary",
        analyze,
        a,
@@ -207,7 +214,8 @@ std::vector<Command> commands() {
         {"--delay", {"-1", "abc", "1e30"}},
         {"--duration", {"0", "-2", "abc"}},
         {"--steps", {"1:1", "1:1:0", "a:b:c", "1:1:1:1:1"}},
-        {"--step-range", {""}}}},
+        {"--step-range", {""}},
+        {"--color", {"sometimes", "Always", ""}}}},  // issue 23
       {"prof-ceilings",
        ceilings,
        "prof-ceilings: error: ",

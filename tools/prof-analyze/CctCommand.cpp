@@ -12,6 +12,8 @@
 #include <string>
 
 #include "Cli.h"
+#include "Color.h"
+#include "CommandProgress.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
 #include "fuselens/db/Reader.h"
@@ -53,6 +55,7 @@ int run_cct(const CctOptions& o) {
   analyzer::WindowSpec spec;
   analyzer::StepOptions steps;
   if (const int rc = parse_window_options(o.window, spec, steps)) return rc;
+  CommandProgress progress("cct");  // on a terminal, after 1 s (CommandProgress.h)
   db::Reader reader(o.file);
   analyzer::Window window;
   // torch.compile kernels' source lines: their marks precede the window, read them first.
@@ -77,8 +80,9 @@ int run_cct(const CctOptions& o) {
     return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
   std::ostringstream text;
   const std::size_t left_out = analyzer::write_cct(text, report, output_format(o.format), display);
+  progress.done();
   if (left_out > 0 && output_format(o.format) == analyzer::OutputFormat::Csv) {
-    std::cerr << "prof-analyze: note: " << left_out
+    std::cerr << tools::diagnostic_prefix("prof-analyze", tools::Tone::Note) << left_out
               << " more rows not written (--limit 0 writes all)" << std::endl;
   }
   write_windowed(std::cout, text.str(), output_format(o.format), {&window});

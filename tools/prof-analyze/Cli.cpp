@@ -4,6 +4,8 @@
 #include <iostream>
 #include <map>
 
+#include "Color.h"
+#include "ProgressLine.h"
 #include "fuselens/db/Printable.h"
 
 namespace fuselens::cli {
@@ -16,13 +18,85 @@ int fail(std::string message, int code) {
   // BEL, tabs, DEL, C1) and invalid UTF-8 are escaped (db::printable) so that nothing reaches
   // the terminal raw.
   const std::string line = db::printable(message);  // a capture string cannot drive the terminal
-  std::cerr << "prof-analyze: error: " << line << std::endl;
+  tools::ProgressLine::erase_open_line();           // the error starts on a clean line
+  std::cerr << tools::diagnostic_prefix("prof-analyze", tools::Tone::Error) << line << std::endl;
   return code;
+}
+
+const char* examples(const std::string& command) {
+  // Two to four real commands per subcommand, shown first in the footer of its --help.
+  static const std::map<std::string, const char*> kExamples{
+      {"",
+       "Examples:\n"
+       "  prof-analyze summary run.sqlite\n"
+       "  prof-analyze flags run.sqlite --fail-on launch_short\n"
+       "  prof-analyze export run.sqlite --format html -o report.html\n"
+       "  prof-analyze compare before.sqlite after.sqlite --fail-if-slower 5"},
+      {"summary",
+       "Examples:\n"
+       "  prof-analyze summary run.sqlite\n"
+       "  prof-analyze summary run.sqlite --report cuda_gpu_kern_sum --names short\n"
+       "  prof-analyze summary run.sqlite --format csv -o stats   (stats_<report>.csv)\n"
+       "  prof-analyze summary run.sqlite --window all --format json"},
+      {"cct",
+       "Examples:\n"
+       "  prof-analyze cct run.sqlite\n"
+       "  prof-analyze cct run.sqlite --view bottom-up --min-percent 1\n"
+       "  prof-analyze cct run.sqlite --phase backward --frames python --depth 6"},
+      {"export",
+       "Examples:\n"
+       "  prof-analyze export run.sqlite --format html -o report.html\n"
+       "  prof-analyze export run.sqlite --format chrome-trace -o trace.json.gz\n"
+       "  prof-analyze export ddp.sqlite --format chrome-trace --rank 0 -o rank0.json.gz\n"
+       "  prof-analyze export before.sqlite after.sqlite --format html -o side_by_side.html"},
+      {"flags",
+       "Examples:\n"
+       "  prof-analyze flags run.sqlite\n"
+       "  prof-analyze flags --list\n"
+       "  prof-analyze flags run.sqlite --threshold launch_short.runtime_cutoff_us=50\n"
+       "  prof-analyze flags run.sqlite --fail-on launch_short,fusion_chain --format json"},
+      {"compare",
+       "Examples:\n"
+       "  prof-analyze compare before.sqlite after.sqlite\n"
+       "  prof-analyze compare before.sqlite after.sqlite --fail-if-slower 5\n"
+       "  prof-analyze compare bench.sqlite --baseline 'gemm_bias_relu/unfused/*' "
+       "--candidate 'gemm_bias_relu/fused/*'\n"
+       "  prof-analyze compare eager.sqlite compiled.sqlite --by op"},
+      {"roofline",
+       "Examples:\n"
+       "  prof-run --metrics roofline -o run.sqlite -- ./app\n"
+       "  prof-analyze roofline run.sqlite\n"
+       "  prof-analyze roofline run.sqlite --peaks measured --format csv"},
+      {"steps",
+       "Examples:\n"
+       "  prof-analyze steps run.sqlite\n"
+       "  prof-analyze steps run.sqlite --step-range 'train_step*'\n"
+       "  prof-analyze steps run.sqlite --auto --format json"},
+      {"modules",
+       "Examples:\n"
+       "  prof-analyze modules run.sqlite\n"
+       "  prof-analyze modules run.sqlite --depth 2 --format csv"},
+      {"merge",
+       "Examples:\n"
+       "  prof-analyze merge rank0.sqlite rank1.sqlite -o ddp.sqlite\n"
+       "  prof-analyze merge run.*.sqlite -o run.sqlite --force"},
+      {"ranks",
+       "Examples:\n"
+       "  prof-analyze ranks ddp.sqlite\n"
+       "  prof-analyze ranks ddp.sqlite --window all --format json"},
+  };
+  const auto it = kExamples.find(command);
+  return it == kExamples.end() ? nullptr : it->second;
+}
+
+std::string footer(const std::string& command, const std::string& exit_status) {
+  const char* lines = examples(command);
+  return lines == nullptr ? exit_status : std::string(lines) + "\n\n" + exit_status;
 }
 
 CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description) {
   CLI::App* command = app.add_subcommand(name, description);
-  command->footer(kFooter);
+  command->footer(footer(name));
   return command;
 }
 

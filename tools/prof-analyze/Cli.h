@@ -40,7 +40,13 @@ inline constexpr const char* kFooter =
 /// written as \xNN) and returns `code`.
 int fail(std::string message, int code);
 
-/// Adds subcommand `name` to `app` with its one-line `description` and the exit-status footer.
+/// The "Examples:" lines of subcommand `command` ("": prof-analyze itself), nullptr when it has
+/// none; every subcommand has some (tests/analyzer/TerminalTest.cpp checks each --help).
+const char* examples(const std::string& command);
+/// The footer of `command`'s --help: its examples, then `exit_status` (kFooter by default).
+std::string footer(const std::string& command, const std::string& exit_status = kFooter);
+
+/// Adds subcommand `name` to `app` with its one-line `description` and footer(name).
 CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description);
 
 /// The value of --names ("demangled", "short" or "mangled", checked by add_names_option).

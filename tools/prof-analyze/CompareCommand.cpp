@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "compare/Compare.h"
 #include "compare/CompareFormat.h"
 #include "compare/CompareGate.h"
@@ -80,6 +81,7 @@ int run_compiled(const CompareOptions& o) {
   if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
   std::vector<analyzer::Window> windows(2);
   analyzer::CompiledReport report;
+  CommandProgress progress("compare --by " + o.by);  // on a terminal, after 1 s
   try {
     fuselens::db::Reader eager(o.files[0]);
     fuselens::db::Reader compiled(o.files[1]);
@@ -102,6 +104,7 @@ int run_compiled(const CompareOptions& o) {
   }
   std::ostringstream text;
   analyzer::write_compiled(text, report, output_format(o.format));
+  progress.done();
   std::vector<const analyzer::Window*> named;
   for (const auto& w : windows) named.push_back(&w);
   write_windowed(std::cout, text.str(), output_format(o.format), named);
@@ -169,6 +172,7 @@ int run_compare(const CompareOptions& o) {
   if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
   std::vector<analyzer::Window> windows(o.files.size());
   analyzer::CompareReport report;
+  CommandProgress progress("compare");  // on a terminal, after 1 s (CommandProgress.h)
   try {
     if (o.files.size() == 1) {
       fuselens::db::Reader reader(o.files[0]);
@@ -205,6 +209,7 @@ int run_compare(const CompareOptions& o) {
   analyzer::judge(report, gate);
   std::ostringstream text;
   analyzer::write_compare(text, report, output_format(o.format));
+  progress.done();
   std::vector<const analyzer::Window*> named;
   for (const auto& w : windows) named.push_back(&w);
   write_windowed(std::cout, text.str(), output_format(o.format), named);

@@ -12,6 +12,8 @@
 // chrome-trace takes one capture, and with --rank N only the processes of rank N (the PyTorch
 // profiler's one trace per rank, which Holistic Trace Analysis reads from a directory).
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <iostream>
 #include <limits>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "compare/Compare.h"
 #include "export/Export.h"
 #include "export/ExportChromeTrace.h"
@@ -84,6 +87,13 @@ int run_export(const ExportOptions& options) {
   analyzer::StepOptions steps;
   if (const int rc = parse_window_options(window_options, spec, steps)) return rc;
 
+  // On a terminal, after 1 s: "[fuselens] export FORMAT: STAGE, N rows read, T s" (no progress
+  // when the export itself goes to a terminal: -o - would mix with it).
+  const bool to_terminal = options.output == "-" && ::isatty(STDOUT_FILENO) != 0;
+  tools::ProgressOptions progress_options = tools::stderr_progress_options();
+  if (to_terminal) progress_options.enabled = false;
+  CommandProgress progress("export " + options.format, stderr, progress_options);
+  progress.stage("reading");
   // Open and check every capture, and restrict it to its window, before creating the output.
   std::vector<std::unique_ptr<fuselens::db::Reader>> readers;
   std::vector<analyzer::Window> windows(options.files.size());
@@ -132,6 +142,7 @@ int run_export(const ExportOptions& options) {
       }
     }
     analyzer::ExportFile out(options.output, options.files);
+    progress.stage("writing " + options.output);
     analyzer::write_chrome_trace(out.stream(), *readers.front(), trace);
     out.commit();
     return kExitOk;
@@ -151,6 +162,7 @@ int run_export(const ExportOptions& options) {
     }
   }
   analyzer::ExportFile out(options.output, options.files);
+  progress.stage("writing " + options.output);
   switch (*format) {
     case analyzer::ExportFormat::Html: {
       analyzer::HtmlReportOptions html;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "flags/Flags.h"
 #include "flags/FlagsFormat.h"
 #include "fuselens/db/Reader.h"
@@ -75,6 +76,7 @@ int run_flags_command(const FlagsOptions& options) {
   analyzer::WindowSpec spec;
   analyzer::StepOptions steps;
   if (const int rc = parse_window_options(options.window, spec, steps)) return rc;
+  CommandProgress progress("flags");  // on a terminal, after 1 s (CommandProgress.h)
   fuselens::db::Reader reader(options.file);
   analyzer::Window window;
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
@@ -87,6 +89,7 @@ int run_flags_command(const FlagsOptions& options) {
   }
   std::ostringstream text;
   analyzer::write_flags(text, report, output_format(options.format), options.limit);
+  progress.done();
   write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the flags to standard output failed", kExitCapture);

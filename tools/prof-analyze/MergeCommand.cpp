@@ -134,7 +134,7 @@ Runner add_merge_command(CLI::App& app) {
       app, "merge",
       "Merge per-rank captures (prof-run --per-process, or one per host) into one capture, "
       "with other hosts' times moved onto the first capture's clock");
-  command->footer(kMergeFooter);
+  command->footer(footer("merge", kMergeFooter));
   command->add_option("CAPTURE", options->inputs, "Captures to merge; the first sets the clock")
       ->required();
   command->add_option("-o,--output", options->output, "The merged capture to write")->required();

@@ -51,7 +51,7 @@ Runner add_modules_command(CLI::App& app) {
   auto* cmd = add_command(app, "modules",
                           "PyTorch module view: GPU time, launches, bytes and peak memory per "
                           "nn.Module instance path, forward and backward, inclusive and exclusive");
-  cmd->footer(std::string(kFooter) +
+  cmd->footer(footer("modules") +
               "\n  modules: 1 also when the capture (or the window) holds no module range");
   cmd->add_option("FILE", o->file, "Capture written by prof-run")->required();
   cmd->add_option("--depth", o->depth, "Hide modules deeper than N (roots are 0)")

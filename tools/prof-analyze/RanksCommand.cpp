@@ -57,7 +57,7 @@ Runner add_ranks_command(CLI::App& app) {
                           "Ranks of a distributed run per step: HTA's temporal breakdown, "
                           "communication/computation overlap, time blocked in collectives and "
                           "the straggler rank of each step (docs/multi-gpu.md)");
-  cmd->footer(std::string(kFooter) +
+  cmd->footer(footer("ranks") +
               "\n  ranks: 1 also when the capture holds no process (the workload never "
               "initialized CUDA)");
   cmd->add_option("FILE", o->file, "Capture written by prof-run")->required();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "fuselens/db/Reader.h"
 #include "steps/Steps.h"
 #include "steps/StepsFormat.h"
@@ -42,6 +43,7 @@ int run_steps(const StepsOptions& options) {
   } catch (const analyzer::WindowError& e) {
     return fail(e.what(), kExitUsage);
   }
+  CommandProgress progress("steps");  // on a terminal, after 1 s (CommandProgress.h)
   fuselens::db::Reader reader(options.file);
   if (reader.processes().empty()) {
     return fail("'" + options.file + "': the workload never initialized CUDA; no steps to find",
@@ -61,6 +63,7 @@ int run_steps(const StepsOptions& options) {
                 [&](const analyzer::Step& s) { return !window.contains(s.start_ns); });
   std::ostringstream text;
   analyzer::write_steps(text, report, output_format(options.format));
+  progress.done();
   write_windowed(std::cout, text.str(), output_format(options.format), {&window});
   std::cout.flush();
   if (!std::cout) return fail("writing the steps to standard output failed", kExitCapture);
@@ -75,7 +78,7 @@ Runner add_steps_command(CLI::App& app) {
                             "Training or inference steps (NVTX ranges, a step function or the "
                             "launch sequence's period): per-step time, GPU busy share, HTA's "
                             "breakdowns; the steady window and outlier steps (docs/steps.md)");
-  steps->footer(std::string(kFooter) +
+  steps->footer(footer("steps") +
                 "\n  steps: 2 also when more than one of --step-range, --step-function and "
                 "--auto is given");
   steps->add_option("FILE", options->file, "Capture written by prof-run")->required();

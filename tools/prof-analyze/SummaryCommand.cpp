@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "Cli.h"
+#include "CommandProgress.h"
 #include "export/ExportFile.h"
 #include "fuselens/db/Reader.h"
 #include "summary/NsysReports.h"
@@ -133,6 +134,7 @@ int run_summary(const SummaryOptions& options) {
   // The kernel and api_call timestamps are checked only if the summary reads their rows: with
   // the aggregates stored at the end of the run it does not (docs/BENCHMARKS.md, "Ten million
   // kernels").
+  CommandProgress progress("summary");  // on a terminal, after 1 s (CommandProgress.h)
   fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
   analyzer::Window window;
   if (const int rc = open_window(reader, spec, steps, window)) return rc;
@@ -142,6 +144,7 @@ int run_summary(const SummaryOptions& options) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to summarize",
                 kExitCapture);
   }
+  progress.done();
   if (nsys_csv) return write_nsys_reports(reader, summary, reports, options.file, options.output);
   std::ostringstream text;
   analyzer::write_summary(text, summary, output_format(options.format), sections_of(reports));

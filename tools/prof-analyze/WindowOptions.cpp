@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "Cli.h"
+#include "ProgressLine.h"
 #include "summary/SummaryFormat.h"
 
 namespace fuselens::cli {
@@ -104,6 +105,7 @@ int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
 
 void write_windowed(std::ostream& out, const std::string& text, analyzer::OutputFormat format,
                     const std::vector<const analyzer::Window*>& windows) {
+  tools::ProgressLine::erase_open_line();  // the analysis starts on a clean terminal line
   std::string label, description;
   for (std::size_t i = 0; i < windows.size(); ++i) {
     const char* side = windows.size() == 2 ? (i == 0 ? "baseline: " : "candidate: ") : "";

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "Cli.h"
+#include "Color.h"
+#include "ProgressLine.h"
 #include "fuselens/db/Printable.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
@@ -26,10 +28,22 @@ int main(int argc, char** argv) {
                "prof-analyze"};
   app.set_version_flag("--version", FUSELENS_VERSION);
   app.require_subcommand(1);
-  app.footer(cli::kFooter);
+  app.footer(cli::footer(""));
+  // Colour of the diagnostics on standard error (tools/common/Color.h); analyses are never
+  // coloured. Given before or after the subcommand: subcommands pass options they do not know
+  // to prof-analyze (fallthrough).
+  std::string color = "auto";
+  app.add_option("--color", color,
+                 "Colour the error/warning/note labels on standard error: auto (only on a "
+                 "terminal, never with NO_COLOR set), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app.fallthrough();
   // What opening a capture did beyond reading it (a hot journal rolled back or ignored).
   fuselens::db::set_notice_handler([](const std::string& line) {
-    std::cerr << "prof-analyze: note: " << fuselens::db::printable(line) << std::endl;
+    fuselens::tools::ProgressLine::erase_open_line();
+    std::cerr << fuselens::tools::diagnostic_prefix("prof-analyze", fuselens::tools::Tone::Note)
+              << fuselens::db::printable(line) << std::endl;
   });
 
   std::vector<std::pair<CLI::App*, cli::Runner>> commands;
@@ -55,6 +69,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Error& e) {
     return cli::fail(std::string(e.what()) + " (see 'prof-analyze --help')", cli::kExitUsage);
   }
+  fuselens::tools::set_diagnostics_colored(
+      fuselens::tools::stderr_use_color(*fuselens::tools::parse_color_mode(color)));
 
   try {
     for (auto& [command, runner] : commands) {

@@ -50,6 +50,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"dram", "l2", "fp32", "tensor"}));
   app.add_flag("--quick", quick, "Smaller buffers and fewer repetitions (a smoke test, not a ceiling)");
   app.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  app.footer(
+      "Examples:\n"
+      "  prof-ceilings\n"
+      "  prof-ceilings --into run.sqlite   (then: prof-analyze roofline run.sqlite --peaks "
+      "measured)\n"
+      "  prof-ceilings --only dram,tensor --format json\n"
+      "  prof-ceilings --quick --device 1");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <vector>
 
+#include "Color.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
 
@@ -14,7 +15,8 @@ namespace fuselens::collector {
 int measure_ceilings(const std::filesystem::path& tools_dir, const std::string& capture) {
   const std::filesystem::path tool = tools_dir / "prof-ceilings";
   if (::access(tool.c_str(), X_OK) != 0) {
-    std::cerr << "prof-run: warning: --measure-ceilings: " << tool.string() << " not found\n";
+    std::cerr << fuselens::tools::diagnostic_prefix("prof-run", fuselens::tools::Tone::Warning)
+              << "--measure-ceilings: " << tool.string() << " not found\n";
     return 127;
   }
   std::cerr << "[fuselens] measuring the GPU's ceilings (prof-ceilings) before the workload\n";
@@ -49,9 +51,9 @@ std::string counters_report_line(const db::Reader& reader) {
         line += "counters FAILED on device " + std::to_string(s.device_id) + ": " + s.status;
         continue;
       }
-      line += "counters: set '" + s.metric_set + "' on device " + std::to_string(s.device_id) + ", " +
-              std::to_string(s.metrics.size()) + " metrics, " + db::describe_replay(s) + ", " +
-              std::to_string(s.ranges) + " launches profiled";
+      line += "counters: set '" + s.metric_set + "' on device " + std::to_string(s.device_id) +
+              ", " + std::to_string(s.metrics.size()) + " metrics, " + db::describe_replay(s) +
+              ", " + std::to_string(s.ranges) + " launches profiled";
       if (s.unattributed_ranges > 0) {
         line += ", " + std::to_string(s.unattributed_ranges) + " ranges unattributed";
       }

@@ -53,6 +53,7 @@
 #include "ReplayMerge.h"
 
 #include "CaptureReport.h"
+#include "Color.h"
 #include "Environment.h"
 #include "FinalizeProgress.h"
 #include "RooflineSteps.h"
@@ -92,7 +93,9 @@ class UsageError : public std::runtime_error {
 };
 
 [[noreturn]] void fail(int status, const std::string& message) {
-  std::cerr << "prof-run: error: " << fuselens::db::printable(message) << '\n';
+  fuselens::tools::ProgressLine::erase_open_line();
+  std::cerr << fuselens::tools::diagnostic_prefix("prof-run", fuselens::tools::Tone::Error)
+            << fuselens::db::printable(message) << '\n';
   std::exit(status);
 }
 
@@ -308,6 +311,12 @@ Options parse(int argc, char** argv) {
   app.add_option("--step-range", o.config.step_range,
                  "With --steps: the step ranges are the NVTX ranges matching GLOB (default "
                  "ProfilerStep#*, then *step*, then *iteration*)");
+  std::string color = "auto";
+  app.add_option("--color", color,
+                 "Colour prof-run's error/warning labels: auto (only on a terminal, never with "
+                 "NO_COLOR set), always or never; the workload's own output is untouched")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   app.footer(
       "Usage: prof-run [options] -- CMD ARGS...\n"
       "Examples:\n"
@@ -329,6 +338,8 @@ Options parse(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
+  fuselens::tools::set_diagnostics_colored(
+      fuselens::tools::stderr_use_color(*fuselens::tools::parse_color_mode(color)));
   if (separator < 0 || separator + 1 >= argc) {
     throw UsageError("no command to profile: usage: prof-run [options] -- CMD ARGS...");
   }
@@ -412,7 +423,10 @@ void clear_per_process_captures(const fs::path& output, bool force) {
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
   namespace db = fuselens::db;
   // Progress on stderr: rewritten in place on a terminal, rate-limited lines elsewhere.
-  fuselens::tools::FinalizeProgressPrinter progress(stderr, ::isatty(STDERR_FILENO) != 0);
+  const fuselens::tools::ProgressOptions progress_options =
+      fuselens::tools::stderr_progress_options();
+  fuselens::tools::FinalizeProgressPrinter progress(progress_options.enabled ? stderr : nullptr,
+                                                    progress_options.terminal);
   const auto started = std::chrono::steady_clock::now();
   try {
     db::Connection connection(path, db::Connection::Mode::ReadWrite);
@@ -461,8 +475,8 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
     return true;
   } catch (const std::exception& e) {
     progress.done();
-    std::cerr << "prof-run: error: cannot finalize the capture '" << path << "': " << e.what()
-              << '\n';
+    std::cerr << fuselens::tools::diagnostic_prefix("prof-run", fuselens::tools::Tone::Error)
+              << "cannot finalize the capture '" << path << "': " << e.what() << '\n';
     return false;
   }
 }
@@ -550,8 +564,8 @@ int run_workload(const Options& options, const std::string& executable,
     }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::execv(executable.c_str(), child_argv.data());
-    std::cerr << "prof-run: error: cannot execute " << executable << ": " << std::strerror(errno)
-              << '\n';
+    std::cerr << fuselens::tools::diagnostic_prefix("prof-run", fuselens::tools::Tone::Error)
+              << "cannot execute " << executable << ": " << std::strerror(errno) << '\n';
     ::_exit(127);
   }
   g_child = child;

@@ -15,6 +15,7 @@
 // SQLite (a corrupt capture) and for a time outside [0, kMaxTimestampNs).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -56,7 +57,51 @@ void check_row_times(const Statement& s, const Row& r) {
   if constexpr (requires { r.duration_ns; }) check_time(s, "duration_ns", r.duration_ns, false);
 }
 
+/// The batch size of the thread's RowProgressScope (0: none is active, rows are not counted).
+std::uint32_t row_progress_batch();
+/// Adds `rows` read by a Cursor of this thread to the active RowProgressScope and calls its hook.
+void report_rows_read(std::uint32_t rows);
+/// Calls the active scope's hook with its unchanged count (a long statement is still running);
+/// swallows what the hook throws, since SQLite's progress callback calls it.
+void report_still_working() noexcept;
+
 }  // namespace detail
+
+/// Rows a Cursor reads between two calls of a RowProgressScope's hook (2^16): the cost is one
+/// counter increment per row and one function call per batch (docs/terminal.md, "Progress").
+inline constexpr std::uint32_t kRowProgressBatch = std::uint32_t{1} << 16;
+
+/// Progress of long reads (issue 23, "Terminal manners"): while a scope is alive, every Cursor
+/// created on the same thread counts the rows it reads and calls `hook(total)` with the rows read
+/// by all of them since the scope began, after every `batch` rows of one cursor and when a cursor
+/// reaches its end. The hook runs on the reading thread, between two rows; it must not read the
+/// capture and must not throw. Rows and their order are unchanged: the count is all it sees.
+/// Scopes nest (the inner one replaces the outer one until it ends); not shared across threads.
+/// A Reader opened while a scope is active also calls the hook, with the count unchanged, about
+/// every 2^20 SQLite virtual-machine instructions of its statements (sqlite3_progress_handler;
+/// a few milliseconds): the timestamp check at open, a window's resolution and index scans read
+/// no Cursor rows for seconds on a large capture.
+class RowProgressScope {
+ public:
+  using Hook = std::function<void(std::uint64_t rows)>;
+  /// `batch` 0 is taken as 1.
+  explicit RowProgressScope(Hook hook, std::uint32_t batch = kRowProgressBatch);
+  ~RowProgressScope();
+  RowProgressScope(const RowProgressScope&) = delete;
+  RowProgressScope& operator=(const RowProgressScope&) = delete;
+
+  /// Rows counted so far.
+  std::uint64_t rows() const { return rows_; }
+
+ private:
+  friend std::uint32_t detail::row_progress_batch();
+  friend void detail::report_rows_read(std::uint32_t rows);
+  friend void detail::report_still_working() noexcept;
+  Hook hook_;
+  std::uint32_t batch_;
+  std::uint64_t rows_ = 0;
+  RowProgressScope* outer_;
+};
 
 template <typename Row>
 class Cursor {
@@ -64,17 +109,24 @@ class Cursor {
   /// Fills `row` from the current row of the statement.
   using ReadRow = void (*)(const Statement& s, Row& row);
 
-  Cursor(Statement statement, ReadRow read) : statement_(std::move(statement)), read_(read) {}
+  Cursor(Statement statement, ReadRow read)
+      : statement_(std::move(statement)), read_(read), batch_(detail::row_progress_batch()) {}
 
   /// The next row, or nullopt once every row was read (and on every call after that).
   std::optional<Row> next() {
     if (done_ || !statement_.step()) {
+      if (!done_ && unreported_ != 0) detail::report_rows_read(unreported_);
       done_ = true;
+      unreported_ = 0;
       return std::nullopt;
     }
     Row row;
     read_(statement_, row);
     detail::check_row_times(statement_, row);
+    if (batch_ != 0 && ++unreported_ == batch_) {  // RowProgressScope
+      detail::report_rows_read(unreported_);
+      unreported_ = 0;
+    }
     return row;
   }
 
@@ -88,6 +140,8 @@ class Cursor {
   Statement statement_;
   ReadRow read_;
   bool done_ = false;
+  std::uint32_t batch_;           ///< of the RowProgressScope active at construction; 0: none
+  std::uint32_t unreported_ = 0;  ///< rows read since the last report
 };
 
 /// Filters pushed into the WHERE clause of an activity query as bound parameters; SQLite serves
