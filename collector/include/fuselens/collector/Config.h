@@ -40,9 +40,9 @@ inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";  // glob of 
 inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
 // Which launches get counters (LaunchFilter.h; prof-run --kernel-name, --kernel-name-base,
 // --launch-skip, --launch-count, --nvtx-include, --nvtx-exclude). Empty or unset: no filter.
-inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";  // NAME or regex:RE
+inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";           // NAME or regex:RE
 inline constexpr const char* kEnvKernelNameBase = "FUSELENS_KERNEL_NAME_BASE";  // function|...
-inline constexpr const char* kEnvLaunchSkip = "FUSELENS_LAUNCH_SKIP";    // whole number
+inline constexpr const char* kEnvLaunchSkip = "FUSELENS_LAUNCH_SKIP";           // whole number
 inline constexpr const char* kEnvLaunchCount = "FUSELENS_LAUNCH_COUNT";  // whole number, >= 1
 inline constexpr const char* kEnvNvtxInclude = "FUSELENS_NVTX_INCLUDE";  // expressions, one a line
 inline constexpr const char* kEnvNvtxExclude = "FUSELENS_NVTX_EXCLUDE";  // expressions, one a line
