@@ -1,7 +1,7 @@
 #pragma once
 // LaunchFilter: which kernel launches get counters under `prof-run --metrics` (issue 22), after
 // Nsight Compute's filters --kernel-name, --kernel-name-base, --launch-skip, --launch-count,
-// --nvtx-include and --nvtx-exclude (docs/roofline.md, "Choosing the launches"). Pure logic: no
+// --nvtx-include and --nvtx-exclude (docs/counters.md, "Choosing the launches"). Pure logic: no
 // CUDA, no CUPTI; the range profiler (collector/src/RangeProfiler.cpp, CounterFilter.h) feeds it
 // each launch's kernel name and the NVTX calls it observes, and tests feed it synthetic ones.
 //
