@@ -10,7 +10,8 @@
 // launch call's parameters (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel, their
 // _ptsz forms, cuLaunch, cuLaunchGrid, cuLaunchGridAsync); for other launch calls
 // (cuLaunchCooperativeKernelMultiDevice) the name is matched at every launch. NVTX calls reach
-// on_nvtx() only when NVTX expressions were given (start() enables CUPTI's NVTX callback domain).
+// on_nvtx() only when NVTX expressions were given (start() enables CUPTI's NVTX callback domain);
+// NVTX calls made before the collector started (the process's first CUDA call) are not seen.
 //
 // Progress (FUSELENS_PROGRESS; prof-run sets nothing, so it follows stderr): when stderr is a
 // terminal, or FUSELENS_PROGRESS=1, every profiled launch prints one line to stderr after its
