@@ -288,27 +288,32 @@ Options parse(int argc, char** argv) {
       "With --replay application: all (flush the L2 and the SMs' instruction caches before "
       "each profiled launch, as Nsight Compute does by default) or none; default all "
       "there, none for kernel replay");
-  app.add_option(
-      "-k,--kernel-name", o.config.filter.kernel_name,
-      "With --metrics: profile only kernels named NAME, or whose name RE matches "
-      "anywhere (regex:RE, RE2 syntax), as ncu --kernel-name; the others run unreplayed");
+  app.add_option("-k,--kernel-name", o.config.filter.kernel_name,
+                 "With --metrics: profile only kernels named NAME, or whose name RE matches "
+                 "anywhere (regex:RE, RE2 syntax), as ncu --kernel-name; the others run unreplayed")
+      ->type_name("NAME|regex:RE");
   app.add_option("--kernel-name-base", o.kernel_name_base,
                  "What --kernel-name matches: function (the bare function name, default), "
-                 "demangled or mangled, as ncu --kernel-name-base");
+                 "demangled or mangled, as ncu --kernel-name-base")
+      ->type_name("function|demangled|mangled");
   app.add_option("-s,--launch-skip", o.launch_skip,
-                 "With --metrics: skip the first N launches that pass the name and NVTX filters");
+                 "With --metrics: skip the first N launches that pass the name and NVTX filters")
+      ->type_name("N");
   app.add_option("-c,--launch-count", o.launch_count,
                  "With --metrics: profile at most N launches (N >= 1) that pass the filters, after "
-                 "--launch-skip");
+                 "--launch-skip")
+      ->type_name("N");
   app.add_option(
          "--nvtx-include", o.config.filter.nvtx_include,
          "With --metrics: profile only launches inside NVTX ranges: A/ (push/pop range A on "
          "the thread's stack), A/B/, A/*/B/, [A/ (outermost), B] (innermost), "
          "DOMAIN@A/, A (an open start/end range); * and ? globs, \\ escapes. Repeatable: "
          "any one suffices")
+      ->type_name("EXPR")
       ->allow_extra_args(false);
   app.add_option("--nvtx-exclude", o.config.filter.nvtx_exclude,
                  "With --metrics: leave out launches matching EXPR (same syntax). Repeatable")
+      ->type_name("EXPR")
       ->allow_extra_args(false);
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
@@ -349,7 +354,9 @@ Options parse(int argc, char** argv) {
       "and 3rd GEMM launches)\n"
       "  prof-run --metrics roofline --nvtx-include 'train/' -- python3 train.py\n"
       "Environment: FUSELENS_EXIT_SHIM=0 leaves out the exit shim that prof-run preloads so that "
-      "a process ending in _exit, exit_group or exec flushes its capture first (default 1).\n"
+      "a process ending in _exit, exit_group or exec flushes its capture first (default 1); "
+      "FUSELENS_PROGRESS=1 prints a line per profiled launch also when stderr is not a terminal "
+      "(0: never; docs/counters.md).\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
       "it; 1 if the capture could not be finalized.");
   const int own_argc = separator < 0 ? argc : separator;
