@@ -8,13 +8,16 @@ FILTERED a `prof-run --metrics roofline <filters>` capture of the same workload,
 of `ncu --csv --print-kernel-base function --metrics gpu__time_duration.sum <same filters>` on it.
 
 A launch is identified by its position among the run's kernel launch calls (the api_call rows of
-cudaLaunch* / cuLaunch*, distinct correlation ids in order): the same program makes the same calls
-in both FuseLens runs. FuseLens's chosen launches (the kernels with counters in FILTERED) are mapped
+cudaLaunch*, else of cuLaunch*, distinct correlation ids in order): the same program makes the
+same calls in both FuseLens runs. A kernel's correlation id is its runtime launch call's or that
+of the driver call inside it (numbered after it, before the next launch call), so its position is
+that of the last launch call numbered at or before it. FuseLens's chosen launches (the kernels with counters in FILTERED) are mapped
 through their positions to PLAIN's kernel name and grid; ncu's profiled results give name and grid
 directly, in launch order. The two sequences of (name, grid) must be equal. Prints both and the
 verdict; appends one row per launch to --out (label, index, fuselens, ncu, same). Exit status 0 when
 they agree, 1 when not, 2 on unreadable input.
 """
+import bisect
 import csv
 import io
 import re
@@ -22,12 +25,17 @@ import sqlite3
 import sys
 
 LAUNCH_CALLS = ("select distinct a.correlation_id from api_call a join strings n on n.id = a.name_id"
-                " where (n.value like 'cudaLaunch%' or n.value like 'cuLaunch%')"
-                " and n.value not like '%HostFunc%' order by a.correlation_id")
+                " where n.value like ? and n.value not like '%HostFunc%' order by a.correlation_id")
 
 
 def positions(db):
-    return {cid: i for i, (cid,) in enumerate(db.execute(LAUNCH_CALLS))}
+    """A function from a kernel's correlation id to its launch position (None: before any)."""
+    calls = []
+    for pattern in ("cudaLaunch%", "cuLaunch%"):
+        calls = [cid for (cid,) in db.execute(LAUNCH_CALLS, (pattern,))]
+        if calls:
+            break
+    return lambda cid: (bisect.bisect_right(calls, cid) - 1) if calls and cid >= calls[0] else None
 
 
 def plain_launches(path):
@@ -37,8 +45,9 @@ def plain_launches(path):
     for cid, name, gx, gy, gz in db.execute(
             "select k.correlation_id, s.value, k.grid_x, k.grid_y, k.grid_z from kernel k"
             " join strings s on s.id = k.short_name_id"):
-        if cid in pos:
-            out[pos[cid]] = (name, (gx, gy, gz))
+        p = pos(cid)
+        if p is not None:
+            out[p] = (name, (gx, gy, gz))
     return out
 
 
@@ -47,7 +56,7 @@ def chosen(path, plain):
     pos = positions(db)
     out = []
     for (cid,) in db.execute("select distinct correlation_id from kernel_metric order by correlation_id"):
-        p = pos.get(cid)
+        p = pos(cid)
         out.append(plain.get(p, ("(no launch at position %s)" % p, None)))
     return out
 

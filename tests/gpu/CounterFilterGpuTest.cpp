@@ -29,20 +29,27 @@ namespace {
 const std::vector<std::string> kWorkload = {"--quick",  "--only", "gemm_bias_relu", "--iters", "2",
                                             "--warmup", "1"};
 
-/// The correlation ids of the run's kernel launch calls (runtime and driver launch calls recorded
-/// by the "api" group), in launch order: a launch's position is its index here. The same program
-/// makes the same calls with or without counters, so positions compare across the two runs.
+/// The correlation ids of the run's kernel launch calls, in launch order: the runtime's
+/// (cudaLaunch*, which fusion_bench makes), else the driver's (cuLaunch*). A launch's position is
+/// its index here; the same program makes the same calls with or without counters, so positions
+/// compare across the two runs.
 std::vector<std::int64_t> launch_calls(const fuselens::db::Reader& reader) {
-  auto s = reader.prepare(
-      "SELECT DISTINCT a.correlation_id FROM api_call a JOIN strings n ON n.id = a.name_id"
-      " WHERE (n.value LIKE 'cudaLaunch%' OR n.value LIKE 'cuLaunch%')"
-      " AND n.value NOT LIKE '%HostFunc%' ORDER BY a.correlation_id");
-  std::vector<std::int64_t> out;
-  while (s.step()) out.push_back(s.int64(0));
-  return out;
+  for (const char* pattern : {"cudaLaunch%", "cuLaunch%"}) {
+    auto s = reader.prepare(
+        "SELECT DISTINCT a.correlation_id FROM api_call a JOIN strings n ON n.id = a.name_id"
+        " WHERE n.value LIKE ? AND n.value NOT LIKE '%HostFunc%' ORDER BY a.correlation_id");
+    s.bind(1, std::string_view(pattern));
+    std::vector<std::int64_t> out;
+    while (s.step()) out.push_back(s.int64(0));
+    if (!out.empty()) return out;
+  }
+  return {};
 }
 
-/// (position of its launch call, short name) of every kernel row, in launch order.
+/// (position, short name) of every kernel row, in launch order. A kernel's correlation id is its
+/// runtime launch call's, or that of the driver call the runtime call makes (RangeProfiler.h:
+/// the driver callback's), which CUPTI numbers after it and before the next launch call: either
+/// way the position is that of the last launch call numbered at or before it.
 std::vector<std::pair<std::size_t, std::string>> kernels_by_position(
     const fuselens::db::Reader& reader) {
   const auto calls = launch_calls(reader);
@@ -51,10 +58,11 @@ std::vector<std::pair<std::size_t, std::string>> kernels_by_position(
       " ORDER BY k.correlation_id");
   std::vector<std::pair<std::size_t, std::string>> out;
   while (s.step()) {
-    const auto it = std::find(calls.begin(), calls.end(), s.int64(0));
-    EXPECT_NE(it, calls.end()) << "kernel " << s.text(1) << " has no launch call";
-    if (it != calls.end())
-      out.emplace_back(static_cast<std::size_t>(it - calls.begin()), s.text(1));
+    const auto it = std::upper_bound(calls.begin(), calls.end(), s.int64(0));
+    EXPECT_NE(it, calls.begin()) << "kernel " << s.text(1) << " has no launch call";
+    if (it != calls.begin()) {
+      out.emplace_back(static_cast<std::size_t>(it - calls.begin()) - 1, s.text(1));
+    }
   }
   return out;
 }
