@@ -135,8 +135,8 @@ void CollectorConfig::validate() const {
   if (filter.any()) {
     if (metrics.empty()) {
       throw ConfigError(
-          "--kernel-name, --launch-skip, --launch-count, --nvtx-include and --nvtx-exclude "
-          "choose launches for counters: they need --metrics");
+          "--kernel-name, --launch-skip, --launch-skip-before-match, --launch-count, "
+          "--nvtx-include and --nvtx-exclude choose launches for counters: they need --metrics");
     }
     (void)LaunchFilter(filter);  // compiles the regex and the NVTX expressions, or throws
   }
@@ -280,6 +280,9 @@ CollectorConfig CollectorConfig::from_environment() {
   }
   if (auto v = env(kEnvLaunchSkip); v && !v->empty()) {
     config.filter.launch_skip = parse_launch_number(kEnvLaunchSkip, *v);
+  }
+  if (auto v = env(kEnvLaunchSkipBeforeMatch); v && !v->empty()) {
+    config.filter.launch_skip_before_match = parse_launch_number(kEnvLaunchSkipBeforeMatch, *v);
   }
   if (auto v = env(kEnvLaunchCount); v && !v->empty()) {
     config.filter.launch_count = parse_launch_number(kEnvLaunchCount, *v);

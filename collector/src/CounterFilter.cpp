@@ -108,7 +108,10 @@ bool CounterFilter::decide(CUpti_CallbackId id, const CUpti_CallbackData& cb) no
   try {
     const Function* f = function_of(id, cb);
     if (filter_) {
-      if (!f->name_ok || !filter_->nvtx_matches(t_nvtx) || !filter_->admit()) return false;
+      if (filter_->skipped_before_match() || !f->name_ok || !filter_->nvtx_matches(t_nvtx) ||
+          !filter_->admit()) {
+        return false;
+      }
     }
     last_ = f;
     ++profiled_;

@@ -218,8 +218,10 @@ LaunchFilter::LaunchFilter(const LaunchFilterSpec& spec) : spec_(spec) {
                         ": bad regular expression: " + regex_->re.error());
     }
   }
-  if (spec_.launch_skip > kMaxLaunchNumber || spec_.launch_count > kMaxLaunchNumber) {
-    throw ConfigError("--launch-skip and --launch-count must be at most 10^15");
+  if (spec_.launch_skip > kMaxLaunchNumber || spec_.launch_count > kMaxLaunchNumber ||
+      spec_.launch_skip_before_match > kMaxLaunchNumber) {
+    throw ConfigError(
+        "--launch-skip, --launch-skip-before-match and --launch-count must be at most 10^15");
   }
   if (spec_.nvtx_include.size() + spec_.nvtx_exclude.size() > kMaxNvtxExpressions) {
     throw ConfigError("at most " + std::to_string(kMaxNvtxExpressions) +

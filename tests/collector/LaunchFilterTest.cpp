@@ -147,6 +147,27 @@ TEST(LaunchFilter, SkipAndCountCountAmongTheMatchingLaunchesOnly) {
   EXPECT_TRUE(f.exhausted());
 }
 
+TEST(LaunchFilter, SkipBeforeMatchLeavesOutTheFirstLaunchesOfAnyKernel) {
+  LaunchFilterSpec spec = name_spec("regex:fused");
+  spec.launch_skip_before_match = 2;
+  spec.launch_skip = 1;
+  spec.launch_count = 1;
+  LaunchFilter f(spec);
+  const std::vector<const char*> launches = {kFused, kGemm, kFused, kFused, kFused};
+  // The reference: drop the first 2 launches, then the matching ones, then [skip, skip+count).
+  std::vector<std::size_t> matching;
+  for (std::size_t i = 2; i < launches.size(); ++i) {
+    if (launches[i] == kFused) matching.push_back(i);
+  }
+  const std::vector<std::size_t> expected = {matching[1]};
+  std::vector<std::size_t> profiled;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    if (!f.skipped_before_match() && selects(f, launches[i]) && f.admit()) profiled.push_back(i);
+  }
+  EXPECT_EQ(profiled, expected);
+  EXPECT_EQ(f.matching(), matching.size());  // the skipped fused launch was never matched
+}
+
 TEST(LaunchFilter, CountZeroIsUnlimitedAndAHugeSkipProfilesNothing) {
   LaunchFilterSpec spec;
   spec.launch_skip = 3;
@@ -382,6 +403,7 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
   setenv(kEnvKernelName, "regex:gemm", 1);
   setenv(kEnvKernelNameBase, "demangled", 1);
   setenv(kEnvLaunchSkip, "1", 1);
+  setenv(kEnvLaunchSkipBeforeMatch, "5", 1);
   setenv(kEnvLaunchCount, "2", 1);
   setenv(kEnvNvtxInclude, "a/\nlib@b/", 1);
   setenv(kEnvNvtxExclude, "", 1);
@@ -391,6 +413,7 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
   EXPECT_EQ(c.filter.name_base, KernelNameBase::Demangled);
   EXPECT_EQ(c.filter.launch_skip, 1u);
   EXPECT_EQ(c.filter.launch_count, 2u);
+  EXPECT_EQ(c.filter.launch_skip_before_match, 5u);
   EXPECT_EQ(c.filter.nvtx_include, (std::vector<std::string>{"a/", "lib@b/"}));
   EXPECT_TRUE(c.filter.nvtx_exclude.empty());
   EXPECT_EQ(c.progress, std::optional<bool>(true));
@@ -414,7 +437,7 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
     EXPECT_NE(std::string(e.what()).find("need --metrics"), std::string::npos) << e.what();
   }
   for (const char* v : {kEnvKernelName, kEnvKernelNameBase, kEnvLaunchSkip, kEnvLaunchCount,
-                        kEnvNvtxInclude, kEnvNvtxExclude, kEnvProgress})
+                        kEnvLaunchSkipBeforeMatch, kEnvNvtxInclude, kEnvNvtxExclude, kEnvProgress})
     unsetenv(v);
   EXPECT_FALSE(CollectorConfig::from_environment().filter.any());
 }

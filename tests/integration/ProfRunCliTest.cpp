@@ -381,6 +381,8 @@ TEST(ProfRunCli, RefusesBadLaunchFiltersAndWritesNothing) {
       {with_metrics({"--launch-skip=-1"}), "--launch-skip"},
       {with_metrics({"--launch-skip", "1.5"}), "whole number"},
       {with_metrics({"--launch-skip", "99999999999999999999"}), "10^15"},
+      {with_metrics({"--launch-skip-before-match", "-3"}), "--launch-skip-before-match"},
+      {{"--launch-skip-before-match", "3"}, "needs --metrics"},
       {with_metrics({"-c", "0"}), "--launch-count 0"},
       {with_metrics({"--launch-count", "ten"}), "--launch-count 'ten'"},
       {with_metrics({"--nvtx-include", "a//b/"}), "empty range name"},
@@ -403,14 +405,14 @@ TEST(ProfRunCli, RefusesBadLaunchFiltersAndWritesNothing) {
 TEST(ProfRunCli, PassesLaunchFiltersToTheCollector) {
   TempDir dir;
   const std::string show =
-      "printf '%s|%s|%s|%s|%s|%s\\n' \"$FUSELENS_KERNEL_NAME\" \"$FUSELENS_KERNEL_NAME_BASE\" "
+      "printf '%s|%s|%s|%s|%s|%s|%s\\n' \"$FUSELENS_KERNEL_NAME\" \"$FUSELENS_KERNEL_NAME_BASE\" "
       "\"$FUSELENS_LAUNCH_SKIP\" \"$FUSELENS_LAUNCH_COUNT\" \"$FUSELENS_NVTX_INCLUDE\" "
-      "\"$FUSELENS_NVTX_EXCLUDE\"";
+      "\"$FUSELENS_NVTX_EXCLUDE\" \"$FUSELENS_LAUNCH_SKIP_BEFORE_MATCH\"";
   std::vector<std::string> argv = {PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--metrics",
                                    "roofline"};
-  for (const char* option :
-       {"-k regex:gemm|relu", "--kernel-name-base demangled", "-s 1", "-c 2",
-        "--nvtx-include train/", "--nvtx-include lib@step", "--nvtx-exclude warmup/"}) {
+  for (const char* option : {"-k regex:gemm|relu", "--kernel-name-base demangled", "-s 1", "-c 2",
+                             "--nvtx-include train/", "--nvtx-include lib@step",
+                             "--nvtx-exclude warmup/", "--launch-skip-before-match 4"}) {
     const std::string text(option);
     argv.push_back(text.substr(0, text.find(' ')));
     argv.push_back(text.substr(text.find(' ') + 1));
@@ -418,12 +420,12 @@ TEST(ProfRunCli, PassesLaunchFiltersToTheCollector) {
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", show});
   auto r = run(argv, {"FUSELENS_LAUNCH_SKIP=-4"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "regex:gemm|relu|demangled|1|2|train/\nlib@step|warmup/\n");
+  EXPECT_EQ(r.out, "regex:gemm|relu|demangled|1|2|train/\nlib@step|warmup/|4\n");
   // Without filters: empty values, so the user's stray ones never reach the collector.
   r = run({PROF_RUN_PATH, "-o", dir.file("b.sqlite"), "--", "/bin/sh", "-c", show},
           {"FUSELENS_KERNEL_NAME=regex:(", "FUSELENS_LAUNCH_COUNT=0"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "|function|0|||\n");
+  EXPECT_EQ(r.out, "|function|0||||0\n");
   expect_refusal(run({PROF_RUN_PATH, "-o", dir.file("c.sqlite"), "--", "/bin/true"},
                      {"FUSELENS_PROGRESS=yes"}),
                  "FUSELENS_PROGRESS");

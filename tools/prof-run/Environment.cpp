@@ -81,8 +81,8 @@ std::string check_user_environment(const CollectorConfig& config, bool metrics_f
     env.set(kEnvCacheControl, config.cache_control);
   }
   // The launch filters are prof-run's own (checked by validate()); here they are left out.
-  for (const char* name :
-       {kEnvKernelName, kEnvLaunchSkip, kEnvLaunchCount, kEnvNvtxInclude, kEnvNvtxExclude}) {
+  for (const char* name : {kEnvKernelName, kEnvLaunchSkip, kEnvLaunchSkipBeforeMatch,
+                           kEnvLaunchCount, kEnvNvtxInclude, kEnvNvtxExclude}) {
     env.set(name, "");
   }
   env.set(kEnvKernelNameBase, "function");

@@ -5,7 +5,8 @@
 //            [--flush-ms N] [--metrics roofline [--replay kernel|application]
 //            [--cache-control all|none] [-k|--kernel-name NAME|regex:RE]
 //            [--kernel-name-base function|demangled|mangled] [-s|--launch-skip N]
-//            [-c|--launch-count N] [--nvtx-include EXPR]... [--nvtx-exclude EXPR]...]
+//            [--launch-skip-before-match N] [-c|--launch-count N] [--nvtx-include EXPR]...
+//            [--nvtx-exclude EXPR]...]
 //            [--measure-ceilings] [--per-process]
 //            [--torch-modules on|hooks|off] -- CMD ARGS...
 //
@@ -240,7 +241,7 @@ struct Options {
   std::string capture_range, capture_range_end, steps;
   std::optional<double> delay_s, duration_s;
   // counter launch filters (LaunchFilter.h), as given
-  std::string kernel_name_base, launch_skip, launch_count;
+  std::string kernel_name_base, launch_skip, launch_skip_before_match, launch_count;
 };
 
 // Seconds given on the command line as whole milliseconds; `what` names the option in errors.
@@ -298,6 +299,10 @@ Options parse(int argc, char** argv) {
       ->type_name("function|demangled|mangled");
   app.add_option("-s,--launch-skip", o.launch_skip,
                  "With --metrics: skip the first N launches that pass the name and NVTX filters")
+      ->type_name("N");
+  app.add_option("--launch-skip-before-match", o.launch_skip_before_match,
+                 "With --metrics: leave out the first N launches of any kernel before the filters "
+                 "match (ncu --launch-skip-before-match)")
       ->type_name("N");
   app.add_option("-c,--launch-count", o.launch_count,
                  "With --metrics: profile at most N launches (N >= 1) that pass the filters, after "
@@ -379,8 +384,9 @@ Options parse(int argc, char** argv) {
     throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") +
                      " needs --metrics");
   }
-  for (const char* filter_option : {"--kernel-name", "--kernel-name-base", "--launch-skip",
-                                    "--launch-count", "--nvtx-include", "--nvtx-exclude"}) {
+  for (const char* filter_option :
+       {"--kernel-name", "--kernel-name-base", "--launch-skip", "--launch-skip-before-match",
+        "--launch-count", "--nvtx-include", "--nvtx-exclude"}) {
     if (app.count(filter_option) > 0 && o.config.metrics.empty()) {
       throw UsageError(std::string(filter_option) +
                        " chooses launches for counters: it needs --metrics");
@@ -415,6 +421,10 @@ Options parse(int argc, char** argv) {
     }
     if (app.count("--launch-skip") > 0) {
       o.config.filter.launch_skip = c::parse_launch_number("--launch-skip", o.launch_skip);
+    }
+    if (app.count("--launch-skip-before-match") > 0) {
+      o.config.filter.launch_skip_before_match =
+          c::parse_launch_number("--launch-skip-before-match", o.launch_skip_before_match);
     }
     if (app.count("--launch-count") > 0) {
       o.config.filter.launch_count = c::parse_launch_number("--launch-count", o.launch_count);
@@ -588,6 +598,7 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(c::kEnvKernelName, f.kernel_name.c_str(), 1);
       ::setenv(c::kEnvKernelNameBase, c::kernel_name_base_name(f.name_base), 1);
       ::setenv(c::kEnvLaunchSkip, std::to_string(f.launch_skip).c_str(), 1);
+      ::setenv(c::kEnvLaunchSkipBeforeMatch, std::to_string(f.launch_skip_before_match).c_str(), 1);
       ::setenv(c::kEnvLaunchCount, f.launch_count ? std::to_string(f.launch_count).c_str() : "", 1);
       ::setenv(c::kEnvNvtxInclude, lines(f.nvtx_include).c_str(), 1);
       ::setenv(c::kEnvNvtxExclude, lines(f.nvtx_exclude).c_str(), 1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): issue 22's
 # counter launch filters (prof-run -k/--kernel-name, -s/--launch-skip, -c/--launch-count,
-# --nvtx-include) against Nsight Compute's options of the same names. Needs stage/ from
+# --launch-skip-before-match, --nvtx-include) against Nsight Compute's options of the same names. Needs stage/ from
 # scripts/device/stage.sh (prof-run, fuselens_collector, fuselens_exit_shim, fusion_bench,
 # gpu_tests; or stage_targets.sh with exactly those). SECTIONS (default "gpu compare cost"):
 #   gpu      gpu_tests --gtest_filter='CounterFilterGpu.*' (the filter GPU tests)
@@ -29,7 +29,8 @@ if has compare; then
   timed prof-run -o "$R/filters_plain.sqlite" --force -- "${W[@]}" > /tmp/filters_plain.out 2>&1
   : > "$R/filters_compare.csv"
   cases=("-k regex:relu -s 1 -c 2" "-k gemm_kernel -c 3" "-k regex:^gemm -s 4 -c 5" "-s 7 -c 4"
-         "-k add_bias_kernel --kernel-name-base function -s 2")
+         "-k add_bias_kernel --kernel-name-base function -s 2"
+         "--launch-skip-before-match 3 -k regex:relu -c 2")
   n=0 bad=0
   for c in "${cases[@]}"; do
     n=$((n + 1))

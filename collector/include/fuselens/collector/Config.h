@@ -43,6 +43,7 @@ inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-
 inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";           // NAME or regex:RE
 inline constexpr const char* kEnvKernelNameBase = "FUSELENS_KERNEL_NAME_BASE";  // function|...
 inline constexpr const char* kEnvLaunchSkip = "FUSELENS_LAUNCH_SKIP";           // whole number
+inline constexpr const char* kEnvLaunchSkipBeforeMatch = "FUSELENS_LAUNCH_SKIP_BEFORE_MATCH";
 inline constexpr const char* kEnvLaunchCount = "FUSELENS_LAUNCH_COUNT";  // whole number, >= 1
 inline constexpr const char* kEnvNvtxInclude = "FUSELENS_NVTX_INCLUDE";  // expressions, one a line
 inline constexpr const char* kEnvNvtxExclude = "FUSELENS_NVTX_EXCLUDE";  // expressions, one a line
@@ -101,13 +102,14 @@ struct LaunchFilterSpec {
   std::string kernel_name;  ///< "" (every kernel), NAME (exact) or "regex:RE"
   KernelNameBase name_base = KernelNameBase::Function;
   std::uint64_t launch_skip = 0;
-  std::uint64_t launch_count = 0;  ///< 0: no limit
+  std::uint64_t launch_skip_before_match = 0;  ///< launches of any kernel skipped first
+  std::uint64_t launch_count = 0;              ///< 0: no limit
   std::vector<std::string> nvtx_include, nvtx_exclude;
 
   /// True when anything here limits which launches are profiled.
   bool any() const {
-    return !kernel_name.empty() || launch_skip > 0 || launch_count > 0 || !nvtx_include.empty() ||
-           !nvtx_exclude.empty();
+    return !kernel_name.empty() || launch_skip > 0 || launch_skip_before_match > 0 ||
+           launch_count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty();
   }
 };
 

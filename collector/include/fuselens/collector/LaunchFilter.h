@@ -8,8 +8,10 @@
 // Order, as Nsight Compute applies it: a launch is *matching* when its kernel name passes
 // --kernel-name and the NVTX state at the launch passes the NVTX expressions; --launch-skip N
 // and --launch-count C then count among the matching launches only (the first N matching
-// launches are skipped, the next C are profiled, later ones are not). Counting is per process,
-// over all devices and contexts (ncu's default --filter-mode global).
+// launches are skipped, the next C are profiled, later ones are not). --launch-skip-before-match
+// M comes first: the first M launches of any kernel are neither profiled nor matched (ncu's
+// option of that name). Counting is per process, over all devices and contexts (ncu's default
+// --filter-mode global).
 //
 // Kernel names (--kernel-name-base, default "function" as in ncu): "function" is the bare
 // function name of the demangled signature (db::short_kernel_name: no return type, namespaces,
@@ -122,6 +124,9 @@ class LaunchFilter {
   /// Whether a launch made now by the thread of `t` passes the NVTX expressions.
   bool nvtx_matches(NvtxThreadState& t) const noexcept;
 
+  /// Call once per launch, in launch order, before matching it: true while it is among the first
+  /// --launch-skip-before-match launches (it is then neither matched nor profiled).
+  bool skipped_before_match() noexcept { return seen_++ < spec_.launch_skip_before_match; }
   /// Call once per matching launch, in launch order: true when it is to be profiled (past
   /// --launch-skip and within --launch-count).
   bool admit() noexcept;
@@ -155,7 +160,7 @@ class LaunchFilter {
   std::vector<OpenRange> open_;  // kMaxOpenRanges slots, allocated at construction
   std::array<std::atomic<std::int64_t>, kMaxNvtxExpressions> open_count_{};
   std::atomic<std::uint64_t> dropped_{0};
-  std::uint64_t matching_ = 0, admitted_ = 0;
+  std::uint64_t seen_ = 0, matching_ = 0, admitted_ = 0;
 };
 
 }  // namespace fuselens::collector
