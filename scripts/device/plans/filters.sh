@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried): issue 22's
 # counter launch filters (prof-run -k/--kernel-name, -s/--launch-skip, -c/--launch-count,
-# --launch-skip-before-match, --nvtx-include) against Nsight Compute's options of the same names. Needs stage/ from
-# scripts/device/stage.sh (prof-run, fuselens_collector, fuselens_exit_shim, fusion_bench,
-# gpu_tests; or stage_targets.sh with exactly those). SECTIONS (default "gpu compare cost"):
+# --launch-skip-before-match, --nvtx-include) against Nsight Compute's options of the same names.
+# Needs stage/ from scripts/device/stage.sh as it is (its default targets hold what this plan
+# runs: prof-run, fuselens_collector, fuselens_exit_shim, fusion_bench, gpu_tests; stage_targets.sh
+# does not copy the collector library); ncu on the PATH. SECTIONS (default "gpu compare cost"):
 #   gpu      gpu_tests --gtest_filter='CounterFilterGpu.*' (the filter GPU tests)
 #   compare  fusion_bench --quick --only gemm_bias_relu --iters 2 --warmup 1: a plain prof-run,
 #            then per CASE prof-run --metrics roofline with the case's filters and ncu --csv with
@@ -11,7 +12,7 @@
 #            same launches (kernel name and grid, in launch order): $R/filters_compare.csv
 #   cost     wall time of the same workload under prof-run --metrics roofline without filters and
 #            with -k gemm_bias_relu_fused_kernel -c 1 (replaying one launch instead of all)
-# Takes about 3 minutes on an H100.
+# Takes about 4 minutes on an H100 (estimated: not run yet).
 set -u
 SECTIONS=${SECTIONS:-"gpu compare cost"}
 . "$PWD/scripts/device/prelude.sh"
