@@ -285,8 +285,9 @@ void LaunchFilter::domain_created(const void* handle, std::string_view name) noe
   for (std::size_t i = 1; i < domain_names_.size(); ++i) {
     if (domain_names_[i] == name) slot = static_cast<int>(i);
   }
-  if (slot < 0) return;  // no expression names this domain: its ranges are ignored
-  const std::size_t i = domain_count_.load();
+  if (slot < 0) return;                  // no expression names this domain: its ranges are ignored
+  std::lock_guard lock(domains_mutex_);  // writers only (domain creation is rare)
+  const std::size_t i = domain_count_.load(std::memory_order_relaxed);
   if (i >= domain_handles_.size()) return;
   domain_slots_[i].store(slot, std::memory_order_relaxed);
   domain_handles_[i].store(handle, std::memory_order_relaxed);

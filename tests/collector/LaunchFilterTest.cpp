@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -300,6 +301,24 @@ TEST(LaunchFilter, DomainsHaveTheirOwnStacks) {
   EXPECT_TRUE(f.nvtx_matches(*t));
   f.pop(*t, &lib_handle);
   EXPECT_FALSE(f.nvtx_matches(*t));
+}
+
+TEST(LaunchFilter, DomainsCreatedOnSeveralThreadsAreAllKnown) {
+  LaunchFilter f(nvtx_spec({"lib@work/"}));
+  std::vector<int> handles(40);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i)
+        f.domain_created(&handles[static_cast<std::size_t>(t * 10 + i)], "lib");
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& h : handles) {
+    auto t = thread_state();
+    f.push(*t, &h, "work");
+    EXPECT_TRUE(f.nvtx_matches(*t));
+  }
 }
 
 TEST(LaunchFilter, StartEndRangesCountOnAnyThread) {

@@ -112,7 +112,7 @@ class LaunchFilter {
   bool name_matches(std::string_view name) const;
 
   /// nvtxDomainCreateA returned `handle` for `name`. Domains no expression names are ignored.
-  /// Thread-safe; lock-free.
+  /// Thread-safe (a lock among creations; push/pop read the table without one).
   void domain_created(const void* handle, std::string_view name) noexcept;
   /// A push/pop range `message` (null: not ASCII) pushed / popped on `domain` (null: the default
   /// domain) by the thread whose state is `t`.
@@ -151,8 +151,9 @@ class LaunchFilter {
   std::vector<std::string> domain_names_;  // slot 0: the default domain ("")
   std::array<std::atomic<const void*>, 64> domain_handles_{};
   std::array<std::atomic<int>, 64> domain_slots_{};
-  std::atomic<std::size_t> domain_count_{0};
-  mutable std::mutex ranges_mutex_;  // guards open_ and open_count_
+  std::atomic<std::size_t> domain_count_{0};  // entries [0, count) written
+  std::mutex domains_mutex_;                  // serializes domain_created()
+  mutable std::mutex ranges_mutex_;           // guards open_ and open_count_
   struct OpenRange {
     std::uint64_t id = 0;
     std::uint32_t mask = 0;  // expressions it matches
