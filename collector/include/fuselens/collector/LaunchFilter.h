@@ -33,7 +33,8 @@
 // that is only `*` is the "zero or more ranges" element); `\` makes the next character literal
 // (`\/`, `\@`, `\*`, `\?`, `\[`, `\]`, `\\`). Names compare case-sensitively. A launch passes
 // when it matches at least one --nvtx-include (or none was given) and no --nvtx-exclude.
-// Messages that are not ASCII (registered or wide strings) match only `*`.
+// A push/pop message that is not ASCII (registered or wide strings) matches only the `*` path
+// element; such a start/end range matches nothing.
 //
 // Limits (hostile input gets a ConfigError naming the limit): a kernel name or regex of at most
 // 4,096 bytes, at most 8 NVTX expressions of at most 1,024 bytes and 32 names each, at most 4
