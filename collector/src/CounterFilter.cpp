@@ -1,6 +1,5 @@
 #include "CounterFilter.h"
 
-#include <fmt/format.h>
 // cupti.h (via CounterFilter.h) brings generated_cuda_meta.h: the cuLaunch*_params structs.
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExt.h>
@@ -13,8 +12,6 @@
 
 namespace fuselens::collector {
 namespace {
-
-constexpr std::size_t kShownName = 120;  // bytes of a kernel name in a progress line
 
 // The launching thread's NVTX push/pop state (one LaunchFilter per process).
 thread_local NvtxThreadState t_nvtx;
@@ -39,15 +36,6 @@ const void* function_of_call(CUpti_CallbackId id, const void* params) {
     default:
       return nullptr;
   }
-}
-
-std::string shown_name(std::string name) {
-  if (name.size() > kShownName) name.resize(kShownName);
-  for (char& c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '"') c = '?';
-  }
-  return name;
 }
 
 const char* ascii_message(const nvtxEventAttributes_t* a) {
@@ -83,9 +71,9 @@ const CounterFilter::Function* CounterFilter::function_of(CUpti_CallbackId id,
     const std::string name = filter_ ? filter_->name_of(mangled) : std::string(mangled);
     f.name_ok = !filter_ || filter_->name_matches(name);
     if (progress_) {
-      f.shown = shown_name(filter_ && filter_->spec().name_base == KernelNameBase::Function
-                               ? name
-                               : db::short_kernel_name(db::demangle(mangled)));
+      f.shown = progress_name(filter_ && filter_->spec().name_base == KernelNameBase::Function
+                                  ? name
+                                  : db::short_kernel_name(db::demangle(mangled)));
     }
   };
   const void* function = function_of_call(id, cb.functionParams);
@@ -124,18 +112,9 @@ bool CounterFilter::decide(CUpti_CallbackId id, const CUpti_CallbackData& cb) no
 void CounterFilter::print_progress(std::int64_t passes, bool application,
                                    std::uint32_t group) noexcept {
   if (!progress_ || !last_) return;
-  char line[512];
-  const std::uint64_t index = profiled_ - 1;
-  const auto out =
-      application ? fmt::format_to_n(line, sizeof line - 1,
-                                     "==FuseLens== Profiling \"{}\" - {}: counter group {} of {} "
-                                     "(application replay)\n",
-                                     last_->shown, index, group + 1, passes)
-                  : fmt::format_to_n(line, sizeof line - 1,
-                                     "==FuseLens== Profiling \"{}\" - {}: {} passes\n",
-                                     last_->shown, index, passes);
-  const std::size_t n = std::min(out.size, sizeof line - 1);
-  if (n == sizeof line - 1) line[n - 1] = '\n';
+  char line[kProgressLine];
+  const std::size_t n =
+      format_progress_line(line, last_->shown, profiled_ - 1, passes, application, group);
   const ssize_t written = ::write(STDERR_FILENO, line, n);
   (void)written;
 }

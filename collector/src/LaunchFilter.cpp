@@ -6,6 +6,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 
 #include "fuselens/db/Writer.h"  // demangle, short_kernel_name
 
@@ -168,6 +169,40 @@ void parse_expression(std::string_view option, std::string_view text, LaunchFilt
 }
 
 }  // namespace
+
+std::string progress_name(std::string name) {
+  if (name.size() > kProgressName) {
+    std::size_t cut = kProgressName;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    name.resize(cut);
+  }
+  for (char& c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '"') c = '?';
+  }
+  return name;
+}
+
+std::size_t format_progress_line(char (&line)[kProgressLine], std::string_view name,
+                                 std::uint64_t index, std::int64_t passes, bool application,
+                                 std::uint32_t group) noexcept {
+  const int shown = static_cast<int>(std::min(name.size(), kProgressName));
+  const unsigned long long i = index;
+  const long long p = passes;
+  const int n =
+      application
+          ? std::snprintf(line, sizeof line,
+                          "==FuseLens== Profiling \"%.*s\" - %llu: counter group %llu of %lld "
+                          "(application replay)\n",
+                          shown, name.data(), i, static_cast<unsigned long long>(group) + 1, p)
+          : std::snprintf(line, sizeof line,
+                          "==FuseLens== Profiling \"%.*s\" - %llu: %lld passes\n", shown,
+                          name.data(), i, p);
+  if (n <= 0) return 0;
+  const auto length = std::min(static_cast<std::size_t>(n), sizeof line - 1);
+  line[length - 1] = '\n';  // also when snprintf cut the line
+  return length;
+}
 
 KernelNameBase parse_kernel_name_base(std::string_view text) {
   if (text == "function") return KernelNameBase::Function;

@@ -460,3 +460,33 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
     unsetenv(v);
   EXPECT_FALSE(CollectorConfig::from_environment().filter.any());
 }
+
+TEST(LaunchFilter, ProgressLinesLookLikeNsightComputesAndStayOneLine) {
+  char line[kProgressLine];
+  std::size_t n = format_progress_line(line, "gemm_kernel", 3, 5, false, 0);
+  EXPECT_EQ(std::string(line, n), "==FuseLens== Profiling \"gemm_kernel\" - 3: 5 passes\n");
+  n = format_progress_line(line, "gemm_kernel", 0, 4, true, 1);
+  EXPECT_EQ(
+      std::string(line, n),
+      "==FuseLens== Profiling \"gemm_kernel\" - 0: counter group 2 of 4 (application replay)\n");
+  // A hostile name: control characters (ESC, CR, LF), quotes and 10,000 bytes.
+  const std::string shown = progress_name("k\x1b]0;x\r\n\"" + std::string(10000, 'a'));
+  EXPECT_EQ(shown.size(), kProgressName);
+  EXPECT_EQ(shown.substr(0, 8), "k?]0;x??");
+  EXPECT_EQ(shown[8], '?');  // the quote
+  n = format_progress_line(line, shown, UINT64_MAX, INT64_MIN, false, 0);
+  const std::string text(line, n);
+  EXPECT_LE(n, kProgressLine);
+  EXPECT_EQ(text.find('\n'), n - 1);  // one line, ending in its newline
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  // Cut at 120 bytes, never inside a UTF-8 sequence ("é" is two bytes).
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "\xc3\xa9";
+  const std::string cut = progress_name("x" + accents);
+  EXPECT_LE(cut.size(), kProgressName);
+  EXPECT_EQ(cut.size() % 2, 1u) << "cut inside a character";
+  // An over-long name given straight to the formatter is cut, and the line still ends in '\n'.
+  n = format_progress_line(line, std::string(2000, 'n'), 1, 5, false, 0);
+  EXPECT_EQ(line[n - 1], '\n');
+  EXPECT_EQ(std::string(line, n).find("5 passes"), n - 9);
+}

@@ -69,6 +69,18 @@ const char* kernel_name_base_name(KernelNameBase base);
 /// names it in the error. Throws ConfigError.
 std::uint64_t parse_launch_number(std::string_view option, std::string_view text);
 
+/// The kernel name as a progress line shows it (CounterFilter.h, "Progress"): control characters,
+/// DEL and '"' replaced by '?', cut at kProgressName bytes (not inside a UTF-8 sequence).
+std::string progress_name(std::string name);
+inline constexpr std::size_t kProgressName = 120;
+inline constexpr std::size_t kProgressLine = 512;  ///< bytes of a progress line, at most
+/// Writes one progress line into `line`: `==FuseLens== Profiling "NAME" - INDEX: PASSES passes`,
+/// or `... - INDEX: counter group GROUP+1 of PASSES (application replay)` when `application`;
+/// ends in '\n' (also when cut to fit). Returns its length. No allocation (the launch path).
+std::size_t format_progress_line(char (&line)[kProgressLine], std::string_view name,
+                                 std::uint64_t index, std::int64_t passes, bool application,
+                                 std::uint32_t group) noexcept;
+
 inline constexpr std::size_t kMaxFilterPattern = 4096;   ///< bytes of --kernel-name
 inline constexpr std::size_t kMaxNvtxExpressions = 8;    ///< --nvtx-include + --nvtx-exclude
 inline constexpr std::size_t kMaxNvtxExpression = 1024;  ///< bytes of one expression
