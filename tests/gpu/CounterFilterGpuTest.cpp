@@ -181,3 +181,17 @@ TEST_F(CounterFilterGpu, ApplicationReplayMergesTheSameChosenLaunches) {
             0)
       << "a chosen launch lacks the counters of some run";
 }
+
+// Application replay whose filters choose nothing: the program runs once, not once per counter
+// group, and the capture says no launch was profiled.
+TEST_F(CounterFilterGpu, ApplicationReplayRunsOnceWhenTheFiltersChooseNothing) {
+  const auto path = dir.file("none.sqlite");
+  const auto r =
+      profile(path, {"--metrics", "roofline", "--replay", "application", "-k", "no_such_kernel"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("chose no launch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("application replay: run 2"), std::string::npos) << r.err;
+  const fuselens::db::Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel_metric"), 0);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 0);
+}

@@ -672,8 +672,16 @@ void replay_runs(const Options& options, const std::string& executable,
   std::int64_t runs = 0;
   try {
     const fuselens::db::Reader reader(output);
+    std::int64_t chosen = 0;
     for (const auto& s : fuselens::db::read_metric_sessions(reader)) {
       if (s.status == "ok" && s.replay == "application") runs = std::max(runs, s.passes);
+      chosen += s.ranges;
+    }
+    // Launch filters that chose nothing in the first run choose nothing in the others either.
+    if (runs > 1 && chosen == 0 && options.config.filter.any()) {
+      std::cerr << "[fuselens] application replay: the launch filters chose no launch; the "
+                   "further runs are left out\n";
+      return;
     }
   } catch (const std::exception& e) {
     std::cerr << "[fuselens] application replay: cannot read the first run's counters: " << e.what()
