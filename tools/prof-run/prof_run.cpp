@@ -60,10 +60,10 @@
 
 #include "CaptureReport.h"
 #include "Environment.h"
+#include "FilterOptions.h"
 #include "FinalizeProgress.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
-#include "fuselens/collector/LaunchFilter.h"
 #include "fuselens/db/Printable.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/RooflineStore.h"
@@ -240,8 +240,7 @@ struct Options {
   // capture control (docs/capture-control.md), as given
   std::string capture_range, capture_range_end, steps;
   std::optional<double> delay_s, duration_s;
-  // counter launch filters (LaunchFilter.h), as given
-  std::string kernel_name_base, launch_skip, launch_skip_before_match, launch_count;
+  fuselens::tools::FilterOptions filters;  // counter launch filters, as given
 };
 
 // Seconds given on the command line as whole milliseconds; `what` names the option in errors.
@@ -289,37 +288,7 @@ Options parse(int argc, char** argv) {
       "With --replay application: all (flush the L2 and the SMs' instruction caches before "
       "each profiled launch, as Nsight Compute does by default) or none; default all "
       "there, none for kernel replay");
-  app.add_option("-k,--kernel-name", o.config.filter.kernel_name,
-                 "With --metrics: profile only kernels named NAME, or whose name RE matches "
-                 "anywhere (regex:RE, RE2 syntax), as ncu --kernel-name; the others run unreplayed")
-      ->type_name("NAME|regex:RE");
-  app.add_option("--kernel-name-base", o.kernel_name_base,
-                 "What --kernel-name matches: function (the bare function name, default), "
-                 "demangled or mangled, as ncu --kernel-name-base")
-      ->type_name("function|demangled|mangled");
-  app.add_option("-s,--launch-skip", o.launch_skip,
-                 "With --metrics: skip the first N launches that pass the name and NVTX filters")
-      ->type_name("N");
-  app.add_option("--launch-skip-before-match", o.launch_skip_before_match,
-                 "With --metrics: leave out the first N launches of any kernel before the filters "
-                 "match (ncu --launch-skip-before-match)")
-      ->type_name("N");
-  app.add_option("-c,--launch-count", o.launch_count,
-                 "With --metrics: profile at most N launches (N >= 1) that pass the filters, after "
-                 "--launch-skip")
-      ->type_name("N");
-  app.add_option(
-         "--nvtx-include", o.config.filter.nvtx_include,
-         "With --metrics: profile only launches inside NVTX ranges: A/ (push/pop range A on "
-         "the thread's stack), A/B/, A/*/B/, [A/ (outermost), B] (innermost), "
-         "DOMAIN@A/, A (an open start/end range); * and ? globs, \\ escapes. Repeatable: "
-         "any one suffices")
-      ->type_name("EXPR")
-      ->allow_extra_args(false);
-  app.add_option("--nvtx-exclude", o.config.filter.nvtx_exclude,
-                 "With --metrics: leave out launches matching EXPR (same syntax). Repeatable")
-      ->type_name("EXPR")
-      ->allow_extra_args(false);
+  o.filters.add_to(app, o.config.filter);
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.add_flag("--per-process", o.per_process,
@@ -384,17 +353,6 @@ Options parse(int argc, char** argv) {
     throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") +
                      " needs --metrics");
   }
-  for (const char* filter_option :
-       {"--kernel-name", "--kernel-name-base", "--launch-skip", "--launch-skip-before-match",
-        "--launch-count", "--nvtx-include", "--nvtx-exclude"}) {
-    if (app.count(filter_option) > 0 && o.config.metrics.empty()) {
-      throw UsageError(std::string(filter_option) +
-                       " chooses launches for counters: it needs --metrics");
-    }
-  }
-  if (app.count("--kernel-name") > 0 && o.config.filter.kernel_name.empty()) {
-    throw UsageError("--kernel-name: expected NAME or regex:RE, not an empty name");
-  }
   if (o.config.metric_replay == "application" && !cache_given) o.config.cache_control = "all";
   if (o.config.metric_replay == "application" && o.per_process) {
     throw UsageError("--replay application cannot be combined with --per-process");
@@ -416,24 +374,7 @@ Options parse(int argc, char** argv) {
       throw UsageError("--step-range: expected a non-empty GLOB");
     }
     o.config.trace = fuselens::collector::parse_trace(o.trace);
-    if (app.count("--kernel-name-base") > 0) {
-      o.config.filter.name_base = c::parse_kernel_name_base(o.kernel_name_base);
-    }
-    if (app.count("--launch-skip") > 0) {
-      o.config.filter.launch_skip = c::parse_launch_number("--launch-skip", o.launch_skip);
-    }
-    if (app.count("--launch-skip-before-match") > 0) {
-      o.config.filter.launch_skip_before_match =
-          c::parse_launch_number("--launch-skip-before-match", o.launch_skip_before_match);
-    }
-    if (app.count("--launch-count") > 0) {
-      o.config.filter.launch_count = c::parse_launch_number("--launch-count", o.launch_count);
-      if (o.config.filter.launch_count == 0) {
-        throw UsageError(
-            "--launch-count 0: expected at least 1 (leave it out to profile every "
-            "launch)");
-      }
-    }
+    o.filters.apply(app, !o.config.metrics.empty(), o.config.filter);
     o.config.validate();
   } catch (const fuselens::collector::ConfigError& e) {
     throw UsageError(e.what());
@@ -587,22 +528,8 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(fuselens::collector::kEnvMetricPass, std::to_string(run).c_str(), 1);
       ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
     }
-    {  // launch filters, always set so that a stray value in the user's environment is replaced
-      namespace c = fuselens::collector;
-      const auto& f = options.config.filter;
-      auto lines = [](const std::vector<std::string>& items) {
-        std::string out;
-        for (const auto& item : items) out += (out.empty() ? "" : "\n") + item;
-        return out;
-      };
-      ::setenv(c::kEnvKernelName, f.kernel_name.c_str(), 1);
-      ::setenv(c::kEnvKernelNameBase, c::kernel_name_base_name(f.name_base), 1);
-      ::setenv(c::kEnvLaunchSkip, std::to_string(f.launch_skip).c_str(), 1);
-      ::setenv(c::kEnvLaunchSkipBeforeMatch, std::to_string(f.launch_skip_before_match).c_str(), 1);
-      ::setenv(c::kEnvLaunchCount, f.launch_count ? std::to_string(f.launch_count).c_str() : "", 1);
-      ::setenv(c::kEnvNvtxInclude, lines(f.nvtx_include).c_str(), 1);
-      ::setenv(c::kEnvNvtxExclude, lines(f.nvtx_exclude).c_str(), 1);
-    }
+    // launch filters, always set so that a stray value in the user's environment is replaced
+    fuselens::tools::set_filter_environment(options.config.filter);
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
     if (!options.exit_shim.empty()) {  // after the user's preloads (libasan must stay first)
       const char* old = std::getenv("LD_PRELOAD");
