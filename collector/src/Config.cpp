@@ -1,5 +1,8 @@
 #include "fuselens/collector/Config.h"
 
+#include "fuselens/collector/LaunchFilter.h"
+
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
@@ -128,6 +131,14 @@ void CollectorConfig::validate() const {
   if (!step_range.empty() && !steps) throw ConfigError("--step-range needs --steps");
   if (controlled() && !metrics.empty()) {
     throw ConfigError("counters (--metrics) cannot be limited to windows; profile the whole run");
+  }
+  if (filter.any()) {
+    if (metrics.empty()) {
+      throw ConfigError(
+          "--kernel-name, --launch-skip, --launch-skip-before-match, --launch-count, "
+          "--nvtx-include and --nvtx-exclude choose launches for counters: they need --metrics");
+    }
+    (void)LaunchFilter(filter);  // compiles the regex and the NVTX expressions, or throws
   }
   constexpr std::uint64_t kYearMs = 1000ull * 86400 * 365;
   if (delay_ms > kYearMs || duration_ms > kYearMs) {
@@ -279,6 +290,42 @@ CollectorConfig CollectorConfig::from_environment() {
   config.duration_ms = u64(kEnvDurationMs);
   config.start_utc_ns = u64(kEnvStartUtcNs);
   if (auto v = env(kEnvSteps); v && !v->empty()) config.steps = parse_steps(*v);
+  // Launch filters: empty values are unset (prof-run always sets them).
+  if (auto v = env(kEnvKernelName); v && !v->empty()) config.filter.kernel_name = std::string(*v);
+  if (auto v = env(kEnvKernelNameBase); v && !v->empty()) {
+    config.filter.name_base = parse_kernel_name_base(*v);
+  }
+  if (auto v = env(kEnvLaunchSkip); v && !v->empty()) {
+    config.filter.launch_skip = parse_launch_number(kEnvLaunchSkip, *v);
+  }
+  if (auto v = env(kEnvLaunchSkipBeforeMatch); v && !v->empty()) {
+    config.filter.launch_skip_before_match = parse_launch_number(kEnvLaunchSkipBeforeMatch, *v);
+  }
+  if (auto v = env(kEnvLaunchCount); v && !v->empty()) {
+    config.filter.launch_count = parse_launch_number(kEnvLaunchCount, *v);
+    if (config.filter.launch_count == 0) {
+      throw ConfigError(std::string(kEnvLaunchCount) + ": must be at least 1");
+    }
+  }
+  auto lines = [&](const char* name, std::vector<std::string>& out) {
+    const auto v = env(name);
+    if (!v) return;
+    std::size_t pos = 0;
+    while (pos < v->size()) {
+      const std::size_t nl = std::min(v->find('\n', pos), v->size());
+      if (nl > pos) out.emplace_back(v->substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  };
+  lines(kEnvNvtxInclude, config.filter.nvtx_include);
+  lines(kEnvNvtxExclude, config.filter.nvtx_exclude);
+  if (auto v = env(kEnvProgress); v && *v != "auto" && !v->empty()) {
+    if (*v != "0" && *v != "1") {
+      throw ConfigError(std::string(kEnvProgress) + ": '" + std::string(*v) +
+                        "' is not 0, 1 or auto");
+    }
+    config.progress = *v == "1";
+  }
   if (auto v = env(kEnvStepRange)) config.step_range = std::string(*v);
   config.validate();
   return config;

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "CounterFilter.h"
 #include "InternalCalls.h"
 #include "L2Flush.h"
 #include "Log.h"
@@ -89,7 +91,13 @@ struct RangeProfilerState {
   bool application = false;   // --replay application (RangeProfiler.h)
   std::uint32_t pass = 0;     // application replay: the counter group this run collects
   bool flush_caches = false;  // --cache-control all
-  std::mutex launch_gate;     // application replay: held from a launch's entry to its exit
+  // Which launches get counters, and progress lines (CounterFilter.h); set by start().
+  std::unique_ptr<CounterFilter> filter;
+  // Kernel replay with launch filters: the profiler runs only from a chosen launch's entry to its
+  // exit (as under application replay), so the other launches are not replayed.
+  bool gated = false;
+  std::atomic<bool> exhausted{false};  // --launch-count reached: later launches are left alone
+  std::mutex launch_gate;  // application replay, gated kernel replay: a launch's entry to exit
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<db::KernelMetricRecord> pending;
   db::RecordBatch kernels;  // kernel rows of the profiled launches (see RangeProfiler.h)
@@ -104,7 +112,8 @@ namespace {
 
 using State = RangeProfilerState;
 
-// Application replay: this thread holds State::launch_gate (taken at a launch's entry).
+// Application replay or gated kernel replay: this thread holds State::launch_gate (taken at a
+// launch's entry).
 thread_local bool t_holds_gate = false;
 
 /// The config image of `metrics` on the session's chip and its number of passes; a host object
@@ -359,8 +368,8 @@ void configure_and_start(const State& state, Session& s) {
 }
 
 /// Stops, decodes and stores the last range as the counters of the launch `cb`, and its kernel row.
-/// Kernel replay restarts the profiler for the next launch; application replay starts it at the
-/// next launch's entry.
+/// Kernel replay restarts the profiler for the next launch; application replay and gated kernel
+/// replay start it at the next chosen launch's entry.
 void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   const std::uint32_t correlation_id = cb.correlationId;
   std::uint64_t end_ns = 0;
@@ -418,11 +427,11 @@ void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
     ++s.record.ranges;
     s.record.unattributed_ranges += static_cast<std::int64_t>(info.numTotalRanges - 1);
   }
-  if (!state.application) configure_and_start(state, s);
+  if (!state.application && !state.gated) configure_and_start(state, s);
 }
 
-/// Application replay, at a launch's entry: flushes the L2 (cache control "all") and starts the
-/// profiler for this launch's single pass.
+/// Application replay and gated kernel replay, at a chosen launch's entry: flushes the L2 (cache
+/// control "all") and starts the profiler for this launch's single pass.
 void begin_launch(State& state, Session& s) {
   if (s.flush) {
     const InternalCalls internal;
@@ -503,7 +512,7 @@ Session* session_of(State& state, CUcontext context) {
   s->record.metric_set = state.set.name;
   try {
     initialize(state, *s);
-    if (!state.application) configure_and_start(state, *s);
+    if (!state.application && !state.gated) configure_and_start(state, *s);
     s->active = true;
   } catch (const Failure& f) {
     fail(*s, f);
@@ -533,6 +542,14 @@ bool RangeProfiler::start(const CollectorConfig& config, const std::string& capt
     state->pass = config.metric_pass;
     state->flush_caches = state->application && config.cache_control == "all";
     state->set = db::roofline_metric_set();
+    try {
+      state->filter = std::make_unique<CounterFilter>(config);
+    } catch (const std::exception& e) {
+      log("counters: {}; no counters", e.what());
+      return false;
+    }
+    state->gated = !state->application && state->filter->gated();
+    state->filter->start(subscriber);
     int enabled = 0;
     for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
       state->kinds[id] = classify(id);
@@ -564,10 +581,20 @@ void note_capture_launch(Session& s) {
   }
 }
 
-/// Application replay: at a launch's entry take the launch gate (one profiled launch at a time
-/// per process, from its entry to its exit), flush and start; at its exit collect and release.
-void on_application_launch(State& state, const CUpti_CallbackData& cb) {
+/// After a profiled launch's counters were read: its progress line, and the pending rows stored
+/// every kFlushEvery launches.
+void after_collect(State& state, const Session& s) {
+  state.filter->print_progress(s.record.passes, state.application, state.pass);
+  if (state.pending.size() >= kFlushEvery) write_pending(state);
+}
+
+/// Application replay and gated kernel replay: at a launch's entry take the launch gate (one
+/// launch at a time per process, from its entry to its exit), decide whether to profile it
+/// (CounterFilter), and if so flush and start; at its exit collect and release. Once
+/// --launch-count launches were profiled, later launches skip all of it.
+void on_gated_launch(State& state, CUpti_CallbackId id, const CUpti_CallbackData& cb) {
   if (cb.callbackSite == CUPTI_API_ENTER) {
+    if (state.exhausted.load(std::memory_order_relaxed)) return;
     if (!t_holds_gate) {  // not a launch made inside another launch's callbacks
       state.launch_gate.lock();
       t_holds_gate = true;
@@ -576,6 +603,9 @@ void on_application_launch(State& state, const CUpti_CallbackData& cb) {
     if (state.finished || !cb.context) return;
     Session* s = session_of(state, cb.context);
     if (!s->active || s->captures_open > 0) return;
+    const bool chosen = state.filter->decide(id, cb);
+    if (state.filter->exhausted()) state.exhausted.store(true, std::memory_order_relaxed);
+    if (!chosen) return;
     try {
       begin_launch(state, *s);
     } catch (const Failure& f) {
@@ -583,6 +613,7 @@ void on_application_launch(State& state, const CUpti_CallbackData& cb) {
     }
     return;
   }
+  if (!t_holds_gate && state.exhausted.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard lock(state.mutex);
     Session* s = nullptr;
@@ -594,7 +625,7 @@ void on_application_launch(State& state, const CUpti_CallbackData& cb) {
       } catch (const Failure& f) {
         fail(*s, f);
       }
-      if (state.pending.size() >= kFlushEvery) write_pending(state);
+      after_collect(state, *s);
     }
   }
   if (t_holds_gate) {
@@ -619,6 +650,10 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       write_pending(*state);
       return;
     }
+    if (domain == CUPTI_CB_DOMAIN_NVTX) {  // --nvtx-include / --nvtx-exclude only
+      state->filter->on_nvtx(id, data);
+      return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const CallbackKind kind = kind_of(*state, id);
     if (kind == CallbackKind::CaptureBegin || kind == CallbackKind::CaptureEnd) {
@@ -635,7 +670,7 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
         if (begin && cb->callbackSite == CUPTI_API_ENTER && s->captures_open++ == 0) {
           if (s->started) pause(*s);  // application replay: stopped between launches already
         } else if (!begin && cb->callbackSite == CUPTI_API_EXIT && s->captures_open > 0 &&
-                   --s->captures_open == 0 && !state->application) {
+                   --s->captures_open == 0 && !state->application && !state->gated) {
           configure_and_start(*state, *s);
         }
       } catch (const Failure& f) {
@@ -645,8 +680,8 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
     }
     if (kind != CallbackKind::KernelLaunch) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (state->application) {
-      on_application_launch(*state, *cb);
+    if (state->application || state->gated) {
+      on_gated_launch(*state, id, *cb);
       return;
     }
     std::lock_guard lock(state->mutex);
@@ -657,12 +692,13 @@ void RangeProfiler::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id
       note_capture_launch(*s);
       return;
     }
+    state->filter->decide(id, *cb);  // no filters here: counts it, names it for the progress line
     try {
       collect(*state, *s, *cb);
     } catch (const Failure& f) {
       fail(*s, f);
     }
-    if (state->pending.size() >= kFlushEvery) write_pending(*state);
+    after_collect(*state, *s);
   } catch (...) {
   }
 }
@@ -674,6 +710,7 @@ void RangeProfiler::finish() noexcept {
   if (state->finished) return;
   state->finished = true;
   write_pending(*state);
+  state->filter->log_summary();
   for (auto& s : state->sessions) {
     if (s->active || s->host) disable(*s);  // leave nothing enabled for CUPTI's teardown
     if (s->launches_in_capture > 0) {

@@ -24,6 +24,20 @@
 // such a call (a graph launch, say) decode as extra ranges in the same batch; they are counted in
 // metric_session.unattributed_ranges and dropped, never attributed to the wrong launch.
 //
+// Which launches (prof-run --kernel-name, --kernel-name-base, --launch-skip, --launch-count,
+// --nvtx-include, --nvtx-exclude; LaunchFilter.h has the semantics, after Nsight Compute's):
+// without filters every launch is profiled as above. With filters, kernel replay works like
+// application replay does: the profiler is stopped between launches, and at a launch's entry
+// (under the launch gate, so one launch per process at a time) CounterFilter decides whether it is
+// chosen; only a chosen launch starts the profiler, is replayed and gets counters and a kernel
+// row; the others run once, unreplayed, as without FuseLens's counters (their launch calls are in
+// api_call; with the `cuda` group off under counters they have no kernel row). Once
+// --launch-count launches were profiled, later launches skip the gate. The choice costs a hash
+// lookup of the CUfunction per launch (CounterFilter.h).
+//
+// Progress: one line per profiled launch on stderr when it is a terminal or FUSELENS_PROGRESS=1
+// (CounterFilter.h has the format); nothing otherwise.
+//
 // Cost: every launch becomes synchronous and runs `passes` times (5 for the roofline set on an
 // H100) plus the decode; docs/BENCHMARKS.md has the measured slowdown.
 //
@@ -80,8 +94,8 @@ class RangeProfiler final : public CallbackHandler {
   /// RangeProfiler per process (the CUPTI profiler is initialized once).
   bool start(const CollectorConfig& config, const std::string& capture,
              CUpti_SubscriberHandle subscriber, std::uint32_t pid) noexcept;
-  /// Kernel launches and stream captures are handled, the rest ignored (so are calls made inside
-  /// an InternalCalls).
+  /// Kernel launches, stream captures and (with NVTX filters) NVTX calls are handled, the rest
+  /// ignored (so are calls made inside an InternalCalls).
   void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id,
                    const void* data) noexcept override;
   /// Stores what is pending and each context's session row, disables the profilers. Idempotent.

@@ -27,7 +27,8 @@
 # NCCL on one and two GPUs, a slowed rank, peer copies, per-step overhead), cutlass (issue 24: the
 # CUTLASS sm90 GEMM-epilogue variants, tests, benchmarks, roofline), cutlass_suite (the combined suite
 # run with them), exitpaths (issue 22: _exit, exit_group, exec and a Python worker's os._exit keep
-# every kernel through the exit shim).
+# every kernel through the exit shim), filters (issue 22: the counter launch filters against
+# ncu's).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 plans_dir="$root/scripts/device/plans"

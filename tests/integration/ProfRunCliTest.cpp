@@ -356,3 +356,79 @@ TEST(ProfRunCli, PreloadsTheExitShimAfterTheUsersPreloadsUnlessSwitchedOff) {
            "exec /bin/sh -c 'exit 4'"});
   EXPECT_EQ(r.status, 4) << r.err;
 }
+
+// Counter launch filters (issue 22; collector LaunchFilter.h): bad values are refused in one line
+// with status 2 before anything runs, and filters without --metrics are refused.
+TEST(ProfRunCli, RefusesBadLaunchFiltersAndWritesNothing) {
+  TempDir dir;
+  const auto out = dir.file("a.sqlite");
+  const std::vector<std::string> m = {"--metrics", "roofline"};
+  auto with_metrics = [&](std::vector<std::string> options) {
+    options.insert(options.begin(), m.begin(), m.end());
+    return options;
+  };
+  std::vector<std::string> nine_includes = m;
+  for (int i = 0; i < 9; ++i) nine_includes.insert(nine_includes.end(), {"--nvtx-include", "a/"});
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--kernel-name", "gemm"}, "needs --metrics"},
+      {{"--launch-count", "2"}, "needs --metrics"},
+      {{"--nvtx-include", "train/"}, "needs --metrics"},
+      {with_metrics({"--kernel-name", ""}), "empty name"},
+      {with_metrics({"-k", "regex:("}), "bad regular expression"},
+      {with_metrics({"-k", "regex:"}), "expression is empty"},
+      {with_metrics({"-k", std::string(5000, 'a')}), "longer than 4096"},
+      {with_metrics({"--kernel-name-base", "short"}), "function, demangled or mangled"},
+      {with_metrics({"--launch-skip=-1"}), "--launch-skip"},
+      {with_metrics({"--launch-skip", "1.5"}), "whole number"},
+      {with_metrics({"--launch-skip", "99999999999999999999"}), "10^15"},
+      {with_metrics({"--launch-skip-before-match", "-3"}), "--launch-skip-before-match"},
+      {{"--launch-skip-before-match", "3"}, "needs --metrics"},
+      {with_metrics({"-c", "0"}), "--launch-count 0"},
+      {with_metrics({"--launch-count", "ten"}), "--launch-count 'ten'"},
+      {with_metrics({"--nvtx-include", "a//b/"}), "empty range name"},
+      {with_metrics({"--nvtx-include", "@x/"}), "empty DOMAIN"},
+      {with_metrics({"--nvtx-exclude", "a\\"}), "lone"},
+      {nine_includes, "at most 8"},
+  };
+  for (const auto& [options, fragment] : cases) {
+    std::vector<std::string> argv = {PROF_RUN_PATH, "-o", out};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "/bin/true"});
+    SCOPED_TRACE(options.back().substr(0, 40));
+    expect_refusal(run(argv), fragment);
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
+// The filters reach the collector through its environment (one NVTX expression a line), and
+// replace stray values of the user's; FUSELENS_PROGRESS is the user's own and is checked.
+TEST(ProfRunCli, PassesLaunchFiltersToTheCollector) {
+  TempDir dir;
+  const std::string show =
+      "printf '%s|%s|%s|%s|%s|%s|%s\\n' \"$FUSELENS_KERNEL_NAME\" \"$FUSELENS_KERNEL_NAME_BASE\" "
+      "\"$FUSELENS_LAUNCH_SKIP\" \"$FUSELENS_LAUNCH_COUNT\" \"$FUSELENS_NVTX_INCLUDE\" "
+      "\"$FUSELENS_NVTX_EXCLUDE\" \"$FUSELENS_LAUNCH_SKIP_BEFORE_MATCH\"";
+  std::vector<std::string> argv = {PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--metrics",
+                                   "roofline"};
+  for (const char* option : {"-k regex:gemm|relu", "--kernel-name-base demangled", "-s 1", "-c 2",
+                             "--nvtx-include train/", "--nvtx-include lib@step",
+                             "--nvtx-exclude warmup/", "--launch-skip-before-match 4"}) {
+    const std::string text(option);
+    argv.push_back(text.substr(0, text.find(' ')));
+    argv.push_back(text.substr(text.find(' ') + 1));
+  }
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c", show});
+  auto r = run(argv, {"FUSELENS_LAUNCH_SKIP=-4"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "regex:gemm|relu|demangled|1|2|train/\nlib@step|warmup/|4\n");
+  // Without filters: empty values, so the user's stray ones never reach the collector.
+  r = run({PROF_RUN_PATH, "-o", dir.file("b.sqlite"), "--", "/bin/sh", "-c", show},
+          {"FUSELENS_KERNEL_NAME=regex:(", "FUSELENS_LAUNCH_COUNT=0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "|function|0||||0\n");
+  expect_refusal(run({PROF_RUN_PATH, "-o", dir.file("c.sqlite"), "--", "/bin/true"},
+                     {"FUSELENS_PROGRESS=yes"}),
+                 "FUSELENS_PROGRESS");
+  r = run({PROF_RUN_PATH, "-o", dir.file("d.sqlite"), "--", "/bin/true"}, {"FUSELENS_PROGRESS=0"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}

@@ -207,6 +207,14 @@ std::vector<Command> commands() {
         {"--metrics", {"no_such_set"}},
         {"--replay", {"sideways", "application"}},  // the second: without --metrics
         {"--cache-control", {"some", "all"}},
+        // the counter launch filters: bad values, and good ones without --metrics
+        {"--kernel-name", {"regex:(", "", "gemm"}},
+        {"--kernel-name-base", {"short", "function"}},
+        {"--launch-skip", {"-1", "abc", "1e3", "99999999999999999999", "2"}},
+        {"--launch-skip-before-match", {"-1", "abc", "2"}},
+        {"--launch-count", {"0", "abc", "-3", "2"}},
+        {"--nvtx-include", {"a//b/", "@x/", "a\\", "train/"}},
+        {"--nvtx-exclude", {"", "[a/[b/", "train/"}},
         {"--measure-ceilings", {}, true},
         {"--per-process", {}, true},
         {"--capture-range", {"nvtx:", "foo", "nvtx:a@", "cudaprofilerapi"}},

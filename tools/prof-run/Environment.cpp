@@ -45,7 +45,8 @@ std::string lower_trimmed(std::string text) {
 std::string check_user_environment(const CollectorConfig& config, bool metrics_from_options,
                                    bool torch_modules_from_options) {
   std::vector<const char*> passed_on = {kEnvContextMethod, kEnvPythonFrames, kEnvContextStats,
-                                        kEnvExitShim,      kEnvApiSelect,    kEnvControlApi};
+                                        kEnvExitShim,      kEnvApiSelect,    kEnvControlApi,
+                                        kEnvProgress};
   if (!metrics_from_options) {
     passed_on.insert(passed_on.end(),
                      {kEnvMetrics, kEnvMetricReplay, kEnvMetricPass, kEnvCacheControl});
@@ -80,6 +81,12 @@ std::string check_user_environment(const CollectorConfig& config, bool metrics_f
     env.set(kEnvMetricPass, "0");
     env.set(kEnvCacheControl, config.cache_control);
   }
+  // The launch filters are prof-run's own (checked by validate()); here they are left out.
+  for (const char* name : {kEnvKernelName, kEnvLaunchSkip, kEnvLaunchSkipBeforeMatch,
+                           kEnvLaunchCount, kEnvNvtxInclude, kEnvNvtxExclude}) {
+    env.set(name, "");
+  }
+  env.set(kEnvKernelNameBase, "function");
   // Capture control is checked with prof-run's options (validate()); here it is left out.
   for (const char* name : {kEnvCaptureRange, kEnvSteps, kEnvStepRange}) env.set(name, "");
   env.set(kEnvCaptureRangeEnd, "stop");

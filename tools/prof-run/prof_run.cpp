@@ -3,7 +3,11 @@
 //
 //   prof-run [-o FILE] [--force] [--trace LIST] [--buffer-kib N] [--max-buffers N]
 //            [--flush-ms N] [--metrics roofline [--replay kernel|application]
-//            [--cache-control all|none]] [--measure-ceilings] [--per-process]
+//            [--cache-control all|none] [-k|--kernel-name NAME|regex:RE]
+//            [--kernel-name-base function|demangled|mangled] [-s|--launch-skip N]
+//            [--launch-skip-before-match N] [-c|--launch-count N] [--nvtx-include EXPR]...
+//            [--nvtx-exclude EXPR]...]
+//            [--measure-ceilings] [--per-process]
 //            [--torch-modules on|hooks|off] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
@@ -13,6 +17,8 @@
 // same run row; FILE itself is then removed, or kept when no process initialized CUDA.
 // FuseLens's Python instrumentation (share/fuselens/python) is put first on PYTHONPATH: for a
 // PyTorch program its sitecustomize records the module view (--torch-modules off: not).
+// The launch filters choose which kernel launches get counters, as Nsight Compute's options of the
+// same names do (collector/include/fuselens/collector/LaunchFilter.h): the others run unreplayed.
 // --replay application runs the command once more per further single-pass counter group, each run
 // into FILE.runN (removed after its counters are merged into FILE: ReplayMerge.h).
 // The exit shim (libfuselens_exit_shim.so, beside the collector: collector/shim/ExitShim.h) is
@@ -55,6 +61,7 @@
 #include "CaptureReport.h"
 #include "Color.h"
 #include "Environment.h"
+#include "FilterOptions.h"
 #include "FinalizeProgress.h"
 #include "RooflineSteps.h"
 #include "fuselens/collector/Config.h"
@@ -236,6 +243,7 @@ struct Options {
   // capture control (docs/capture-control.md), as given
   std::string capture_range, capture_range_end, steps;
   std::optional<double> delay_s, duration_s;
+  fuselens::tools::FilterOptions filters;  // counter launch filters, as given
 };
 
 // Seconds given on the command line as whole milliseconds; `what` names the option in errors.
@@ -283,6 +291,7 @@ Options parse(int argc, char** argv) {
       "With --replay application: all (flush the L2 and the SMs' instruction caches before "
       "each profiled launch, as Nsight Compute does by default) or none; default all "
       "there, none for kernel replay");
+  o.filters.add_to(app, o.config.filter);
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
   app.add_flag("--per-process", o.per_process,
@@ -324,8 +333,13 @@ Options parse(int argc, char** argv) {
       "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
       "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
       "  prof-run --delay 20 --duration 5 -- ./server\n"
+      "  prof-run --metrics roofline -k regex:gemm -s 1 -c 2 -- ./app   (counters for the 2nd "
+      "and 3rd GEMM launches)\n"
+      "  prof-run --metrics roofline --nvtx-include 'train/' -- python3 train.py\n"
       "Environment: FUSELENS_EXIT_SHIM=0 leaves out the exit shim that prof-run preloads so that "
-      "a process ending in _exit, exit_group or exec flushes its capture first (default 1).\n"
+      "a process ending in _exit, exit_group or exec flushes its capture first (default 1); "
+      "FUSELENS_PROGRESS=1 prints a line per profiled launch also when stderr is not a terminal "
+      "(0: never; docs/counters.md).\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
       "it; 1 if the capture could not be finalized.");
   const int own_argc = separator < 0 ? argc : separator;
@@ -371,6 +385,7 @@ Options parse(int argc, char** argv) {
       throw UsageError("--step-range: expected a non-empty GLOB");
     }
     o.config.trace = fuselens::collector::parse_trace(o.trace);
+    o.filters.apply(app, !o.config.metrics.empty(), o.config.filter);
     o.config.validate();
   } catch (const fuselens::collector::ConfigError& e) {
     throw UsageError(e.what());
@@ -527,6 +542,8 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(fuselens::collector::kEnvMetricPass, std::to_string(run).c_str(), 1);
       ::setenv(fuselens::collector::kEnvCacheControl, options.config.cache_control.c_str(), 1);
     }
+    // launch filters, always set so that a stray value in the user's environment is replaced
+    fuselens::tools::set_filter_environment(options.config.filter);
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
     if (!options.exit_shim.empty()) {  // after the user's preloads (libasan must stay first)
       const char* old = std::getenv("LD_PRELOAD");
@@ -596,8 +613,16 @@ void replay_runs(const Options& options, const std::string& executable,
   std::int64_t runs = 0;
   try {
     const fuselens::db::Reader reader(output);
+    std::int64_t chosen = 0;
     for (const auto& s : fuselens::db::read_metric_sessions(reader)) {
       if (s.status == "ok" && s.replay == "application") runs = std::max(runs, s.passes);
+      chosen += s.ranges;
+    }
+    // Launch filters that chose nothing in the first run choose nothing in the others either.
+    if (runs > 1 && chosen == 0 && options.config.filter.any()) {
+      std::cerr << "[fuselens] application replay: the launch filters chose no launch; the "
+                   "further runs are left out\n";
+      return;
     }
   } catch (const std::exception& e) {
     std::cerr << "[fuselens] application replay: cannot read the first run's counters: " << e.what()

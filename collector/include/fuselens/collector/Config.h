@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuselens/db/Glob.h"
 
@@ -40,6 +41,18 @@ inline constexpr const char* kEnvDurationMs = "FUSELENS_DURATION_MS";  // ms of 
 inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";           // WAIT:WARMUP:ACTIVE[:REPEAT]
 inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";  // glob of the step ranges
 inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
+// Which launches get counters (LaunchFilter.h; prof-run --kernel-name, --kernel-name-base,
+// --launch-skip, --launch-count, --nvtx-include, --nvtx-exclude). Empty or unset: no filter.
+inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";           // NAME or regex:RE
+inline constexpr const char* kEnvKernelNameBase = "FUSELENS_KERNEL_NAME_BASE";  // function|...
+inline constexpr const char* kEnvLaunchSkip = "FUSELENS_LAUNCH_SKIP";           // whole number
+inline constexpr const char* kEnvLaunchSkipBeforeMatch = "FUSELENS_LAUNCH_SKIP_BEFORE_MATCH";
+inline constexpr const char* kEnvLaunchCount = "FUSELENS_LAUNCH_COUNT";  // whole number, >= 1
+inline constexpr const char* kEnvNvtxInclude = "FUSELENS_NVTX_INCLUDE";  // expressions, one a line
+inline constexpr const char* kEnvNvtxExclude = "FUSELENS_NVTX_EXCLUDE";  // expressions, one a line
+// Counter replay progress on stderr, one line per profiled launch: "1" always, "0" never, unset or
+// "auto" only when stderr is a terminal (RangeProfiler.h, "Progress").
+inline constexpr const char* kEnvProgress = "FUSELENS_PROGRESS";
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
 /// records (stream, event and context synchronizations, also the implicit ones inside other calls;
@@ -80,6 +93,28 @@ enum TraceGroup : std::uint32_t {
 /// unw_backtrace at every call (the first method, for comparison); None: no native stack (measures
 /// the callback alone).
 enum class ContextMethod { Cached, Unwind, None };
+
+/// Nsight Compute's --kernel-name-base: which form of a kernel's name --kernel-name matches
+/// (LaunchFilter.h): the bare function name (the default), the demangled signature, the mangled
+/// name.
+enum class KernelNameBase { Function, Demangled, Mangled };
+
+/// Which launches get counters, as the user asked (prof-run's filter options; LaunchFilter.h has
+/// the semantics, after Nsight Compute's).
+struct LaunchFilterSpec {
+  std::string kernel_name;  ///< "" (every kernel), NAME (exact) or "regex:RE"
+  KernelNameBase name_base = KernelNameBase::Function;
+  std::uint64_t launch_skip = 0;
+  std::uint64_t launch_skip_before_match = 0;  ///< launches of any kernel skipped first
+  std::uint64_t launch_count = 0;              ///< 0: no limit
+  std::vector<std::string> nvtx_include, nvtx_exclude;
+
+  /// True when anything here limits which launches are profiled.
+  bool any() const {
+    return !kernel_name.empty() || launch_skip > 0 || launch_skip_before_match > 0 ||
+           launch_count > 0 || !nvtx_include.empty() || !nvtx_exclude.empty();
+  }
+};
 
 /// Thrown by the parsers for a bad value; the message is one line naming the value.
 class ConfigError : public std::invalid_argument {
@@ -153,6 +188,12 @@ struct CollectorConfig {
   /// SMs' instruction caches before each launch (collector/src/L2Flush.h; application replay
   /// only: kernel replay's passes run inside CUPTI), "none" leaves them as the program left them.
   std::string cache_control = "none";
+  /// Which launches get counters (kEnvKernelName ... kEnvNvtxExclude); the others run unreplayed
+  /// and have no counters (LaunchFilter.h).
+  LaunchFilterSpec filter;
+  /// Replay progress lines (kEnvProgress): true always, false never, unset when stderr is a
+  /// terminal.
+  std::optional<bool> progress;
   /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
   ContextMethod context_method = ContextMethod::Cached;
   /// Python frames in calling contexts when the process runs CPython (kEnvPythonFrames: 1, 0 or
@@ -213,7 +254,8 @@ struct CollectorConfig {
   /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
   /// is not all|none, or cache_control "all" is asked for with kernel replay; or the capture
   /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
-  /// count other than 1 without a capture range, counters with any capture control).
+  /// count other than 1 without a capture range, counters with any capture control); or a launch
+  /// filter is given without counters or does not compile (LaunchFilter's constructor).
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();
