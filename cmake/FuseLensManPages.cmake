@@ -3,7 +3,15 @@
 # the tool's install component. Without help2man (or with -DFUSELENS_MAN_PAGES=OFF) no page is
 # made and configure says so. The pages are part of `all`; installing is OPTIONAL so that an
 # install of a partial build (scripts/device/stage.sh builds a few targets) does not fail.
-option(FUSELENS_MAN_PAGES "Generate man pages from the tools' --help with help2man when it is found" ON)
+# Off by default in sanitized builds (FUSELENS_SANITIZE), where a leak report at a tool's exit
+# would fail the build for a man page.
+if(FUSELENS_SANITIZE)
+  set(fuselens_man_default OFF)
+else()
+  set(fuselens_man_default ON)
+endif()
+option(FUSELENS_MAN_PAGES "Generate man pages from the tools' --help with help2man when it is found"
+       ${fuselens_man_default})
 find_program(FUSELENS_HELP2MAN help2man)
 set(FUSELENS_MAN_DIR "${CMAKE_BINARY_DIR}/man")
 

@@ -89,30 +89,38 @@ set(FUSELENS_PACKAGE_DIR "${CMAKE_BINARY_DIR}/packages")
 set(CPACK_PACKAGE_DIRECTORY "${FUSELENS_PACKAGE_DIR}")  # cpack -B DIR puts them elsewhere
 find_program(FUSELENS_DPKG_SHLIBDEPS dpkg-shlibdeps)
 # The DEB's Depends without dpkg-shlibdeps: Debian 12's packages of the libraries linked.
-set(FUSELENS_DEB_DEPENDS "libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0, libre2-9, zlib1g")
+set(FUSELENS_DEB_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0, libre2-9, zlib1g")
 if(TARGET prof-gui)
-  string(APPEND FUSELENS_DEB_DEPENDS ", libqt6widgets6, libqt6charts6, libqt6svg6, libqt6printsupport6")
+  string(APPEND FUSELENS_DEB_DEPENDS ", libqt6core6, libqt6gui6, libqt6widgets6, libqt6charts6, libqt6svg6")
 endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/FuseLensCPackOptions.cmake.in"
                "${CMAKE_BINARY_DIR}/cmake/FuseLensCPackOptions.cmake" @ONLY)
 include(CPack)
 
-# `bundle` and `viewer_deb`: build what the package holds, then run cpack for it.
+# `bundle` and `viewer_deb`: build what the package holds (programs and their man pages where
+# made), then run cpack for it.
 get_property(man_targets GLOBAL PROPERTY FUSELENS_MAN_PAGE_TARGETS)
+function(fuselens_package_depends package)
+  foreach(t IN LISTS ARGN)
+    if(TARGET ${t})
+      add_dependencies(${package} ${t})
+    endif()
+    if("${t}_man" IN_LIST man_targets)
+      add_dependencies(${package} ${t}_man)
+    endif()
+  endforeach()
+endfunction()
 if(TARGET fuselens_collector)  # the bundle is for profiling: not made by analysis-only builds
   add_custom_target(bundle
     COMMAND "${CMAKE_CPACK_COMMAND}" -G TGZ --config "${CMAKE_BINARY_DIR}/CPackConfig.cmake"
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"
     COMMENT "Packing the bundle for GPU hosts into ${FUSELENS_PACKAGE_DIR}"
     VERBATIM USES_TERMINAL)
-  add_dependencies(bundle ${bundle_targets} ${man_targets})
+  fuselens_package_depends(bundle ${bundle_targets})
 endif()
 add_custom_target(viewer_deb
   COMMAND "${CMAKE_CPACK_COMMAND}" -G DEB --config "${CMAKE_BINARY_DIR}/CPackConfig.cmake"
   WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"
   COMMENT "Packing the viewer's Debian package into ${FUSELENS_PACKAGE_DIR}"
   VERBATIM USES_TERMINAL)
-add_dependencies(viewer_deb prof-analyze ${man_targets})
-if(TARGET prof-gui)
-  add_dependencies(viewer_deb prof-gui)
-endif()
+fuselens_package_depends(viewer_deb prof-analyze prof-gui)

@@ -57,6 +57,7 @@ done
 
 for f in "$prefix"/bin/* "$prefix"/lib/libfuselens_*.so; do
   paths=$(readelf -d "$f" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
+  # shellcheck disable=SC2016  # the literal $ORIGIN
   [ "$paths" = '$ORIGIN/../lib' ] || fail "$f: RPATH/RUNPATH '$paths', expected \$ORIGIN/../lib"
 done
 # What the host's glibc and libstdc++ must provide (docs/install.md states it), for the record.

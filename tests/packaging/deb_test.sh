@@ -43,7 +43,7 @@ for program in "$@"; do
   for soname in $(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     [[ "$soname" == ld-linux* ]] && continue  # the dynamic loader: libc6's
     path=$(awk -v s="$soname" '$1 == s && $2 == "=>" {print $3}' <<< "$resolved")
-    [ -n "$path" ] && [ -e "$path" ] || fail "$name: $soname does not resolve here"
+    if [ -z "$path" ] || [ ! -e "$path" ]; then fail "$name: $soname does not resolve here"; fi
     pkg=$(dpkg -S "$(realpath "$path")" 2> /dev/null | head -n 1 | cut -d: -f1) \
       || pkg=$(dpkg -S "$path" 2> /dev/null | head -n 1 | cut -d: -f1) || true
     [ -n "$pkg" ] || continue  # not from a Debian package here (nothing to depend on)

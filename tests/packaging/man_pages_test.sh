@@ -4,7 +4,10 @@
 # every long option that `PROGRAM --help` lists, and, for a program with subcommands (a
 # "Subcommands:" block), every subcommand and every long option of `PROGRAM SUB --help`.
 set -euo pipefail
-[ $# -ge 2 ] && [ $(($# % 2)) -eq 0 ] || { echo "usage: $0 PROGRAM PAGE [PROGRAM PAGE...]" >&2; exit 2; }
+if [ $# -lt 2 ] || [ $(($# % 2)) -ne 0 ]; then
+  echo "usage: $0 PROGRAM PAGE [PROGRAM PAGE...]" >&2
+  exit 2
+fi
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v groff > /dev/null || fail "groff not found (it renders man pages: package groff-base)"
 
@@ -41,6 +44,6 @@ while [ $# -gt 0 ]; do
     done <<< "$(options_of "$h")"
   done
   [ "$count" -gt 0 ] || fail "$name --help lists no long option (cannot check $page)"
-  echo "ok: $page ($count options${block:+, subcommands $(echo $block | tr '\n' ' ')})"
+  echo "ok: $page ($count options${block:+, subcommands $(echo "$block" | tr '\n' ' ')})"
 done
 echo "PASS: man pages"

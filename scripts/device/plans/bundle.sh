@@ -20,7 +20,7 @@ SECTIONS=${SECTIONS:-basics torch metrics ceilings}
 root=$PWD R=${R:-/tmp/bg/results}
 mkdir -p "$R"
 has() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
-BUNDLE=${BUNDLE:-$(ls "$root"/stage-bundle/fuselens-*.tar.gz 2>/dev/null | head -n 1)}
+BUNDLE=${BUNDLE:-$(find "$root/stage-bundle" -maxdepth 1 -name 'fuselens-*.tar.gz' 2>/dev/null | head -n 1)}
 [ -f "$BUNDLE" ] || { echo "bundle.sh: no archive (stage-bundle/fuselens-*.tar.gz or BUNDLE)"; exit 2; }
 P=/tmp/fuselens-bundle
 rm -rf "$P" && mkdir -p "$P" && tar -xzf "$BUNDLE" -C "$P" --strip-components=1
