@@ -18,6 +18,7 @@ packages=(
   ccache  # compiler cache: rebuilds and parallel worktrees reuse objects (used when found)
   python3
   libre2-dev  # prof-analyze cct --filter: linear-time regular expressions (RE2)
+  help2man groff-base  # man pages of the tools from their --help (cmake/FuseLensManPages.cmake), rendered by their test
 )
 
 missing=()
