@@ -97,10 +97,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   connect(steps_, &StepsPage::windowRequested, this, &MainWindow::setWindow);
   connect(timeline_, &TimelinePage::windowRequested, this, &MainWindow::setWindow);
+  // Every table's "Show in timeline" (Page::addTimelineJump), and the Flags page's button:
+  // the Timeline page searches for the row's items and shows the chosen one.
+  for (Page* p : pages_) {
+    connect(p, &Page::timelineRequested, this, [this](const TimelineTarget& target) {
+      showPage(timeline_);
+      timeline_->showInTimeline(target);
+    });
+  }
   connect(flags_, &FlagsPage::showKernelInTimeline, this,
           [this](const QString& name, qint64 fromNs) {
+            TimelineTarget target = timelineTarget(name, SearchKernels);
+            target.fromNs = fromNs;
             showPage(timeline_);
-            timeline_->revealKernel(name, fromNs);
+            timeline_->showInTimeline(target);
           });
   connect(flags_, &FlagsPage::showKernelInSummary, this, [this](const QString& text) {
     showPage(summary_);
