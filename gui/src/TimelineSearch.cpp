@@ -84,7 +84,7 @@ TimelineMatches searchTimeline(const analyzer::Timeline& timeline, const Timelin
         result.matches.push_back({item.start_ns, item.end_ns, static_cast<std::uint32_t>(l),
                                   static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(i)});
         if (result.drawnNames.empty()) result.drawnNames.assign(timeline.names.size(), 0);
-        result.drawnNames[item.name] = 1;
+        if (item.name < result.drawnNames.size()) result.drawnNames[item.name] = 1;
       }
       if (result.matches.size() > runs.back()) runs.push_back(result.matches.size());
     }

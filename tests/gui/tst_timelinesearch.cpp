@@ -150,6 +150,48 @@ class TestTimelineSearch : public QObject {
     QCOMPARE(itemOf(t, TimelineMatch{0, 0, 1u << 30, 0, 0}), nullptr);
   }
 
+  void handMadeTimelineMergesRowsAndSurvivesBadIndices() {
+    // Five rows in three lanes, each sorted by start, with interleaved times and ties; items
+    // whose name or detail index points nowhere (a damaged timeline) match nothing.
+    analyzer::Timeline t;
+    t.names = {"step", "Kern_A", "other"};
+    t.kernels.resize(1);
+    t.kernels[0].demangled_name = 7;  // out of range
+    const auto item = [](std::int64_t start, std::uint32_t name, analyzer::TimelineItemKind kind,
+                         std::uint32_t detail = 0) {
+      return analyzer::TimelineItem{start, start + 5, name, detail, kind};
+    };
+    using K = analyzer::TimelineItemKind;
+    const std::vector<std::vector<std::vector<analyzer::TimelineItem>>> lanes = {
+        {{item(10, 1, K::Kernel), item(30, 1, K::Kernel, 99), item(50, 42, K::Kernel)}},
+        {{item(10, 0, K::Nvtx), item(40, 1, K::Nvtx)}, {item(20, 1, K::Nvtx)}},
+        {{item(5, 1, K::Api), item(45, 2, K::Api)}, {item(30, 1, K::Api)}}};
+    for (const auto& rows : lanes) {
+      analyzer::TimelineLane lane;
+      for (const auto& items : rows) {
+        analyzer::TimelineRow row;
+        row.items = items;
+        lane.rows.push_back(row);
+      }
+      t.lanes.push_back(lane);
+    }
+    const auto found = searchTimeline(t, query(QStringLiteral("kern_a"), SearchAll));
+    // Every item named "Kern_A" (index 1), whatever its kind; not the one named 42.
+    std::vector<std::int64_t> starts;
+    for (const auto& m : found.matches) {
+      QCOMPARE(itemOf(t, m)->name, 1u);
+      starts.push_back(m.start_ns);
+    }
+    QCOMPARE(starts, (std::vector<std::int64_t>{5, 10, 20, 30, 30, 40}));
+    // The tie at 30 is ordered by lane: the kernel (lane 0) first, the API call (lane 2) next.
+    QCOMPARE(found.matches[3].lane, 0u);
+    QCOMPARE(found.matches[4].lane, 2u);
+    QCOMPARE(found.drawnNames, (std::vector<char>{0, 1, 0}));
+    QCOMPARE(searchTimeline(t, query(QStringLiteral("kern_a"), SearchApi)).matches.size(),
+             std::size_t{2});
+    QVERIFY(searchTimeline(t, query(QStringLiteral("zzz"), SearchAll)).matches.empty());
+  }
+
   void pageCountsAndStepsThroughMatches() {
     TimelinePage page;
     showPage(page, bench_);

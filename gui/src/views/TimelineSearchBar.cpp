@@ -10,6 +10,8 @@
 #include <QToolButton>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "CaptureLoader.h"
 #include "views/TimelineWidget.h"
@@ -243,7 +245,10 @@ void TimelineSearchBar::step(int direction) {
   } else {
     // The first step starts from the view: the first match at or after its start (next), the
     // last one before it (previous), wrapping round.
-    const auto from = static_cast<std::int64_t>(widget_->viewStart());
+    const double start = widget_->viewStart();
+    const auto from = std::isfinite(start) && std::abs(start) < 9.2e18
+                          ? static_cast<std::int64_t>(start)
+                          : std::numeric_limits<std::int64_t>::min();
     const auto at = std::lower_bound(
         m.begin(), m.end(), from,
         [](const TimelineMatch& match, std::int64_t t) { return match.start_ns < t; });

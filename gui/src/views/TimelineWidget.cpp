@@ -289,7 +289,8 @@ void TimelineWidget::pan(double pixels) {
 }
 
 void TimelineWidget::reveal(std::int64_t startNs, std::int64_t endNs) {
-  const double span = std::max<double>(static_cast<double>(endNs - startNs), 1000.0);
+  // In double: a hostile capture's times may be far apart (no int64 overflow).
+  const double span = std::max(static_cast<double>(endNs) - static_cast<double>(startNs), 1000.0);
   setView(static_cast<double>(startNs) - span, static_cast<double>(endNs) + span);
 }
 
