@@ -297,6 +297,38 @@ class TestTimelineJumps : public QObject {
     QSKIP("no finding of fusion_bench.sqlite names a kernel");
   }
 
+  void compareKernelDiffJumpsToBaselineKernels() {
+    // Two captures: the kernel diff's rows of kernels the current capture (the baseline) has
+    // jump; kernels only in the candidate do not.
+    window_->openFiles({capture("pytorch_mlp.sqlite")});
+    QTRY_COMPARE_WITH_TIMEOUT(window_->captures().size(), 2, 30000);
+    QVERIFY(waitForLoads(*window_));
+    QCOMPARE(window_->currentCapture(), data_);
+    ComparePage* page = window_->comparePage();
+    window_->showPage(page);
+    QTRY_VERIFY_WITH_TIMEOUT(!page->busy(), 60000);
+    page->compareWith(window_->captures().back());
+    QTRY_VERIFY_WITH_TIMEOUT(!page->busy() && page->kernelDiffModel()->rowCount() > 0, 60000);
+    QTableView* diff = page->kernelView();
+    auto* proxy = qobject_cast<QSortFilterProxyModel*>(diff->model());
+    int inBaseline = -1, onlyCandidate = -1;
+    for (int row = 0; row < proxy->rowCount(); ++row) {
+      const auto& r =
+          page->kernelDiffModel()->rowAt(proxy->mapToSource(proxy->index(row, 0)).row());
+      if (r.baseline_count > 0 && inBaseline < 0) inBaseline = row;
+      if (r.baseline_count == 0 && onlyCandidate < 0) onlyCandidate = row;
+    }
+    QVERIFY(inBaseline >= 0);
+    if (onlyCandidate >= 0) {
+      diff->setCurrentIndex(proxy->index(onlyCandidate, 0));
+      QVERIFY(!jumpAction(diff)->isEnabled());
+    }
+    const auto& row =
+        page->kernelDiffModel()->rowAt(proxy->mapToSource(proxy->index(inBaseline, 0)).row());
+    window_->showPage(page);
+    jump(diff, inBaseline, expectedFirst(*data_, toQString(row.name), TimelineItemKind::Kernel));
+  }
+
   // Last: changes the window. A window over the second half of the capture: the jump selects
   // the first instance inside it, not the capture's first.
   void jumpsChooseTheFirstInstanceInTheWindow() {
