@@ -48,9 +48,12 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
                                          "click: select"),
                           this);
   hint->setStyleSheet(QStringLiteral("color: #555"));
+  // The search bar beside it keeps its room: the hint shrinks (cut) in a narrow window and its
+  // tooltip has it whole.
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hint->setToolTip(hint->text());
   bar->addSpacing(12);
-  bar->addWidget(hint);
-  bar->addStretch(1);
+  bar->addWidget(hint, 1);
   layout->addLayout(bar);
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
