@@ -11,6 +11,8 @@
 //                capture with the Timeline page shown, then with the Summary page shown; the time
 //                from openFiles to the first paint of that page with its data, when each analysis
 //                came in, and when everything was loaded. This is what a user waits for.
+//   search       TimelineSearch's searchTimeline over the loaded timeline (the Timeline page's
+//                search field): every kernel of a name, every launch call, a regex, no match.
 // Goals (issue 7): first paint under 2 s, zoomed-out repaint under 16 ms on 2 cores.
 
 #include <QAbstractItemView>
@@ -36,6 +38,7 @@
 #include "BenchmarkCapture.h"
 #include "CaptureData.h"
 #include "MainWindow.h"
+#include "TimelineSearch.h"
 #include "models/SummaryModels.h"
 #include "views/SummaryPage.h"
 #include "views/TimelinePage.h"
@@ -214,6 +217,25 @@ int main(int argc, char** argv) {
   const Repaint zoomed = repaint(widget, image, 30);
   out << "repaint zoomed to 1 ms: median " << zoomed.median_ms << " ms, worst " << zoomed.worst_ms
       << " ms; drew " << zoomed.stats.items << " items and " << zoomed.stats.blocks << " merged blocks\n";
+
+  // The Timeline page's search (TimelineSearch.h): what CaptureLoader::requestTimelineSearch runs
+  // off the GUI thread for each query typed.
+  const auto search = [&](const QString& text, fuselens::gui::TimelineQuery::Mode mode) {
+    fuselens::gui::TimelineQuery query;
+    query.text = text;
+    query.mode = mode;
+    const auto s0 = Clock::now();
+    const double cpu0 = cpuMs(CLOCK_THREAD_CPUTIME_ID);
+    const auto found = fuselens::gui::searchTimeline(data->timeline, query);
+    out << "search \"" << text << "\": " << found.matches.size() << " matches in "
+        << ms(Clock::now() - s0) << " ms wall, " << cpuMs(CLOCK_THREAD_CPUTIME_ID) - cpu0
+        << " ms CPU\n";
+    out.flush();
+  };
+  search(QStringLiteral("gemm"), fuselens::gui::TimelineQuery::Mode::Substring);
+  search(QStringLiteral("launch"), fuselens::gui::TimelineQuery::Mode::Substring);
+  search(QStringLiteral("^(relu|bias)"), fuselens::gui::TimelineQuery::Mode::Regex);
+  search(QStringLiteral("no such name"), fuselens::gui::TimelineQuery::Mode::Substring);
 
   t0 = Clock::now();
   widget.zoomAll();

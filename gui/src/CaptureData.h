@@ -7,7 +7,8 @@
 // so the timeline of a million-kernel capture paints without waiting for the summary, the flags or
 // the range statistics. A field is empty until has() says its analysis is in; CaptureLoader fills
 // it on the GUI thread (pages and the main window read these fields only there; jobs on other
-// threads read only path, displayName and capture, which never change).
+// threads read only path, displayName and capture, which never change, and the timeline search
+// reads timeline, which never changes once has(Analysis::Timeline)).
 
 #include <QList>
 #include <QMetaType>

@@ -362,4 +362,21 @@ CaptureLoader::RequestId CaptureLoader::requestHtmlReport(const CaptureDataPtr& 
   return id;
 }
 
+CaptureLoader::RequestId CaptureLoader::requestTimelineSearch(const CaptureDataPtr& capture,
+                                                              const TimelineQuery& query) {
+  const RequestId id = ++lastRequest_;
+  const bool loaded = capture && capture->has(Analysis::Timeline);
+  startRequest([id, capture, query, loaded]() -> std::function<void(CaptureLoader&)> {
+    auto found = std::make_shared<TimelineMatches>();
+    if (loaded) {
+      *found = searchTimeline(capture->timeline, query);
+    } else {
+      found->query = query;
+    }
+    std::shared_ptr<const TimelineMatches> matches = std::move(found);
+    return [id, matches](CaptureLoader& loader) { Q_EMIT loader.timelineSearchReady(id, matches); };
+  });
+  return id;
+}
+
 }  // namespace fuselens::gui

@@ -24,7 +24,8 @@
 //   requests     the analyses with parameters a page asks for while it is shown: the call path
 //                of the selected timeline item, the calling-context tree of a view and metric,
 //                the roofline against a peak profile, the PyTorch module view, a comparison of two
-//                range patterns or of two captures, the HTML report. Each starts at once (the user
+//                range patterns or of two captures, the HTML report, a search of the
+//                timeline by name (TimelineSearch.h). Each starts at once (the user
 //                waits for it) beside the staged jobs, is numbered, and comes back by its signal
 //                with that number; a page keeps the number of its latest request and ignores older
 //                ones. Requests are not counted in pending() (they are not part of loading a
@@ -39,6 +40,7 @@
 #include <memory>
 
 #include "CaptureData.h"
+#include "TimelineSearch.h"
 #include "cct/CallPath.h"
 #include "cct/CallingContext.h"
 #include "compare/Compare.h"
@@ -96,6 +98,10 @@ class CaptureLoader : public QObject {
   /// Writes the analyzer's HTML report of `capture` to `path` (GuiExport's exportHtmlReport):
   /// htmlReportWritten.
   RequestId requestHtmlReport(const CaptureDataPtr& capture, const QString& path);
+  /// searchTimeline over the loaded timeline of `capture` (capture->has(Analysis::Timeline);
+  /// without it the result is empty): timelineSearchReady. The job reads capture->timeline,
+  /// which never changes once loaded (the timeline is not windowed), and keeps the capture alive.
+  RequestId requestTimelineSearch(const CaptureDataPtr& capture, const TimelineQuery& query);
 
  Q_SIGNALS:
   void progress(const QString& path, int percent, const QString& stage);
@@ -129,6 +135,10 @@ class CaptureLoader : public QObject {
   void compareReady(quint64 request,
                     std::shared_ptr<const fuselens::analyzer::CompareReport> report,
                     const QString& error);
+  /// The matches of requestTimelineSearch (never null; an invalid regular expression is in
+  /// matches->error).
+  void timelineSearchReady(quint64 request,
+                           std::shared_ptr<const fuselens::gui::TimelineMatches> matches);
 
  private:
   struct Job {

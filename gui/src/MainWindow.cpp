@@ -22,6 +22,7 @@
 #include <QToolBar>
 
 #include "CaptureLoader.h"
+#include "Format.h"
 #include "GuiExport.h"
 #include "views/CallingContextPage.h"
 #include "views/ComparePage.h"
@@ -32,6 +33,7 @@
 #include "views/StepsPage.h"
 #include "views/SummaryPage.h"
 #include "views/TimelinePage.h"
+#include "views/TimelineSearchBar.h"
 #include "views/TimelineWidget.h"
 
 namespace fuselens::gui {
@@ -97,10 +99,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   connect(steps_, &StepsPage::windowRequested, this, &MainWindow::setWindow);
   connect(timeline_, &TimelinePage::windowRequested, this, &MainWindow::setWindow);
+  // Every table's "Show in timeline" (Page::addTimelineJump), and the Flags page's button:
+  // the Timeline page searches for the row's items and shows the chosen one.
+  for (Page* p : pages_) {
+    connect(p, &Page::timelineRequested, this, [this](const TimelineTarget& target) {
+      showPage(timeline_);
+      timeline_->showInTimeline(target);
+    });
+  }
   connect(flags_, &FlagsPage::showKernelInTimeline, this,
           [this](const QString& name, qint64 fromNs) {
+            TimelineTarget target = timelineTarget(name, SearchKernels);
+            target.fromNs = fromNs;
             showPage(timeline_);
-            timeline_->revealKernel(name, fromNs);
+            timeline_->showInTimeline(target);
           });
   connect(flags_, &FlagsPage::showKernelInSummary, this, [this](const QString& text) {
     showPage(summary_);
@@ -386,6 +398,23 @@ QStringList MainWindow::screenshotPages(const QString& directory) {
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     const QString path = QDir(directory).filePath(QStringLiteral("timeline-steps.png"));
     if (grab().save(path)) saved << path;
+  }
+  // The search: the longest kernel's name, its instances outlined around the longest one.
+  if (current && timeline_->showLongestKernel()) {
+    const analyzer::TimelineItem* longest = timeline_->timelineWidget()->selectedItem();
+    showPage(timeline_);
+    timeline_->searchBar()->search(
+        timelineTarget(toQString(current->timeline.names[longest->name]), SearchKernels).query);
+    QElapsedTimer waited;
+    waited.start();
+    while (timeline_->searchBar()->busy() && waited.elapsed() < 30000) {
+      QApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    timeline_->showLongestKernel();
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QString path = QDir(directory).filePath(QStringLiteral("timeline-search.png"));
+    if (grab().save(path)) saved << path;
+    timeline_->searchBar()->search({});
   }
   // The whole capture zoomed out: merged items drawn by coverage, lanes grouped by process.
   if (current) {

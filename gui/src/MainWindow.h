@@ -73,7 +73,8 @@ class MainWindow : public QMainWindow {
   /// Saves a PNG of the whole window per page into `directory` (<slug>.png), and with steps the
   /// timeline over ten steps around the start of the steady window (timeline-steps.png), and
   /// the whole capture's timeline zoomed out (timeline-overview.png: coverage drawing, process
-  /// groups); returns the files.
+  /// groups), and the timeline's search for the longest kernel's name (timeline-search.png);
+  /// returns the files.
   QStringList screenshotPages(const QString& directory);
 
   static QStringList recentFiles();

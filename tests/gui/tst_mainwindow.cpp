@@ -286,9 +286,11 @@ class TestMainWindow : public QObject {
     QVERIFY(waitForLoads(window));
     QTemporaryDir dir;
     const QStringList files = window.screenshotPages(dir.path());
-    // One per page, the Calling Context page's flame graph and the zoomed-out timeline.
-    QCOMPARE(files.size(), window.pages().size() + 2);
+    // One per page, the Calling Context page's flame graph, the timeline's search and the
+    // zoomed-out timeline.
+    QCOMPARE(files.size(), window.pages().size() + 3);
     QVERIFY(files.contains(dir.filePath(QStringLiteral("flamegraph.png"))));
+    QVERIFY(files.contains(dir.filePath(QStringLiteral("timeline-search.png"))));
     QVERIFY(files.contains(dir.filePath(QStringLiteral("timeline-overview.png"))));
     QVERIFY(files.contains(dir.filePath(QStringLiteral("modules.png"))));
     for (const auto& f : files) QVERIFY(!QImage(f).isNull());

@@ -160,6 +160,12 @@ CallingContextPage::CallingContextPage(QWidget* parent)
   tree_->setAlternatingRowColors(true);
   tree_->setUniformRowHeights(true);
   tree_->header()->setStretchLastSection(true);
+  addTimelineJump(tree_, [this](const QModelIndex& index) {
+    const QModelIndex source = proxy_->mapToSource(index);
+    return source.isValid()
+               ? cctTimelineTarget(model_->report(), static_cast<int>(source.internalId()))
+               : TimelineTarget{};
+  });
   stack_->addWidget(notice_);
   stack_->addWidget(tree_);
   flame_ = new FlameGraphWidget;
@@ -173,6 +179,43 @@ CallingContextPage::CallingContextPage(QWidget* parent)
   connect(frames_, &QComboBox::currentIndexChanged, this, &CallingContextPage::recompute);
   connect(flameToggle_, &QCheckBox::toggled, this, &CallingContextPage::setFlameGraphShown);
   connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+}
+
+TimelineTarget cctTimelineTarget(const analyzer::CctReport& report, int row) {
+  using Kind = analyzer::CctRow::Kind;
+  const auto& rows = report.rows;
+  if (row < 0 || static_cast<std::size_t>(row) >= rows.size()) return {};
+  // The heaviest GPU operation at or below `row` (depth-first; children index later rows).
+  int best = -1;
+  std::vector<int> stack = {row};
+  while (!stack.empty()) {
+    const int r = stack.back();
+    stack.pop_back();
+    if (r < 0 || static_cast<std::size_t>(r) >= rows.size()) continue;
+    const auto& node = rows[static_cast<std::size_t>(r)];
+    if (node.kind == Kind::GpuOperation) {
+      if (best < 0 || node.inclusive.get(report.metric) >
+                          rows[static_cast<std::size_t>(best)].inclusive.get(report.metric)) {
+        best = r;
+      }
+      continue;
+    }
+    for (const int child : node.children) {
+      if (child > r) stack.push_back(child);  // the tree only points forward: no cycles
+    }
+  }
+  if (best < 0) return {};
+  const QString label = toQString(rows[static_cast<std::size_t>(best)].label);
+  static const QString kernel = QStringLiteral("<gpu kernel> ");
+  static const QString copy = QStringLiteral("<gpu copy> ");
+  if (label.startsWith(kernel)) return timelineTarget(label.mid(kernel.size()), SearchKernels);
+  if (label.startsWith(copy)) {
+    return timelineTarget(QStringLiteral("Memcpy ") + label.mid(copy.size()), SearchCopies);
+  }
+  if (label == QStringLiteral("<gpu memset>")) {
+    return timelineTarget(QStringLiteral("Memset"), SearchCopies);
+  }
+  return {};
 }
 
 void CallingContextPage::setCaptures(const CaptureDataPtr& current, const QList<CaptureDataPtr>&) {

@@ -53,6 +53,14 @@ class CallingContextModel : public QAbstractItemModel {
   static const std::vector<int> kNone;
 };
 
+/// What "Show in timeline" on row `row` of `report` looks for: a GPU operation row's kernel
+/// ("<gpu kernel> NAME", demangled), memcpy ("<gpu copy> KIND") or memset; any other row the
+/// operation with the largest inclusive cost (report.metric) below it. Its first instance in
+/// the window is shown: the first launch of that kernel, which may come from another calling
+/// context (the timeline does not keep call paths). Invalid when no operation lies below (flat
+/// view rows, the root).
+TimelineTarget cctTimelineTarget(const analyzer::CctReport& report, int row);
+
 class CallingContextPage : public Page {
   Q_OBJECT
  public:
@@ -62,6 +70,7 @@ class CallingContextPage : public Page {
   bool busy() const override { return running_; }
   CallingContextModel* model() const { return model_; }
   FlameGraphWidget* flameGraph() const { return flame_; }
+  QTreeView* tree() const { return tree_; }
   /// Shows the flame graph (true) or the tree (false) of the current report.
   void setFlameGraphShown(bool shown);
   /// Selects the frames mode (the index of analyzer::FramesMode) and recomputes.

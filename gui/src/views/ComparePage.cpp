@@ -64,6 +64,27 @@ ComparePage::ComparePage(QWidget* parent) : Page(QStringLiteral("Compare"), pare
                  kernelBox_));
   kernelView_ = makeTableView(kernels_, nullptr, kernelBox_);
   kernelLayout->addWidget(kernelView_);
+  // "Show in timeline": the rows' ranges and kernels as they are in the current capture (the
+  // baseline of a two-capture comparison; a range comparison's both sides).
+  addTimelineJump(entryView_, [this](const QModelIndex& index) {
+    const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(entryView_->model());
+    const QModelIndex source = proxy ? proxy->mapToSource(index) : QModelIndex();
+    if (!source.isValid() || !inCurrentCapture()) return TimelineTarget{};
+    const analyzer::CompareEntry& entry = entries_->rowAt(source.row());
+    if (entry.baseline) return timelineTarget(toQString(entry.baseline->name), SearchRanges);
+    if (entry.candidate && !report_->two_captures) {
+      return timelineTarget(toQString(entry.candidate->name), SearchRanges);
+    }
+    return TimelineTarget{};
+  });
+  addTimelineJump(kernelView_, [this](const QModelIndex& index) {
+    const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(kernelView_->model());
+    const QModelIndex source = proxy ? proxy->mapToSource(index) : QModelIndex();
+    if (!source.isValid() || !inCurrentCapture()) return TimelineTarget{};
+    const analyzer::KernelDiffRow& row = kernels_->rowAt(source.row());
+    if (row.baseline_count == 0) return TimelineTarget{};  // only in the candidate capture
+    return timelineTarget(toQString(row.name), SearchKernels);
+  });
   splitter->addWidget(entryView_);
   splitter->addWidget(kernelBox_);
   kernelBox_->hide();
@@ -140,6 +161,7 @@ void ComparePage::compareRanges(const QString& baselinePattern, const QString& c
   if (!data_) return;
   status_->setText(QStringLiteral("Comparing %1 with %2…").arg(baselinePattern, candidatePattern));
   running_ = true;
+  requestedFor_ = data_;
   request_ = loader()->requestRangeComparison(data_, baselinePattern, candidatePattern);
 }
 
@@ -148,8 +170,11 @@ void ComparePage::compareWith(const CaptureDataPtr& candidate) {
   status_->setText(
       QStringLiteral("Comparing %1 with %2…").arg(data_->displayName, candidate->displayName));
   running_ = true;
+  requestedFor_ = data_;
   request_ = loader()->requestCaptureComparison(data_, candidate);
 }
+
+bool ComparePage::inCurrentCapture() const { return report_ && data_ && shownFor_.lock() == data_; }
 
 void ComparePage::connectLoader(CaptureLoader* loader) {
   connect(loader, &CaptureLoader::compareReady, this, &ComparePage::showResult);
@@ -161,6 +186,7 @@ void ComparePage::showResult(quint64 request,
   if (request != request_) return;
   running_ = false;
   report_ = result;
+  shownFor_ = requestedFor_;
   if (!result) {
     entries_->setRows({});
     kernels_->setRows({});

@@ -38,6 +38,8 @@ class ComparePage : public Page {
   /// Compares the current capture (baseline) with `candidate` (asynchronously).
   void compareWith(const CaptureDataPtr& candidate);
   QString statusText() const;
+  QTableView* entryView() const { return entryView_; }
+  QTableView* kernelView() const { return kernelView_; }
 
  Q_SIGNALS:
   void finished();
@@ -50,6 +52,8 @@ class ComparePage : public Page {
                   const QString& error);
   /// Suggests patterns from the range names and compares them (once the ranges are in).
   void suggest();
+  /// The comparison shown has the current capture as its baseline (or compares its ranges).
+  bool inCurrentCapture() const;
 
   CaptureDataPtr data_;
   QList<CaptureDataPtr> all_;
@@ -66,6 +70,8 @@ class ComparePage : public Page {
   QTableView* kernelView_ = nullptr;
   QWidget* kernelBox_ = nullptr;
   std::shared_ptr<const analyzer::CompareReport> report_;  ///< the comparison shown, if any
+  std::weak_ptr<const CaptureData> requestedFor_;          ///< the baseline of the latest request
+  std::weak_ptr<const CaptureData> shownFor_;              ///< the baseline of report_
   quint64 request_ = 0;  ///< the latest request: a newer request discards older results
   bool running_ = false;
 };

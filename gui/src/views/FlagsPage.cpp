@@ -90,6 +90,16 @@ FlagsPage::FlagsPage(QWidget* parent) : Page(QStringLiteral("Flags"), parent) {
           [this](const QModelIndex& index) {
             showHit(index.isValid() ? proxy_->mapToSource(index).row() : -1);
           });
+  // The table's "Show in timeline": the item named as the finding's subject (a kernel, a range
+  // or an API call), from the finding's first instance, as the button does for kernels.
+  addTimelineJump(view_, [this](const QModelIndex& index) {
+    const QModelIndex source = proxy_->mapToSource(index);
+    if (!source.isValid() || source.row() >= model_->rowCount()) return TimelineTarget{};
+    const auto& hit = model_->rowAt(source.row());
+    TimelineTarget target = timelineTarget(kernelOf(hit), SearchNamed);
+    target.fromNs = hit.first_ns;
+    return target;
+  });
   connect(timelineButton_, &QPushButton::clicked, this, [this] {
     if (current_ < 0) return;
     const auto& hit = model_->rowAt(current_);

@@ -5,11 +5,13 @@
 #include <QClipboard>
 #include <QFileDialog>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTreeView>
 
 #include "CaptureLoader.h"
 #include "GuiExport.h"
@@ -59,6 +61,35 @@ void Page::windowChanged(const CaptureDataPtr& capture, const QList<CaptureDataP
   setCaptures(capture, all);
 }
 
+QAction* Page::addTimelineJump(QAbstractItemView* view, TargetOf targetOf) {
+  auto* action = new QAction(QStringLiteral("Show in timeline"), view);
+  action->setObjectName(QStringLiteral("showInTimeline"));
+  action->setToolTip(
+      QStringLiteral("Shows the first instance in the window on the timeline (double click)"));
+  const auto jump = [this, view, targetOf](const QModelIndex& index) {
+    if (!index.isValid()) return;
+    const TimelineTarget target = targetOf(index.siblingAtColumn(0));
+    if (target.valid()) Q_EMIT timelineRequested(target);
+  };
+  connect(action, &QAction::triggered, this, [view, jump] { jump(view->currentIndex()); });
+  // Enabled only on rows that name a timeline item (the view's model is set already).
+  action->setEnabled(false);
+  connect(view->selectionModel(), &QItemSelectionModel::currentChanged, action,
+          [action, targetOf](const QModelIndex& index) {
+            action->setEnabled(index.isValid() && targetOf(index.siblingAtColumn(0)).valid());
+          });
+  view->addAction(action);
+  if (view->contextMenuPolicy() == Qt::DefaultContextMenu) {
+    view->setContextMenuPolicy(Qt::ActionsContextMenu);
+  }
+  connect(view, &QAbstractItemView::doubleClicked, this, [view, jump](const QModelIndex& index) {
+    if (qobject_cast<QTreeView*>(view) && view->model()->hasChildren(index.siblingAtColumn(0)))
+      return;  // the tree expands it
+    jump(index);
+  });
+  return action;
+}
+
 QString Page::slug() const {
   QString s = title_.toLower();
   s.replace(QLatin1Char(' '), QLatin1Char('-'));
@@ -103,6 +134,11 @@ QTableView* makeTableView(QAbstractItemModel* source, QSortFilterProxyModel** pr
   view->setContextMenuPolicy(Qt::CustomContextMenu);
   QObject::connect(view, &QWidget::customContextMenuRequested, view, [view](const QPoint& at) {
     QMenu menu(view);
+    // The row under the cursor becomes the current one, for the view's own actions (first).
+    const QModelIndex under = view->indexAt(at);
+    if (under.isValid()) view->setCurrentIndex(under);
+    for (QAction* own : view->actions()) menu.addAction(own);
+    if (!view->actions().isEmpty()) menu.addSeparator();
     QAction* copy = menu.addAction(QStringLiteral("Copy cell"));
     QAction* csv = menu.addAction(QStringLiteral("Export table as CSV…"));
     QAction* chosen = menu.exec(view->viewport()->mapToGlobal(at));

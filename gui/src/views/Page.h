@@ -10,15 +10,25 @@
 // they call invalidate() when their input changes: the request is made then if the page is
 // visible, else the next time it is shown (runAnalysis), so hidden pages cost nothing while a
 // capture loads. Pages never open a capture themselves.
+//
+// Jumps to the timeline: a table whose rows name timeline items (kernels, NVTX ranges, API calls,
+// memory operations) offers "Show in timeline" in its context menu and on a double click
+// (addTimelineJump); the page emits timelineRequested and the main window shows the Timeline
+// page, which searches for the row's items and selects the first in the window (TimelineTarget).
 
 #include <QList>
 #include <QString>
 #include <QWidget>
 
+#include <functional>
+
 #include "CaptureData.h"
+#include "TimelineSearch.h"
 
 class QAbstractItemView;
 class QAbstractItemModel;
+class QAction;
+class QModelIndex;
 class QSortFilterProxyModel;
 class QTableView;
 class QTreeView;
@@ -63,6 +73,23 @@ class Page : public QWidget {
   CaptureLoader* loader();
   /// Sends this page's requests to `loader` from now on (not owned).
   void setLoader(CaptureLoader* loader);
+
+  /// What "Show in timeline" on `index` (an index of `view`'s model) of a table of this page
+  /// looks for; an invalid target when the row names no timeline item (the action is then
+  /// disabled).
+  using TargetOf = std::function<TimelineTarget(const QModelIndex& index)>;
+
+ Q_SIGNALS:
+  /// "Show in timeline" on a row: the main window shows the Timeline page with `target`.
+  void timelineRequested(const fuselens::gui::TimelineTarget& target);
+
+ public:
+  /// Adds "Show in timeline" to the context menu of `view` (first; the menu of makeTableView
+  /// keeps its entries) and on a double click (in a tree, on rows without children only: a
+  /// double click expands the others), for the current row: emits timelineRequested with
+  /// targetOf(current index) when it is valid; the action is enabled only then. Call after the
+  /// view's model is set. Returns the action (tests trigger it).
+  QAction* addTimelineJump(QAbstractItemView* view, TargetOf targetOf);
 
  protected:
   /// Input of the page's own analysis changed: runAnalysis() now if visible, else on next show.

@@ -76,6 +76,12 @@ RooflinePage::RooflinePage(QWidget* parent) : Page(QStringLiteral("Roofline"), p
   table_ = makeTableView(model_, &proxy_, splitter_);
   table_->setObjectName(QStringLiteral("rooflineTable"));
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  addTimelineJump(table_, [this](const QModelIndex& index) {
+    const QModelIndex source = proxy_->mapToSource(index);
+    if (!source.isValid() || source.row() >= model_->rowCount()) return TimelineTarget{};
+    const RooflinePoint& point = model_->rowAt(source.row());
+    return timelineTarget(toQString(point.name), point.isRange ? SearchRanges : SearchKernels);
+  });
   splitter_->addWidget(chart_);
   splitter_->addWidget(table_);
   splitter_->setStretchFactor(0, 3);

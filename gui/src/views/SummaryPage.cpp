@@ -102,6 +102,22 @@ SummaryPage::SummaryPage(QWidget* parent) : Page(QStringLiteral("Summary"), pare
     tabs_->addTab(view, name);
   }
   connect(search_, &QLineEdit::textChanged, this, &SummaryPage::setFilter);
+
+  // "Show in timeline" on the kernel, memory-operation, API and NVTX rows: the first instance
+  // of the row's name in the window (the device-memory rows name no item).
+  const auto jump = [this](int table, auto* model, auto targetOf) {
+    QSortFilterProxyModel* proxy = proxies_[table];
+    addTimelineJump(views_[table], [model, proxy, targetOf](const QModelIndex& index) {
+      const QModelIndex source = proxy->mapToSource(index);
+      if (!source.isValid() || source.row() >= model->rowCount()) return TimelineTarget{};
+      return targetOf(toQString(model->rowAt(source.row()).name));
+    });
+  };
+  jump(0, kernels_, [](const QString& name) { return timelineTarget(name, SearchKernels); });
+  jump(1, memory_,
+       [](const QString& name) { return timelineTarget(timelineCopyName(name), SearchCopies); });
+  jump(2, api_, [](const QString& name) { return timelineTarget(name, SearchApi); });
+  jump(3, nvtx_, [](const QString& name) { return timelineTarget(name, SearchRanges); });
 }
 
 void SummaryPage::setFilter(const QString& text) {

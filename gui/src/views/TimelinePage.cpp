@@ -6,7 +6,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
+#include <QShortcut>
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
@@ -20,6 +22,7 @@
 #include "Format.h"
 #include "cct/CallPath.h"
 #include "models/CallPathModel.h"
+#include "views/TimelineSearchBar.h"
 #include "views/TimelineWidget.h"
 
 namespace fuselens::gui {
@@ -45,13 +48,25 @@ TimelinePage::TimelinePage(QWidget* parent) : Page(QStringLiteral("Timeline"), p
                                          "click: select"),
                           this);
   hint->setStyleSheet(QStringLiteral("color: #555"));
+  // The search bar beside it keeps its room: the hint shrinks (cut) in a narrow window and its
+  // tooltip has it whole.
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hint->setToolTip(hint->text());
   bar->addSpacing(12);
-  bar->addWidget(hint);
-  bar->addStretch(1);
+  bar->addWidget(hint, 1);
   layout->addLayout(bar);
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
   timeline_ = new TimelineWidget(splitter);
+  search_ = new TimelineSearchBar(
+      timeline_, [this] { return loader(); }, this);
+  bar->addWidget(search_);
+  auto* find = new QShortcut(QKeySequence::Find, this);
+  find->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(find, &QShortcut::activated, this, [this] {
+    search_->field()->setFocus(Qt::ShortcutFocusReason);
+    search_->field()->selectAll();
+  });
   auto* bottom = new QSplitter(Qt::Horizontal, splitter);
   details_ = new QTextBrowser(bottom);
   details_->setObjectName(QStringLiteral("timelineDetails"));
@@ -180,6 +195,11 @@ void TimelinePage::showTimeline() {
                                 .arg(data_->displayName, data_->error(Analysis::Timeline)));
   }
   showDetails(nullptr);
+  search_->setCapture(data_);  // searched again (or once the timeline is in)
+}
+
+void TimelinePage::showInTimeline(const TimelineTarget& target) {
+  if (target.valid()) search_->showTarget(target);
 }
 
 QWidget* TimelinePage::imageWidget() { return timeline_; }

@@ -4,10 +4,13 @@
 // it and the NVTX ranges open on that thread, from analyzer::launch_context); beside them the
 // item's calling context, the native (and Python) frames from the outermost down to the launch
 // site (analyzer::call_path, one indexed lookup per selection, which the loader runs off the GUI
-// thread: CaptureLoader::requestCallPath), or why there is none.
+// thread: CaptureLoader::requestCallPath), or why there is none. The search bar above the
+// timeline (TimelineSearchBar) finds items by name; the tables of the other pages send their rows
+// here (showInTimeline).
 
 #include <memory>
 
+#include "TimelineSearch.h"
 #include "cct/CallPath.h"
 #include "views/Page.h"
 
@@ -18,6 +21,7 @@ class QTextBrowser;
 namespace fuselens::gui {
 
 class CallPathModel;
+class TimelineSearchBar;
 class TimelineWidget;
 
 class TimelinePage : public Page {
@@ -39,8 +43,13 @@ class TimelinePage : public Page {
   /// True while the loader looks up the selection's call path.
   bool busy() const override { return callPathRequest_ != 0; }
   TimelineWidget* timelineWidget() const { return timeline_; }
+  TimelineSearchBar* searchBar() const { return search_; }
   /// Shows and selects the first kernel named `shortName` at or after `fromNs`.
   bool revealKernel(const QString& shortName, std::int64_t fromNs);
+  /// A table's "Show in timeline": searches for the target's items (the search bar shows the
+  /// query and steps through them) and shows the one it chooses (TimelineTarget), once the
+  /// timeline is loaded.
+  void showInTimeline(const TimelineTarget& target);
   /// Zooms to the NVTX range around the longest kernel and selects that kernel (what a first
   /// look at a capture wants; also used for screenshots). False when there is no kernel.
   bool showLongestKernel();
@@ -70,6 +79,7 @@ class TimelinePage : public Page {
   CaptureDataPtr data_;
   quint64 callPathRequest_ = 0;  ///< the lookup of the selection's call path, 0: none pending
   TimelineWidget* timeline_ = nullptr;
+  TimelineSearchBar* search_ = nullptr;
   QTextBrowser* details_ = nullptr;
   CallPathModel* callPath_ = nullptr;
   QTableView* callPathView_ = nullptr;

@@ -28,6 +28,7 @@ const QColor kBackground(0xfb, 0xfb, 0xfc);
 const QColor kGutter(0xee, 0xf0, 0xf3);
 const QColor kGrid(0xdd, 0xe0, 0xe5);
 const QColor kSelection(0x10, 0x10, 0x10);
+const QColor kHighlight(0xf5, 0xa6, 0x23);  // the search's matches (amber)
 
 QColor mergedColor(LaneKind kind) {
   switch (kind) {
@@ -80,6 +81,7 @@ const analyzer::Timeline* TimelineWidget::timeline() const {
 void TimelineWidget::setCapture(const CaptureDataPtr& capture) {
   data_ = capture;
   selected_ = nullptr;
+  highlighted_.clear();
   names_.clear();
   colors_.clear();
   if (data_) {
@@ -287,7 +289,8 @@ void TimelineWidget::pan(double pixels) {
 }
 
 void TimelineWidget::reveal(std::int64_t startNs, std::int64_t endNs) {
-  const double span = std::max<double>(static_cast<double>(endNs - startNs), 1000.0);
+  // In double: a hostile capture's times may be far apart (no int64 overflow).
+  const double span = std::max(static_cast<double>(endNs) - static_cast<double>(startNs), 1000.0);
   setView(static_cast<double>(startNs) - span, static_cast<double>(endNs) + span);
 }
 
@@ -326,24 +329,6 @@ const TimelineItem* TimelineWidget::itemAt(const QPoint& pos) const {
       best = &item;
       bestDistance = distance;
       if (distance == 0) break;
-    }
-  }
-  return best;
-}
-
-const TimelineItem* TimelineWidget::findKernel(const QString& name, std::int64_t fromNs) const {
-  const auto* t = timeline();
-  if (!t) return nullptr;
-  const TimelineItem* best = nullptr;
-  for (const auto& lane : t->lanes) {
-    if (lane.kind != LaneKind::Gpu) continue;
-    for (const auto& row : lane.rows) {
-      for (std::size_t i = analyzer::first_starting_at(row, 0, fromNs); i < row.items.size(); ++i) {
-        const auto& item = row.items[i];
-        if (item.kind != TimelineItemKind::Kernel || names_[item.name] != name) continue;
-        if (!best || item.start_ns < best->start_ns) best = &item;
-        break;
-      }
     }
   }
   return best;
@@ -575,6 +560,12 @@ void TimelineWidget::paintRow(QPainter& p, const analyzer::TimelineLane& lane,
         p.drawText(
             r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
             metrics.elidedText(names_[item.name], Qt::ElideRight, static_cast<int>(r.width()) - 5));
+        p.setPen(Qt::NoPen);
+      }
+      if (item.name < highlighted_.size() && highlighted_[item.name] && &item != selected_) {
+        p.setPen(QPen(kHighlight, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(1, 1, -1, -2));
         p.setPen(Qt::NoPen);
       }
       if (&item == selected_) {

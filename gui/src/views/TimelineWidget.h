@@ -28,7 +28,9 @@
 // zooms around the cursor by kWheelZoom per notch (kFineWheelZoom with Ctrl; Shift+wheel scrolls
 // lanes), +/- zoom around the centre, drag or
 // Left/Right pan, Up/Down/PageUp/PageDown scroll lanes, Home or 0 shows everything; a click selects
-// the item under the cursor (itemSelected), hovering shows its tooltip.
+// the item under the cursor (itemSelected), hovering shows its tooltip. Items whose names the
+// Timeline page's search matched are outlined in amber (setHighlightedNames), the current match
+// is the selection.
 
 #include <QColor>
 #include <QString>
@@ -76,6 +78,15 @@ class TimelineWidget : public QWidget {
   const analyzer::TimelineItem* itemAt(const QPoint& pos) const;
   /// The first item named `name` (short kernel name) at or after `fromNs`, in any Gpu lane.
   const analyzer::TimelineItem* findKernel(const QString& name, std::int64_t fromNs) const;
+  /// Shows `item` (row `row` of lane `lane`): zooms to it as reveal does, scrolls its row into
+  /// view and selects it (TimelineWidgetSearch.cpp).
+  void revealItem(const analyzer::TimelineItem* item, int lane, int row);
+  /// Scrolls the lanes so that row `row` of lane `lane` is visible (nothing when it is).
+  void scrollToRow(int lane, int row);
+  /// Outlines the items drawn at full size whose name index (Timeline::names) is set in `names`:
+  /// the search's matches (TimelineMatches::drawnNames); empty: none.
+  void setHighlightedNames(std::vector<char> names);
+  const std::vector<char>& highlightedNames() const { return highlighted_; }
 
   /// The steps of the capture came in or the window changed: lays the step lane out again.
   void stepsChanged();
@@ -192,6 +203,7 @@ class TimelineWidget : public QWidget {
   double zoomStartNs_ = 0, zoomEndNs_ = 0;
   double rangeStartNs_ = 0, rangeEndNs_ = 0;
   PaintStats stats_;
+  std::vector<char> highlighted_;  ///< per name index: outline items of that name
 };
 
 }  // namespace fuselens::gui
