@@ -178,7 +178,9 @@ TEST(Color, OnlyOnATerminalNeverWithNoColorAndAlwaysWhenAskedFor) {
   EXPECT_TRUE(tools::use_color(ColorMode::Auto, true, "", "xterm")) << "empty: as if unset";
   EXPECT_FALSE(tools::use_color(ColorMode::Auto, true, nullptr, "dumb"));
   EXPECT_FALSE(tools::use_color(ColorMode::Never, true, nullptr, "xterm"));
-  EXPECT_TRUE(tools::use_color(ColorMode::Always, false, "1", "dumb"));
+  EXPECT_TRUE(tools::use_color(ColorMode::Always, false, nullptr, "dumb"));
+  EXPECT_TRUE(tools::use_color(ColorMode::Always, false, "", "dumb")) << "empty: as if unset";
+  EXPECT_FALSE(tools::use_color(ColorMode::Always, true, "1", "xterm")) << "NO_COLOR wins";
   EXPECT_EQ(tools::parse_color_mode("always"), ColorMode::Always);
   EXPECT_EQ(tools::parse_color_mode("Always"), std::nullopt);
   EXPECT_EQ(tools::paint("error:", tools::Tone::Error, false), "error:");
@@ -417,14 +419,17 @@ TEST(ProfAnalyzeTerminal, ErrorsAreColouredOnATerminalOnlyAndNeverWithNoColor) {
   EXPECT_EQ(tty({}, {"NO_COLOR="}).rfind(red, 0), 0U) << "an empty NO_COLOR is unset";
   EXPECT_EQ(tty({}, {"TERM=dumb"}).rfind(plain_prefix, 0), 0U) << "TERM=dumb";
   EXPECT_EQ(tty({"--color", "never"}, {}).rfind(plain_prefix, 0), 0U) << "--color never";
-  EXPECT_EQ(tty({"--color", "always"}, {"NO_COLOR=1"}).rfind(red, 0), 0U)
-      << "a command-line choice overrides NO_COLOR (no-color.org)";
+  EXPECT_EQ(tty({"--color", "always"}, {"NO_COLOR=1"}).rfind(plain_prefix, 0), 0U)
+      << "NO_COLOR wins even over --color always (issue 23)";
 
   // Off a terminal: plain, unless --color always (before or after the subcommand).
   const test::Result off = run_plain({"summary", missing}, {});
   EXPECT_EQ(off.err.rfind(plain_prefix, 0), 0U) << off.err;
   const test::Result always = run_plain({"--color", "always", "summary", missing}, {});
   EXPECT_EQ(always.err.rfind(red, 0), 0U) << always.err;
+  const test::Result always_no_color =
+      run_plain({"--color", "always", "summary", missing}, {"NO_COLOR=1"});
+  EXPECT_EQ(always_no_color.err.rfind(plain_prefix, 0), 0U) << always_no_color.err;
   const test::Result bad = run_plain({"summary", missing, "--color", "sometimes"}, {});
   EXPECT_EQ(bad.status, 2) << bad.err;
   // The analysis on standard output is never coloured, even with --color always.

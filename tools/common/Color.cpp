@@ -19,6 +19,7 @@ std::optional<ColorMode> parse_color_mode(std::string_view text) {
 }
 
 bool use_color(ColorMode mode, bool terminal, const char* no_color, const char* term) {
+  if (no_color != nullptr && no_color[0] != '\0') return false;  // no-color.org: any non-empty
   switch (mode) {
     case ColorMode::Never:
       return false;
@@ -28,7 +29,6 @@ bool use_color(ColorMode mode, bool terminal, const char* no_color, const char* 
       break;
   }
   if (!terminal) return false;
-  if (no_color != nullptr && no_color[0] != '\0') return false;  // no-color.org: any non-empty
   if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
   return true;
 }

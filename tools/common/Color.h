@@ -5,9 +5,10 @@
 // are never coloured (they are read by scripts and compared byte for byte: tests/golden).
 //
 // The rule (docs/terminal.md, "Colour"), for --color MODE:
-//   never: no colour.  always: colour (a command-line choice overrides NO_COLOR, as
-//   https://no-color.org asks of per-invocation options).  auto (the default): colour when
-//   standard error is a terminal, NO_COLOR is unset or empty, and TERM is not "dumb".
+//   NO_COLOR set and non-empty (https://no-color.org): no colour, whatever MODE (issue 23:
+//   colour "never with NO_COLOR").  Otherwise never: no colour.  always: colour, also off a
+//   terminal and with TERM=dumb.  auto (the default): colour when standard error is a terminal
+//   and TERM is not "dumb".
 
 #include <optional>
 #include <string>

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   std::string color = "auto";
   app.add_option("--color", color,
                  "Colour the error/warning/note labels on standard error: auto (only on a "
-                 "terminal, never with NO_COLOR set), always or never")
+                 "terminal), always or never; never with NO_COLOR set")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   app.fallthrough();

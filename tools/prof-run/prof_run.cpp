@@ -322,8 +322,8 @@ Options parse(int argc, char** argv) {
                  "ProfilerStep#*, then *step*, then *iteration*)");
   std::string color = "auto";
   app.add_option("--color", color,
-                 "Colour prof-run's error/warning labels: auto (only on a terminal, never with "
-                 "NO_COLOR set), always or never; the workload's own output is untouched")
+                 "Colour prof-run's error/warning labels: auto (only on a terminal), always or "
+                 "never; never with NO_COLOR set; the workload's own output is untouched")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   app.footer(
