@@ -8,7 +8,7 @@
 //     per `interval` (10 updates a second by default). done() erases the line.
 //   - Elsewhere (a log file, a pipe, the tests): nothing, unless `log_every` > 0: then a whole
 //     line per update once `log_every` has passed since the work began or since the last line
-//     printed (prof-run's finalization, whose lines a batch job's log keeps).
+//     printed. Every tool leaves it 0 (issue 23: progress prints "nothing when not a TTY").
 // TEXT is written as db::printable writes it: a path or a capture string cannot drive the
 // terminal.
 

@@ -5,9 +5,10 @@
 // the run looks hung.
 //   - On a terminal: one line "[fuselens] finalizing the capture: STEP (N/M)" rewritten in place
 //     at every step, ended by done().
-//   - Otherwise (a log file, a pipe, the tests): a line per step only once `quiet` has passed
-//     since the finalization began or since the last line printed, so that a short finalization
-//     prints nothing and a long one a line every few seconds at most.
+//   - Otherwise (a log file, a pipe, the tests): nothing (issue 23: progress "nothing when not a
+//     TTY"); FUSELENS_PROGRESS=always gives the terminal's form anyway (ProgressLine.h). The
+//     "[fuselens] finalized in X s" line after a long finalization is prof-run's report, not
+//     progress, and is printed either way.
 // Both through the tools' shared progress line (tools/common/ProgressLine.h), which prof-analyze's
 // exports and analyses use too.
 
@@ -23,12 +24,10 @@ namespace fuselens::tools {
 class FinalizeProgressPrinter {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
-  static constexpr std::chrono::milliseconds kQuiet{2000};
 
-  /// Prints to `out` (nullptr: nothing); `terminal`: whether it is one (isatty). `clock` is for
-  /// tests.
-  FinalizeProgressPrinter(std::FILE* out, bool terminal, std::chrono::milliseconds quiet = kQuiet,
-                          Clock clock = {});
+  /// Prints to `out` (nullptr: nothing) when `terminal` (whether it is one: isatty, or
+  /// FUSELENS_PROGRESS=always), nothing otherwise. `clock` is for tests.
+  FinalizeProgressPrinter(std::FILE* out, bool terminal, Clock clock = {});
 
   /// The step `what` starts, the `number`th of `steps` (steps <= 0: not counted).
   void step(std::string_view what, int number, int steps);

@@ -437,7 +437,7 @@ void clear_per_process_captures(const fs::path& output, bool force) {
 // stored aggregates, the report line and the counters line.
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
   namespace db = fuselens::db;
-  // Progress on stderr: rewritten in place on a terminal, rate-limited lines elsewhere.
+  // Progress on stderr: rewritten in place on a terminal, nothing elsewhere (FinalizeProgress.h).
   const fuselens::tools::ProgressOptions progress_options =
       fuselens::tools::stderr_progress_options();
   fuselens::tools::FinalizeProgressPrinter progress(progress_options.enabled ? stderr : nullptr,
