@@ -319,12 +319,17 @@ CollectorConfig CollectorConfig::from_environment() {
   };
   lines(kEnvNvtxInclude, config.filter.nvtx_include);
   lines(kEnvNvtxExclude, config.filter.nvtx_exclude);
+  // The tools read the same variable for their progress line: the same values
+  // (tools/common/ProgressLine.h, parse_progress_mode).
   if (auto v = env(kEnvProgress); v && *v != "auto" && !v->empty()) {
-    if (*v != "0" && *v != "1") {
+    if (*v == "1" || *v == "always") {
+      config.progress = true;
+    } else if (*v == "0" || *v == "never") {
+      config.progress = false;
+    } else {
       throw ConfigError(std::string(kEnvProgress) + ": '" + std::string(*v) +
-                        "' is not 0, 1 or auto");
+                        "' is not auto, always (1) or never (0)");
     }
-    config.progress = *v == "1";
   }
   if (auto v = env(kEnvStepRange)) config.step_range = std::string(*v);
   config.validate();

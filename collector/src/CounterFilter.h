@@ -14,14 +14,14 @@
 // NVTX calls made before the collector started (the process's first CUDA call) are not seen.
 //
 // Progress (FUSELENS_PROGRESS; prof-run sets nothing, so it follows stderr): when stderr is a
-// terminal, or FUSELENS_PROGRESS=1, every profiled launch prints one line to stderr after its
-// counters were read, after Nsight Compute's "==PROF== Profiling ..." lines:
+// terminal, or FUSELENS_PROGRESS=1 (or always), every profiled launch prints one line to stderr
+// after its counters were read, after Nsight Compute's "==PROF== Profiling ..." lines:
 //   ==FuseLens== Profiling "gemm_kernel" - 3: 5 passes
 //   ==FuseLens== Profiling "gemm_kernel" - 3: counter group 2 of 5 (application replay)
 // N (here 3) counts the profiled launches of the process from 0; the name is the kernel's bare
 // function name, control characters replaced by '?', cut at 120 bytes. Not a terminal (and
-// FUSELENS_PROGRESS unset or "auto"), or FUSELENS_PROGRESS=0: nothing is printed and the launch
-// path makes no I/O.
+// FUSELENS_PROGRESS unset or "auto"), or FUSELENS_PROGRESS=0 (or never): nothing is printed and the
+// launch path makes no I/O.
 //
 // Thread safety: decide() and print_progress() are called with the range profiler's lock held
 // (launches are serialized); on_nvtx() runs on any thread without it.

@@ -35,8 +35,8 @@
 // --launch-count launches were profiled, later launches skip the gate. The choice costs a hash
 // lookup of the CUfunction per launch (CounterFilter.h).
 //
-// Progress: one line per profiled launch on stderr when it is a terminal or FUSELENS_PROGRESS=1
-// (CounterFilter.h has the format); nothing otherwise.
+// Progress: one line per profiled launch on stderr when it is a terminal or FUSELENS_PROGRESS=1 (or
+// always) (CounterFilter.h has the format); nothing otherwise.
 //
 // Cost: every launch becomes synchronous and runs `passes` times (5 for the roofline set on an
 // H100) plus the decode; docs/BENCHMARKS.md has the measured slowdown.

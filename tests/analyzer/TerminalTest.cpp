@@ -156,6 +156,21 @@ TEST(ProgressLine, TheLineIsCutToTheTerminalWidthAndControlCharactersAreEscaped)
   EXPECT_EQ(narrow.text(), "\r\033[K[");
 }
 
+// FUSELENS_PROGRESS: one set of values for the tools and the collector (whose parser,
+// CollectorConfig::from_environment, tests/collector/LaunchFilterTest.cpp checks the same way).
+TEST(ProgressLine, ProgressModeAcceptsTheCollectorsValuesToo) {
+  using tools::ProgressMode;
+  EXPECT_EQ(tools::parse_progress_mode(""), ProgressMode::Auto);
+  EXPECT_EQ(tools::parse_progress_mode("auto"), ProgressMode::Auto);
+  EXPECT_EQ(tools::parse_progress_mode("always"), ProgressMode::Always);
+  EXPECT_EQ(tools::parse_progress_mode("1"), ProgressMode::Always);
+  EXPECT_EQ(tools::parse_progress_mode("never"), ProgressMode::Never);
+  EXPECT_EQ(tools::parse_progress_mode("0"), ProgressMode::Never);
+  EXPECT_EQ(tools::parse_progress_mode("yes"), std::nullopt);
+  EXPECT_EQ(tools::parse_progress_mode("Never"), std::nullopt);
+  EXPECT_EQ(tools::parse_progress_mode("2"), std::nullopt);
+}
+
 TEST(ProgressLine, EraseOpenLineClearsTheLineBeforeADiagnostic) {
   Output out;
   ProgressOptions options = terminal_options();
@@ -383,13 +398,27 @@ TEST(ProfAnalyzeTerminal, AnalysesShowProgressOnlyOnATerminalAndEraseItBeforeThe
     ASSERT_GE(tty.tty.size(), 4U);
     EXPECT_EQ(tty.tty.substr(tty.tty.size() - 4), "\r\033[K") << command;
   }
-  // FUSELENS_PROGRESS=never turns it off on a terminal too.
+  // FUSELENS_PROGRESS=never (or 0, the collector's spelling) turns it off on a terminal too.
   TempDir dir;
-  const TtyResult off =
-      run_on_tty({"export", capture, "--format", "csv", "-o", dir.file("out.csv")},
-                 {"FUSELENS_PROGRESS_DELAY_MS=0", "FUSELENS_PROGRESS=never"});
-  EXPECT_EQ(off.status, 0);
-  EXPECT_EQ(off.tty, "");
+  for (const std::string value : {"never", "0"}) {
+    const TtyResult off =
+        run_on_tty({"export", capture, "--format", "csv", "-o", dir.file("out.csv")},
+                   {"FUSELENS_PROGRESS_DELAY_MS=0", "FUSELENS_PROGRESS=" + value});
+    EXPECT_EQ(off.status, 0) << value;
+    EXPECT_EQ(off.tty, "") << value;
+  }
+  // FUSELENS_PROGRESS=always (or 1) shows it off a terminal; an unknown value is ignored.
+  for (const std::string value : {"always", "1", "yes"}) {
+    const test::Result plain =
+        run_plain({"export", capture, "--format", "csv", "-o", dir.file("out.csv")},
+                  {"FUSELENS_PROGRESS_DELAY_MS=0", "FUSELENS_PROGRESS=" + value});
+    EXPECT_EQ(plain.status, 0) << value << ": " << plain.err;
+    if (value == "yes") {
+      EXPECT_EQ(plain.err, "") << value;
+    } else {
+      EXPECT_EQ(plain.err.rfind("\r\033[K[fuselens] export csv: ", 0), 0U) << value << plain.err;
+    }
+  }
 }
 
 TEST(ProfAnalyzeTerminal, ShortWorkShowsNoProgressWithTheDefaultDelay) {

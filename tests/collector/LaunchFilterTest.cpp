@@ -448,6 +448,17 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
   setenv(kEnvProgress, "auto", 1);
   EXPECT_FALSE(CollectorConfig::from_environment().progress.has_value());
+  // The tools' names for the same choices (tools/common/ProgressLine.h) mean the same here.
+  setenv(kEnvProgress, "always", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().progress, std::optional<bool>(true));
+  setenv(kEnvProgress, "never", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().progress, std::optional<bool>(false));
+  setenv(kEnvProgress, "0", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().progress, std::optional<bool>(false));
+  setenv(kEnvProgress, "", 1);
+  EXPECT_FALSE(CollectorConfig::from_environment().progress.has_value());
+  setenv(kEnvProgress, "Never", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
   unsetenv(kEnvMetrics);
   try {
     (void)CollectorConfig::from_environment();

@@ -431,4 +431,9 @@ TEST(ProfRunCli, PassesLaunchFiltersToTheCollector) {
                  "FUSELENS_PROGRESS");
   r = run({PROF_RUN_PATH, "-o", dir.file("d.sqlite"), "--", "/bin/true"}, {"FUSELENS_PROGRESS=0"});
   EXPECT_EQ(r.status, 0) << r.err;
+  // The tools' own names (docs/terminal.md) are the collector's too: never refused.
+  for (const char* value : {"FUSELENS_PROGRESS=never", "FUSELENS_PROGRESS=always"}) {
+    r = run({PROF_RUN_PATH, "-o", dir.file("e.sqlite"), "--force", "--", "/bin/true"}, {value});
+    EXPECT_EQ(r.status, 0) << value << ": " << r.err;
+  }
 }

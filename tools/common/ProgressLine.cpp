@@ -89,12 +89,20 @@ void ProgressLine::done() {
   line_open_ = false;
 }
 
+std::optional<ProgressMode> parse_progress_mode(std::string_view text) {
+  if (text.empty() || text == "auto") return ProgressMode::Auto;
+  if (text == "1" || text == "always") return ProgressMode::Always;
+  if (text == "0" || text == "never") return ProgressMode::Never;
+  return std::nullopt;
+}
+
 ProgressOptions stderr_progress_options() {
   ProgressOptions options;
   options.terminal = ::isatty(STDERR_FILENO) != 0;
-  if (const char* mode = std::getenv("FUSELENS_PROGRESS")) {
-    if (std::strcmp(mode, "never") == 0) options.enabled = false;
-    if (std::strcmp(mode, "always") == 0) options.terminal = true;
+  if (const char* text = std::getenv("FUSELENS_PROGRESS")) {
+    const auto mode = parse_progress_mode(text).value_or(ProgressMode::Auto);
+    if (mode == ProgressMode::Never) options.enabled = false;
+    if (mode == ProgressMode::Always) options.terminal = true;
   }
   if (const char* delay = std::getenv("FUSELENS_PROGRESS_DELAY_MS")) {
     const std::string_view text(delay);

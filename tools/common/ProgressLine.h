@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -64,10 +65,22 @@ class ProgressLine {
   bool line_open_ = false;  // the terminal's line holds progress that done() erases
 };
 
+/// FUSELENS_PROGRESS, one set of values for every FuseLens progress output: these tools' line
+/// and the collector's counter replay lines inside the workload (kEnvProgress,
+/// collector/include/fuselens/collector/Config.h, which accepts the same values):
+///   unset, "" or "auto": progress only when standard error is a terminal;
+///   "1" or "always": also when it is not one (here: the terminal's form);
+///   "0" or "never": no progress at all.
+enum class ProgressMode { Auto, Always, Never };
+/// The mode of FUSELENS_PROGRESS's value `text`; nullopt for a value outside the set above.
+std::optional<ProgressMode> parse_progress_mode(std::string_view text);
+
 /// Progress options for standard error from the environment: `terminal` = isatty(2), `delay`
 /// from FUSELENS_PROGRESS_DELAY_MS (an integer in [0, 600000]; anything else is ignored and the
-/// default kept), and FUSELENS_PROGRESS: never turns it off (`enabled` false), always prints
-/// the terminal's form even off a terminal; another value or none: by isatty.
+/// default kept), and FUSELENS_PROGRESS (parse_progress_mode): Never turns it off (`enabled`
+/// false), Always prints the terminal's form even off a terminal; Auto or an unknown value: by
+/// isatty (prof-run refuses an unknown value before it launches the workload, whose collector
+/// would refuse it: tools/prof-run/Environment.h; prof-analyze ignores it).
 ProgressOptions stderr_progress_options();
 
 }  // namespace fuselens::tools

@@ -338,8 +338,9 @@ Options parse(int argc, char** argv) {
       "  prof-run --metrics roofline --nvtx-include 'train/' -- python3 train.py\n"
       "Environment: FUSELENS_EXIT_SHIM=0 leaves out the exit shim that prof-run preloads so that "
       "a process ending in _exit, exit_group or exec flushes its capture first (default 1); "
-      "FUSELENS_PROGRESS=1 prints a line per profiled launch also when stderr is not a terminal "
-      "(0: never; docs/counters.md).\n"
+      "FUSELENS_PROGRESS=always (or 1) prints progress (the finalization's, a line per profiled "
+      "launch) also when stderr is not a terminal, never (or 0) none, auto (the default) only on "
+      "a terminal (docs/terminal.md).\n"
       "Exit status: the workload's (128+N if signal N ended it); 2 if prof-run could not start "
       "it; 1 if the capture could not be finalized.");
   const int own_argc = separator < 0 ? argc : separator;

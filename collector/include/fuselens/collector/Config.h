@@ -50,8 +50,10 @@ inline constexpr const char* kEnvLaunchSkipBeforeMatch = "FUSELENS_LAUNCH_SKIP_B
 inline constexpr const char* kEnvLaunchCount = "FUSELENS_LAUNCH_COUNT";  // whole number, >= 1
 inline constexpr const char* kEnvNvtxInclude = "FUSELENS_NVTX_INCLUDE";  // expressions, one a line
 inline constexpr const char* kEnvNvtxExclude = "FUSELENS_NVTX_EXCLUDE";  // expressions, one a line
-// Counter replay progress on stderr, one line per profiled launch: "1" always, "0" never, unset or
-// "auto" only when stderr is a terminal (RangeProfiler.h, "Progress").
+// Counter replay progress on stderr, one line per profiled launch (RangeProfiler.h, "Progress"):
+// "1" or "always": always; "0" or "never": never; unset, "" or "auto": only when stderr is a
+// terminal. The same values and meanings as the tools' progress line, which reads the same
+// variable (tools/common/ProgressLine.h, parse_progress_mode; docs/terminal.md).
 inline constexpr const char* kEnvProgress = "FUSELENS_PROGRESS";
 
 /// Trace groups, a bit each. "cuda": kernels, memcpy, memset; "sync": CUPTI's synchronization
@@ -191,8 +193,8 @@ struct CollectorConfig {
   /// Which launches get counters (kEnvKernelName ... kEnvNvtxExclude); the others run unreplayed
   /// and have no counters (LaunchFilter.h).
   LaunchFilterSpec filter;
-  /// Replay progress lines (kEnvProgress): true always, false never, unset when stderr is a
-  /// terminal.
+  /// Replay progress lines (kEnvProgress): true always ("1", "always"), false never ("0",
+  /// "never"), unset ("", "auto"): when stderr is a terminal.
   std::optional<bool> progress;
   /// Native stack method of the "context" group (kEnvContextMethod: cached, unwind or none).
   ContextMethod context_method = ContextMethod::Cached;
