@@ -504,6 +504,10 @@ TEST(Help, EveryProfAnalyzeHelpEndsWithExamplesOfItsOwnCommand) {
   const test::Result top = run_plain({"--help"}, {});
   ASSERT_EQ(top.status, 0);
   EXPECT_GE(examples(top.out, "prof-analyze").size(), 2U) << top.out;
+  // Every footer with the shared exit statuses (cli::kFooter) lists compare's status 5 after the
+  // examples; merge has its own statuses (it never compares).
+  const std::string inconclusive = "\n  5  compare --fail-if-slower: inconclusive";
+  EXPECT_GT(top.out.find(inconclusive), top.out.find("\nExamples:\n")) << top.out;
   const auto names = subcommands(top.out);
   ASSERT_GE(names.size(), 10U) << top.out;
   for (const auto& name : names) {
@@ -513,6 +517,11 @@ TEST(Help, EveryProfAnalyzeHelpEndsWithExamplesOfItsOwnCommand) {
     EXPECT_GE(lines.size(), 2U) << name << ":\n" << help.out;
     EXPECT_LE(examples(help.out, "prof-").size(), 4U) << name;
     EXPECT_NE(help.out.find("Exit status:"), std::string::npos) << name;
+    if (name != "merge") {
+      const auto at = help.out.find(inconclusive);
+      EXPECT_NE(at, std::string::npos) << name << ":\n" << help.out;
+      EXPECT_GT(at, help.out.find("\nExamples:\n")) << name;
+    }
   }
 }
 
