@@ -1,7 +1,8 @@
 #pragma once
 // The FUSELENS_* variables of the user's environment that reach the collector unchanged (issue
 // 22): prof-run sets most of them from its own options, but the others (FUSELENS_CONTEXT_METHOD,
-// FUSELENS_PYTHON_FRAMES, FUSELENS_CONTEXT_STATS, FUSELENS_EXIT_SHIM, FUSELENS_PROGRESS,
+// FUSELENS_PYTHON_FRAMES, FUSELENS_CONTEXT_STATS, FUSELENS_EXIT_SHIM, FUSELENS_API_SELECT,
+// FUSELENS_CONTROL_API, FUSELENS_PROGRESS,
 // FUSELENS_TORCH_MODULES without --torch-modules, the counter variables without --metrics) were
 // passed on unchecked, and a bad value made the collector refuse to start inside the workload, so
 // that the capture read "never initialized CUDA". prof-run checks them before it launches anything.
