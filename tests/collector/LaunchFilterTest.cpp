@@ -459,6 +459,7 @@ TEST(LaunchFilter, ConfigReadsTheFiltersAndRefusesThemWithoutCounters) {
   EXPECT_FALSE(CollectorConfig::from_environment().progress.has_value());
   setenv(kEnvProgress, "Never", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  setenv(kEnvProgress, "auto", 1);
   unsetenv(kEnvMetrics);
   try {
     (void)CollectorConfig::from_environment();
