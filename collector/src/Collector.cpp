@@ -201,7 +201,11 @@ bool Collector::enable_cupti() noexcept {
     const CUptiResult result = cuptiActivityEnable(k.kind);
     if (result == CUPTI_SUCCESS) {
       ++enabled;
-      if (k.group != kTraceNvtx) switched_kinds_.push_back(k.kind);
+      // NVTX stays on outside windows (the ranges that open them are in the capture), except in
+      // the measurement mode driver-ids, whose off state holds no activity kind at all.
+      if (k.group != kTraceNvtx || config_.window_api == CollectorConfig::WindowApi::kDriverIds) {
+        switched_kinds_.push_back(k.kind);
+      }
     } else {
       const char* message = nullptr;
       cuptiGetResultString(result, &message);
@@ -453,6 +457,8 @@ void Collector::set_recording(bool on) noexcept {
     if (switch_driver_api_) {
       select(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_api_ids_,
              &cuptiActivityEnableDriverApi);
+    } else if (config_.window_api == CollectorConfig::WindowApi::kDriverIds) {
+      for (const auto id : driver_api_ids_) cuptiActivityEnableDriverApi(id, on ? 1 : 0);
     }
   };
   if (subscriber_) {

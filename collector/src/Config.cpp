@@ -267,9 +267,11 @@ CollectorConfig CollectorConfig::from_environment() {
       config.window_api = WindowApi::kFilter;
     } else if (*v == "both") {
       config.window_api = WindowApi::kBoth;
+    } else if (*v == "driver-ids") {
+      config.window_api = WindowApi::kDriverIds;
     } else {
       throw ConfigError(std::string(kEnvControlApi) + ": '" + std::string(*v) +
-                        "' is not runtime, filter or both");
+                        "' is not runtime, filter, both or driver-ids");
     }
   }
   if (auto v = env(kEnvCaptureRange); v && !v->empty()) {

@@ -10,6 +10,8 @@ left out). This script reads $R/budget.jsonl and $R/steps/ROUND-SETTING.json and
     with a 95 % percentile bootstrap interval over processes (10,000 resamples, seed 1);
   * for each setting against `floor-ab`: the difference of the overheads in percentage points,
     paired by round where both ran in it (bootstrap over rounds), the figure issue 20 bounds;
+  * for each setting with a "-nomodules" twin (FUSELENS_TORCH_MODULES=0), the difference: the
+    PyTorch module view's own cost;
   * the carry-over check: the median step time at each position of an off-block relative to
     that block's median, and the same for on-blocks, pooled over processes. A profiler whose
     on-block work spilled into the following off-block (records reaching its writer late)
@@ -65,6 +67,19 @@ def main() -> int:
         lo, hi = bootstrap(pairs, diff)
         print(f"{name} minus floor-ab: {diff(pairs):+.2f} percentage points [{lo:+.2f}, {hi:+.2f}] "
               f"({len(rounds)} rounds, paired by round)")
+    # the module view's own cost: a setting against its "-nomodules" twin, paired by round
+    for name, per_round in sorted(by_setting.items()):
+        twin = by_setting.get(name.replace("-ab", "-nomodules-ab"))
+        if name.endswith("-nomodules-ab") or not twin:
+            continue
+        rounds = sorted(set(per_round) & set(twin))
+        if len(rounds) < 2:
+            continue
+        pairs = [(per_round[k], twin[k]) for k in rounds]
+        diff = lambda ps: gm_pct([a for a, _ in ps]) - gm_pct([b for _, b in ps])  # noqa: E731
+        lo, hi = bootstrap(pairs, diff)
+        print(f"{name} minus its -nomodules twin (the module view's own cost): {diff(pairs):+.2f} "
+              f"percentage points [{lo:+.2f}, {hi:+.2f}] ({len(rounds)} rounds, paired by round)")
     # carry-over: step time by position in the block, relative to the block's median
     positions = {0: {}, 1: {}}
     for r in rows:

@@ -94,6 +94,8 @@ TEST(Config, ReadsHowTheApiSelectionIsMadeAndSwitched) {
   EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kFilter);
   setenv(kEnvControlApi, "runtime", 1);
   EXPECT_EQ(CollectorConfig::from_environment().window_api, CollectorConfig::WindowApi::kRuntime);
+  setenv(kEnvControlApi, "driver-ids", 1);
+  EXPECT_EQ(CollectorConfig::from_environment().window_api, CollectorConfig::WindowApi::kDriverIds);
   for (const char* bad : {"", "perid", "Runtime", "runtime ", "switch"}) {
     setenv(kEnvControlApi, bad, 1);
     EXPECT_THROW(CollectorConfig::from_environment(), ConfigError) << '"' << bad << '"';

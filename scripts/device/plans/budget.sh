@@ -15,7 +15,8 @@
 #              by Python hooks, --torch-modules hooks); a name ending in "-wide" runs on ten cores (2-11) instead of four (2-5)
 #              default-filter / default-both: FUSELENS_CONTROL_API=filter / both (how a
 #              window switches the API selection, CollectorConfig::window_api); default-ids:
-#              FUSELENS_API_SELECT=ids;
+#              FUSELENS_API_SELECT=ids; default-drvids: FUSELENS_CONTROL_API=driver-ids (the
+#              driver selection switched by its ids too: no API selection in the off-blocks);
 #              a name ending in "-ab" runs the setting in one process with every other block of
 #              AB_BLOCK (default 20) steps profiled (mlp_train.py --ab-block; prof-run with
 #              --capture-range cudaProfilerApi --capture-range-end repeat, the floor library with
@@ -81,6 +82,8 @@ run_setting() {  # run_setting NAME ROUND
     cuda) cmd=($pin "${pr[@]}" --trace cuda -- python3 "$mlp") ;;
     cuda-api) cmd=($pin "${pr[@]}" --trace cuda,api -- python3 "$mlp") ;;
     default-filter) cmd=(env FUSELENS_CONTROL_API=filter $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-drvids) cmd=(env FUSELENS_CONTROL_API=driver-ids $pin "${pr[@]}" -- python3 "$mlp") ;;
+    default-drvids-nomodules) cmd=(env FUSELENS_CONTROL_API=driver-ids FUSELENS_TORCH_MODULES=0 $pin "${pr[@]}" -- python3 "$mlp") ;;
     default-both) cmd=(env FUSELENS_CONTROL_API=both $pin "${pr[@]}" -- python3 "$mlp") ;;
     default-ids) cmd=(env FUSELENS_API_SELECT=ids $pin "${pr[@]}" -- python3 "$mlp") ;;
     default-nooverhead) cmd=($pin "${pr[@]}" --trace -overhead -- python3 "$mlp") ;;

@@ -232,8 +232,12 @@ struct CollectorConfig {
   /// "both" switches both kinds, which CUPTI makes costly: with the driver kind enabled a
   /// PyTorch CNN step ran 17 points slower inside windows than with it left alone (H100,
   /// docs/pytorch-step-budget.md, "Capture windows"). Selecting per call alone does not bring
-  /// the records back once switched off (measured: no API rows in windows), so it is no option.
-  enum class WindowApi { kRuntime, kFilter, kBoth };
+  /// the records back once switched off (measured: no API rows in windows), so it is no option
+  /// for a capture; "driver-ids" does it for the driver selection alone, for overhead
+  /// measurements only (mlp_train.py --ab-block): the idle state then holds no API selection and
+  /// no activity kind (NVTX switched too), and driver-API launch records inside windows may be
+  /// lost.
+  enum class WindowApi { kRuntime, kFilter, kBoth, kDriverIds };
   WindowApi window_api = WindowApi::kRuntime;
 
   // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
