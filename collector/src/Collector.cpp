@@ -334,7 +334,10 @@ int Collector::enable_work_runtime_api() noexcept {
                               });
   // CollectorConfig::api_select "kind": the kind on and every call outside the selection off
   // again, as a capture window opens it (set_recording).
+  // Not under --metrics: the counter runs were validated with the per-call selection, and a
+  // replayed launch costs far more than either.
   if (selected > 0 && config_.api_select == CollectorConfig::ApiSelect::kKind &&
+      config_.metrics.empty() &&
       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) == CUPTI_SUCCESS) {
     select_only(CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_api_ids_, &cuptiActivityEnableRuntimeApi);
   }

@@ -224,6 +224,7 @@ struct CollectorConfig {
   /// outside the selection off (cuptiActivityEnableRuntimeApi), "ids" switches the selected calls
   /// on alone. The first costs a PyTorch step no more than the second in every measurement made
   /// (docs/pytorch-step-budget.md, "Capture windows"), and it is what opening a window does.
+  /// Counter runs (`metrics` set) keep the per-call selection they were validated with.
   enum class ApiSelect { kKind, kIds };
   ApiSelect api_select = ApiSelect::kKind;
   /// How a capture window switches the API records (kEnvControlApi): "runtime" (the default)
