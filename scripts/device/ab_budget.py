@@ -38,6 +38,19 @@ def gm_pct(ratios):
     return (math.exp(sum(math.log(r) for r in ratios) / len(ratios)) - 1) * 100
 
 
+def print_paired(label, a, b):
+    """Prints the difference of the overheads of per-round ratios a and b in points, over the
+    rounds both have (at least 2), with its bootstrap interval over those rounds."""
+    rounds = sorted(set(a) & set(b))
+    if len(rounds) < 2:
+        return
+    pairs = [(a[k], b[k]) for k in rounds]
+    diff = lambda ps: gm_pct([x for x, _ in ps]) - gm_pct([y for _, y in ps])  # noqa: E731
+    lo, hi = bootstrap(pairs, diff)
+    print(f"{label}: {diff(pairs):+.2f} percentage points [{lo:+.2f}, {hi:+.2f}] "
+          f"({len(rounds)} rounds, paired by round)")
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -57,29 +70,14 @@ def main() -> int:
               f"{(min(ratios) - 1) * 100:+7.2f}% {(max(ratios) - 1) * 100:+7.2f}%")
     floor = by_setting.get("floor-ab", {})
     for name, per_round in sorted(by_setting.items()):
-        if name == "floor-ab" or not floor:
-            continue
-        rounds = sorted(set(per_round) & set(floor))
-        if len(rounds) < 2:
-            continue
-        pairs = [(per_round[k], floor[k]) for k in rounds]
-        diff = lambda ps: gm_pct([a for a, _ in ps]) - gm_pct([b for _, b in ps])  # noqa: E731
-        lo, hi = bootstrap(pairs, diff)
-        print(f"{name} minus floor-ab: {diff(pairs):+.2f} percentage points [{lo:+.2f}, {hi:+.2f}] "
-              f"({len(rounds)} rounds, paired by round)")
+        if name != "floor-ab":
+            print_paired(f"{name} minus floor-ab", per_round, floor)
     # the module view's own cost: a setting against its "-nomodules" twin, paired by round
     for name, per_round in sorted(by_setting.items()):
-        twin = by_setting.get(name.replace("-ab", "-nomodules-ab"))
-        if name.endswith("-nomodules-ab") or not twin:
-            continue
-        rounds = sorted(set(per_round) & set(twin))
-        if len(rounds) < 2:
-            continue
-        pairs = [(per_round[k], twin[k]) for k in rounds]
-        diff = lambda ps: gm_pct([a for a, _ in ps]) - gm_pct([b for _, b in ps])  # noqa: E731
-        lo, hi = bootstrap(pairs, diff)
-        print(f"{name} minus its -nomodules twin (the module view's own cost): {diff(pairs):+.2f} "
-              f"percentage points [{lo:+.2f}, {hi:+.2f}] ({len(rounds)} rounds, paired by round)")
+        if not name.endswith("-nomodules-ab"):
+            twin = by_setting.get(name.replace("-ab", "-nomodules-ab"), {})
+            print_paired(f"{name} minus its -nomodules twin (the module view's own cost)",
+                         per_round, twin)
     # carry-over: step time by position in the block, relative to the block's median
     positions = {0: {}, 1: {}}
     for r in rows:
