@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Binaries.h"
+#include "CapturedFile.h"
 #include "Color.h"
 #include "ProgressLine.h"
 #include "Subprocess.h"
@@ -41,23 +42,7 @@ using tools::ColorMode;
 using tools::ProgressLine;
 using tools::ProgressOptions;
 
-// What a printer wrote to a temporary file, read back.
-class Output {
- public:
-  Output() : file_(std::tmpfile()) {}
-  ~Output() { std::fclose(file_); }
-  std::FILE* file() { return file_; }
-  std::string text() {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string out;
-    for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
-    return out;
-  }
-
- private:
-  std::FILE* file_;
-};
+using Output = fuselens::test::CapturedFile;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;

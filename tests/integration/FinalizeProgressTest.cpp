@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "CapturedFile.h"
 #include "FinalizeProgress.h"
 
 using fuselens::tools::FinalizeProgressPrinter;
@@ -11,23 +12,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// What the printer wrote to a temporary file, read back.
-class Output {
- public:
-  Output() : file_(std::tmpfile()) {}
-  ~Output() { std::fclose(file_); }
-  std::FILE* file() { return file_; }
-  std::string text() {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string out;
-    for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
-    return out;
-  }
-
- private:
-  std::FILE* file_;
-};
+using Output = fuselens::test::CapturedFile;
 
 }  // namespace
 
