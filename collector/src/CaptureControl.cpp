@@ -13,8 +13,9 @@
 
 #include "CaptureSink.h"
 #include "ExitGuard.h"
-#include "fuselens/db/Instrumentation.h"
 #include "Log.h"
+#include "NvtxEvent.h"
+#include "fuselens/db/Instrumentation.h"
 
 namespace fuselens::collector {
 namespace {
@@ -44,11 +45,6 @@ std::uint64_t utc_now_ns() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-const char* ascii_message(const nvtxEventAttributes_t* a) {
-  if (!a || a->messageType != NVTX_MESSAGE_TYPE_ASCII) return nullptr;
-  return a->message.ascii;
 }
 
 constexpr std::string_view kDefaultStepPatterns[] = {"ProfilerStep#*", "*step*", "*iteration*"};
@@ -279,66 +275,33 @@ void CaptureControl::on_end(std::uint64_t range_id) noexcept {
 }
 
 void CaptureControl::on_nvtx(CUpti_CallbackId id, const void* data) noexcept {
-  const auto& nvtx = *static_cast<const CUpti_NvtxData*>(data);
-  const void* p = nvtx.functionParams;
-  if (!p) return;
-  auto range_id = [&] {
-    return nvtx.functionReturnValue ? static_cast<std::uint64_t>(*static_cast<const nvtxRangeId_t*>(
-                                          nvtx.functionReturnValue))
-                                    : 0;
-  };
-  switch (id) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA:
-      on_push(nullptr, false, static_cast<const nvtxRangePushA_params*>(p)->message);
+  const NvtxEvent e = decode_nvtx(id, data);
+  switch (e.kind) {
+    case NvtxEvent::Kind::kPush:
+      on_push(e.domain, e.named_domain, e.text);
       break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      on_push(nullptr, false,
-              ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
-      on_push(q->domain, true, ascii_message(q->core.eventAttrib));
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+    case NvtxEvent::Kind::kPop:
       on_pop();
       break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA:
-      on_start(nullptr, false, static_cast<const nvtxRangeStartA_params*>(p)->message, range_id());
+    case NvtxEvent::Kind::kStart:
+      on_start(e.domain, e.named_domain, e.text, e.range_id);
       break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      on_start(nullptr, false,
-               ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib),
-               range_id());
+    case NvtxEvent::Kind::kEnd:
+      on_end(e.range_id);
       break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-      const auto* q = static_cast<const nvtxDomainRangeStartEx_params*>(p);
-      on_start(q->domain, true, ascii_message(q->core.eventAttrib), range_id());
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      on_end(static_cast<std::uint64_t>(static_cast<const nvtxRangeEnd_params*>(p)->id));
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-      on_end(static_cast<std::uint64_t>(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id));
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
-      const char* name = static_cast<const nvtxDomainCreateA_params*>(p)->name;
-      if (!name || !nvtx.functionReturnValue) break;
-      const void* handle = *static_cast<const nvtxDomainHandle_t*>(nvtx.functionReturnValue);
+    case NvtxEvent::Kind::kDomainCreate: {
       const std::size_t i = domain_count_.load();
       if (i >= kMaxDomains) break;  // more domains than we track: their ranges never match
       try {
-        domain_names_[i] = name;  // domain creation is rare and off the launch path
+        domain_names_[i] = e.text;  // domain creation is rare and off the launch path
       } catch (...) {
         break;
       }
-      domain_handles_[i].store(handle, std::memory_order_relaxed);
+      domain_handles_[i].store(e.created, std::memory_order_relaxed);
       domain_count_.store(i + 1, std::memory_order_release);
       break;
     }
-    default:
+    case NvtxEvent::Kind::kNone:
       break;
   }
 }

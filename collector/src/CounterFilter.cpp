@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "Log.h"
+#include "NvtxEvent.h"
 #include "fuselens/db/Writer.h"  // demangle, short_kernel_name
 
 namespace fuselens::collector {
@@ -36,11 +37,6 @@ const void* function_of_call(CUpti_CallbackId id, const void* params) {
     default:
       return nullptr;
   }
-}
-
-const char* ascii_message(const nvtxEventAttributes_t* a) {
-  if (!a || a->messageType != NVTX_MESSAGE_TYPE_ASCII) return nullptr;
-  return a->message.ascii;
 }
 
 }  // namespace
@@ -120,62 +116,26 @@ void CounterFilter::print_progress(std::int64_t passes, bool application,
 }
 
 void CounterFilter::on_nvtx(CUpti_CallbackId id, const void* data) noexcept {
-  if (!filter_ || !filter_->needs_nvtx() || !data) return;
-  const auto& nvtx = *static_cast<const CUpti_NvtxData*>(data);
-  const void* p = nvtx.functionParams;
-  if (!p) return;
-  auto range_id = [&] {
-    return nvtx.functionReturnValue ? static_cast<std::uint64_t>(*static_cast<const nvtxRangeId_t*>(
-                                          nvtx.functionReturnValue))
-                                    : 0;
-  };
+  if (!filter_ || !filter_->needs_nvtx()) return;
+  const NvtxEvent e = decode_nvtx(id, data);
   LaunchFilter& f = *filter_;
-  switch (id) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA:
-      f.push(t_nvtx, nullptr, static_cast<const nvtxRangePushA_params*>(p)->message);
+  switch (e.kind) {
+    case NvtxEvent::Kind::kPush:
+      f.push(t_nvtx, e.domain, e.text);
       break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      f.push(t_nvtx, nullptr,
-             ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+    case NvtxEvent::Kind::kPop:
+      f.pop(t_nvtx, e.domain);
       break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
-      f.push(t_nvtx, q->domain, ascii_message(q->core.eventAttrib));
+    case NvtxEvent::Kind::kStart:
+      f.range_start(e.domain, e.text, e.range_id);
       break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-      f.pop(t_nvtx, nullptr);
+    case NvtxEvent::Kind::kEnd:
+      f.range_end(e.range_id);
       break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      f.pop(t_nvtx, static_cast<const nvtxDomainRangePop_params*>(p)->domain);
+    case NvtxEvent::Kind::kDomainCreate:
+      f.domain_created(e.created, e.text);
       break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA:
-      f.range_start(nullptr, static_cast<const nvtxRangeStartA_params*>(p)->message, range_id());
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      f.range_start(nullptr,
-                    ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib),
-                    range_id());
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-      const auto* q = static_cast<const nvtxDomainRangeStartEx_params*>(p);
-      f.range_start(q->domain, ascii_message(q->core.eventAttrib), range_id());
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      f.range_end(static_cast<std::uint64_t>(static_cast<const nvtxRangeEnd_params*>(p)->id));
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-      f.range_end(
-          static_cast<std::uint64_t>(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id));
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
-      const char* name = static_cast<const nvtxDomainCreateA_params*>(p)->name;
-      if (!name || !nvtx.functionReturnValue) break;
-      f.domain_created(*static_cast<const nvtxDomainHandle_t*>(nvtx.functionReturnValue), name);
-      break;
-    }
-    default:
+    case NvtxEvent::Kind::kNone:
       break;
   }
 }
