@@ -292,14 +292,19 @@ SHIM_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* 
     va_end(count);                                       \
   } while (0)
 
+/* argv[0] = first, then the next argc - 1 arguments of *ap and the NULL that ends them. */
+static void shim_fill_args(char** argv, const char* first, ptrdiff_t argc, va_list* ap) {
+  argv[0] = (char*)first;
+  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(*ap, char*);
+}
+
 SHIM_EXPORT int execl(const char* path, const char* arg, ...) {
   ptrdiff_t argc;
   SHIM_COUNT_ARGS(arg, argc);
   char* argv[argc + 1];
   va_list ap;
   va_start(ap, arg);
-  argv[0] = (char*)arg;
-  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
+  shim_fill_args(argv, arg, argc, &ap);
   va_end(ap);
   return shim_execv(path, argv);
 }
@@ -310,8 +315,7 @@ SHIM_EXPORT int execlp(const char* file, const char* arg, ...) {
   char* argv[argc + 1];
   va_list ap;
   va_start(ap, arg);
-  argv[0] = (char*)arg;
-  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
+  shim_fill_args(argv, arg, argc, &ap);
   va_end(ap);
   return shim_execvp(file, argv);
 }
@@ -322,9 +326,8 @@ SHIM_EXPORT int execle(const char* path, const char* arg, ...) {
   char* argv[argc + 1];
   va_list ap;
   va_start(ap, arg);
-  argv[0] = (char*)arg;
-  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(ap, char*);
-  char** envp = va_arg(ap, char**);
+  shim_fill_args(argv, arg, argc, &ap);
+  char** envp = va_arg(ap, char**); /* after the NULL that ends the arguments */
   va_end(ap);
   return shim_execve(path, argv, envp);
 }
