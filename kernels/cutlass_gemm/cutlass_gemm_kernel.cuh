@@ -113,6 +113,24 @@ inline int scheduler_swizzle() {
   return swizzle;
 }
 
+/// The tile scheduler's rasterization order: FUSELENS_CUTLASS_RASTER = heuristic, m or n, read once
+/// per process; anything else gives CUTLASS's heuristic. A tuning knob like the swizzle.
+inline cutlass::gemm::kernel::detail::RasterOrderOptions scheduler_raster() {
+  using Options = cutlass::gemm::kernel::detail::RasterOrderOptions;
+  static const Options order = [] {
+    switch (parse_raster(std::getenv("FUSELENS_CUTLASS_RASTER"), Raster::kHeuristic)) {
+      case Raster::kAlongM:
+        return Options::AlongM;
+      case Raster::kAlongN:
+        return Options::AlongN;
+      case Raster::kHeuristic:
+        break;
+    }
+    return Options::Heuristic;
+  }();
+  return order;
+}
+
 /// The arguments a kernel's parameters are built from: equal keys give equal parameters.
 struct ParamsKey {
   const void* a = nullptr;
@@ -177,6 +195,7 @@ void run_sm90(const T* A, const T* B, const T* bias, T* C, int M, int N, int K, 
                                 {{}, nullptr, typename Kernel::StrideC{}, d, stride_d},
                                 hw_info};
   args.scheduler.max_swizzle_size = scheduler_swizzle();
+  args.scheduler.raster_order = scheduler_raster();
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   if constexpr (kBiasRelu) {

@@ -41,6 +41,26 @@ inline int parse_swizzle(const char* text, int fallback) {
   }
 }
 
+/// The tile scheduler's rasterization order (CUTLASS's RasterOrderOptions: which output dimension
+/// consecutive tiles advance along, within a swizzle group): kHeuristic lets CUTLASS pick (along
+/// the longer tile dimension), kAlongM and kAlongN force one.
+enum class Raster { kHeuristic, kAlongM, kAlongN };
+
+/// The order named by `text` (FUSELENS_CUTLASS_RASTER's value): exactly "heuristic", "m" or "n";
+/// anything else (null, empty, other case, trailing text) gives `fallback`.
+inline Raster parse_raster(const char* text, Raster fallback) {
+  if (text == nullptr) return fallback;
+  const auto same = [text](const char* word) {
+    const char* t = text;
+    while (*word != '\0' && *t == *word) ++t, ++word;
+    return *word == '\0' && *t == '\0';
+  };
+  if (same("heuristic")) return Raster::kHeuristic;
+  if (same("m")) return Raster::kAlongM;
+  if (same("n")) return Raster::kAlongN;
+  return fallback;
+}
+
 /// One launch of the sm90 kernel: D = A·B (kBiasRelu false) or relu(A·B + bias) (true), rounded to
 /// T, on `device` (the current one) with `sm_count` SMs. Preconditions (checked by the callers):
 /// M, N, K > 0, K % 8 == 0, N % 8 == 0, non-null 16-byte aligned pointers, a compute capability 9.0

@@ -272,4 +272,16 @@ TEST(CutlassGemmConfig, SwizzleEnvironmentValueIsOneOfFourOrTheDefault) {
   EXPECT_EQ(cd::parse_swizzle(nullptr, 2), 2);
 }
 
+// FUSELENS_CUTLASS_RASTER takes exactly heuristic, m or n; every other value keeps the default.
+TEST(CutlassGemmConfig, RasterEnvironmentValueIsOneOfThreeOrTheDefault) {
+  namespace cd = fuselens::kernels::cutlass_detail;
+  EXPECT_EQ(cd::parse_raster("m", cd::Raster::kHeuristic), cd::Raster::kAlongM);
+  EXPECT_EQ(cd::parse_raster("n", cd::Raster::kHeuristic), cd::Raster::kAlongN);
+  EXPECT_EQ(cd::parse_raster("heuristic", cd::Raster::kAlongM), cd::Raster::kHeuristic);
+  for (const char* bad : {"", "M", "N", "mn", "m ", " n", "heur", "heuristics", "Heuristic"}) {
+    EXPECT_EQ(cd::parse_raster(bad, cd::Raster::kAlongN), cd::Raster::kAlongN) << '"' << bad << '"';
+  }
+  EXPECT_EQ(cd::parse_raster(nullptr, cd::Raster::kAlongM), cd::Raster::kAlongM);
+}
+
 }  // namespace
