@@ -4,8 +4,8 @@
 # LD_LIBRARY_PATH of ours. Builds nothing. Needs the archive in a carried folder: here
 #   cmake --build --preset device --target bundle      (or the ci preset)
 #   mkdir -p stage-bundle && cp build/device/packages/fuselens-*.tar.gz stage-bundle/
-# and carry stage-bundle (BUNDLE=path overrides); the "metrics" section also needs stage/ from
-# scripts/device/stage.sh (fusion_bench). SECTIONS (default "basics torch metrics ceilings"):
+# and carry stage-bundle (BUNDLE=path overrides); the "metrics" section profiles stage/'s
+# fusion_bench when stage/ is there, else a PyTorch matmul (the bundle alone fits the carry limit). SECTIONS (default "basics torch metrics ceilings"):
 #   basics    --version, prof-analyze summary of the bundled capture, ldd of every ELF file of the
 #             bundle on this host ("not found" lines) -> $R/bundle_basics.txt
 #   torch     prof-run -- python3 mlp_train.py (PyTorch brings its own CUDA libraries): the capture,
@@ -62,9 +62,18 @@ fi
 
 if has metrics; then
   {
-    echo "== prof-run --metrics roofline -- fusion_bench --quick (the workload's libcudart from stage/lib)"
-    (cd /tmp && LD_LIBRARY_PATH="$root/stage/lib" "$P/bin/prof-run" -o "$R/bundle_metrics.sqlite" --force \
-      --metrics roofline -- "$root/stage/bin/fusion_bench" --quick); echo "exit $?"
+    if [ -x "$root/stage/bin/fusion_bench" ]; then
+      echo "== prof-run --metrics roofline -- fusion_bench --quick (the workload's libcudart from stage/lib)"
+      (cd /tmp && LD_LIBRARY_PATH="$root/stage/lib" "$P/bin/prof-run" -o "$R/bundle_metrics.sqlite" --force \
+        --metrics roofline -- "$root/stage/bin/fusion_bench" --quick); echo "exit $?"
+    else  # no stage/ carried (the bundle alone): a PyTorch matmul, its CUDA libraries PyTorch's own
+      echo "== prof-run --metrics roofline -- python3 (torch.mm 1024^3 FP32, 3 launches; no stage/)"
+      (cd /tmp && "$P/bin/prof-run" -o "$R/bundle_metrics.sqlite" --force --metrics roofline -- python3 -c "
+import torch
+a = torch.randn(1024, 1024, device='cuda'); b = torch.randn(1024, 1024, device='cuda')
+for _ in range(3): c = a @ b
+torch.cuda.synchronize()"); echo "exit $?"
+    fi
     "$P/bin/prof-analyze" roofline "$R/bundle_metrics.sqlite" | head -n 30
   } > "$R/bundle_metrics.txt" 2>&1
   cat "$R/bundle_metrics.txt"
