@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "DriverSymbols.h"
 #include "InternalCalls.h"
 
 namespace fuselens::collector {
@@ -18,8 +19,10 @@ using NV::Cupti::Checkpoint::CUpti_Checkpoint;  // CUpti_Checkpoint_STRUCT_SIZE 
 struct Api {
   using Fn = CUptiResult (*)(CUpti_Checkpoint*);
   Fn save = nullptr, restore = nullptr, free = nullptr;
+  CUresult (*synchronize)() = nullptr;  // the injecting libcuda's cuCtxSynchronize
 
   Api() {
+    if (void* cuda = injected_libcuda()) load_driver_symbol(cuda, synchronize, "cuCtxSynchronize");
     void* h = dlopen("libcheckpoint.so", RTLD_NOW | RTLD_LOCAL);
     Dl_info info{};
     if (!h && dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) && info.dli_fname) {
@@ -31,7 +34,7 @@ struct Api {
     save = reinterpret_cast<Fn>(dlsym(h, "cuptiCheckpointSave"));
     restore = reinterpret_cast<Fn>(dlsym(h, "cuptiCheckpointRestore"));
     free = reinterpret_cast<Fn>(dlsym(h, "cuptiCheckpointFree"));
-    if (!save || !restore || !free) save = restore = free = nullptr;
+    if (!save || !restore || !free || !synchronize) save = restore = free = nullptr;
   }
 };
 
@@ -53,6 +56,8 @@ CUptiResult DeviceCheckpoint::save(CUcontext context) noexcept {
   handle_.reserveDeviceMB = kReserveMB;
   handle_.reserveHostMB = kReserveMB;
   const InternalCalls internal;
+  // The program's work queued before the launch must have finished: its results are what is saved.
+  if (api().synchronize() != CUDA_SUCCESS) return CUPTI_ERROR_UNKNOWN;
   const CUptiResult result = api().save(&handle_);
   if (result == CUPTI_SUCCESS) {
     saved_ = true;

@@ -26,10 +26,12 @@ class DeviceCheckpoint {
   DeviceCheckpoint(const DeviceCheckpoint&) = delete;
   DeviceCheckpoint& operator=(const DeviceCheckpoint&) = delete;
 
-  /// True when CUPTI's libcheckpoint.so was found (loads it on the first call).
+  /// True when CUPTI's libcheckpoint.so and the injecting libcuda's cuCtxSynchronize were found
+  /// (loads them on the first call).
   static bool available() noexcept;
-  /// Saves `context`'s memory (a copy saved before is released first). CUPTI's result; on failure
-  /// nothing is held.
+  /// Waits for the calling thread's current context (cuCtxSynchronize; `context` must be it) and
+  /// saves `context`'s memory (a copy saved before is released first). CUPTI's result
+  /// (CUPTI_ERROR_UNKNOWN when the synchronization fails); on failure nothing is held.
   CUptiResult save(CUcontext context) noexcept;
   /// Puts the saved memory back. CUPTI_ERROR_NOT_INITIALIZED when nothing is saved.
   CUptiResult restore() noexcept;

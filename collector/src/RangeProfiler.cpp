@@ -77,6 +77,7 @@ struct Session {
   bool awaiting_decode = false;  // all passes ran before the program's launch: decode at its exit
   DeviceCheckpoint memory;
   std::int64_t cupti_replayed = 0;  // cache control "all", but CUPTI's kernel replay (fallbacks)
+  bool save_failure_logged = false;
   std::int64_t launches_without_range = 0;
   std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
   int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
@@ -481,7 +482,8 @@ void run_flush(Session& s) {
 bool save_memory(Session& s) {
   const CUptiResult result = s.memory.save(s.context);
   if (result == CUPTI_SUCCESS) return true;
-  if (s.cupti_replayed == 0) {
+  if (!s.save_failure_logged) {
+    s.save_failure_logged = true;
     log("counters: {}; such launches get CUPTI's kernel replay (no cache control between its "
         "passes)",
         DeviceCheckpoint::available()
