@@ -33,11 +33,11 @@
 // Which launches (prof-run --kernel-name, --kernel-name-base, --launch-skip, --launch-count,
 // --nvtx-include, --nvtx-exclude; LaunchFilter.h has the semantics, after Nsight Compute's):
 // without filters every launch is profiled. With filters or cache control "all", kernel replay
-// works like application replay does: the profiler is stopped between launches, and at a launch's entry
-// (under the launch gate, so one launch per process at a time) CounterFilter decides whether it is
-// chosen; only a chosen launch starts the profiler, is replayed and gets counters and a kernel
-// row; the others run once, unreplayed, as without FuseLens's counters (their launch calls are in
-// api_call; with the `cuda` group off under counters they have no kernel row). Once
+// works like application replay does: the profiler is stopped between launches, and at a launch's
+// entry (under the launch gate, so one launch per process at a time) CounterFilter decides whether
+// it is chosen; only a chosen launch starts the profiler, is replayed and gets counters and a
+// kernel row; the others run once, unreplayed, as without FuseLens's counters (their launch calls
+// are in api_call; with the `cuda` group off under counters they have no kernel row). Once
 // --launch-count launches were profiled, later launches skip the gate. The choice costs a hash
 // lookup of the CUfunction per launch (CounterFilter.h).
 //

@@ -4,20 +4,20 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <nlohmann/json.hpp>
 
 #include "Binaries.h"
-#include "CctPathsCheck.h"
 #include "GpuSkip.h"
+#include "CctPathsCheck.h"
 #include "Subprocess.h"
 #include "TempDir.h"
 #include "flags/Flags.h"
-#include "fuselens/db/Reader.h"
-#include "fuselens/db/RooflineStore.h"
 #include "roofline/Roofline.h"
 #include "summary/Summary.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/RooflineStore.h"
 
 using fuselens::test::binary;
 using fuselens::test::run;
@@ -27,7 +27,9 @@ namespace {
 
 class ProfRunGpu : public ::testing::Test {
  protected:
-  void SetUp() override { FUSELENS_SKIP_WITHOUT_GPU(); }
+  void SetUp() override {
+    FUSELENS_SKIP_WITHOUT_GPU();
+  }
   std::string prof_run() const { return binary("prof-run", PROF_RUN_PATH); }
   TempDir dir;
 };
@@ -36,27 +38,22 @@ class ProfRunGpu : public ::testing::Test {
 
 TEST_F(ProfRunGpu, RecordsExactlyTheKernelsTheWorkloadLaunched) {
   const auto path = dir.file("count.sqlite");
-  const auto r =
-      run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "0", "1234"});
+  const auto r = run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "0", "1234"});
   ASSERT_EQ(r.status, 0) << r.err;
   fuselens::db::Reader reader(path);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 1234);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM api_call a JOIN strings s ON s.id = a.name_id"
-                             " WHERE s.value LIKE 'cudaLaunchKernel%'"),
-            1234);
+                             " WHERE s.value LIKE 'cudaLaunchKernel%'"), 1234);
   // Every kernel joins its launch call through the correlation id.
-  EXPECT_EQ(
-      reader.query_int("SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM"
-                       " api_call a WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"),
-      0);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM"
+                             " api_call a WHERE a.pid = k.pid AND a.correlation_id = k.correlation_id)"), 0);
   EXPECT_EQ(reader.run().dropped_records, 0u);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel WHERE end_ns <= start_ns"), 0);
 }
 
 TEST_F(ProfRunGpu, PropagatesTheWorkloadExitCodeAndLeavesAReadableCapture) {
   const auto path = dir.file("exit3.sqlite");
-  const auto r =
-      run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "3", "10"});
+  const auto r = run({prof_run(), "-o", path, "--", binary("exit_with", EXIT_WITH_PATH), "3", "10"});
   EXPECT_EQ(r.status, 3) << r.err;
   fuselens::db::Reader reader(path);
   const auto summary = reader.run();
@@ -78,8 +75,7 @@ TEST_F(ProfRunGpu, PropagatesTheWorkloadExitCodeAndLeavesAReadableCapture) {
 
 TEST_F(ProfRunGpu, FusionBenchRangesHoldTheKernelsTheCodeLaunches) {
   const auto path = dir.file("fusion.sqlite");
-  const auto r =
-      run({prof_run(), "-o", path, "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick"});
+  const auto r = run({prof_run(), "-o", path, "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   fuselens::db::Reader reader(path);
   const auto summary = fuselens::analyzer::summarize(reader);
@@ -151,8 +147,7 @@ TEST_F(ProfRunGpu, TwentyThousandLaunchesAreAllRecorded) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   fuselens::db::Reader reader(path);
-  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"),
-            json["total_kernels_launched"].get<std::int64_t>());
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), json["total_kernels_launched"].get<std::int64_t>());
   EXPECT_EQ(reader.run().dropped_records, 0u);
 }
 
@@ -165,13 +160,11 @@ TEST_F(ProfRunGpu, CallingContextsNameEveryLaunchPath) {
 
 // prof-run --metrics roofline end to end: every kernel launch gets counters, and the FP32 FLOPs the
 // counters report for the suite's own GEMM+bias+ReLU kernels equal the analytic model fusion_bench
-// declares (2·M·N·K + M·N per iteration: exact, docs/BENCHMARKS.md "counters vs the analytic
-// model").
+// declares (2·M·N·K + M·N per iteration: exact, docs/BENCHMARKS.md "counters vs the analytic model").
 TEST_F(ProfRunGpu, RooflineCountersCountTheGemmFlopsExactly) {
   const auto path = dir.file("roofline.sqlite");
-  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--",
-                      binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only",
-                      "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--", binary("fusion_bench", FUSION_BENCH_PATH),
+                      "--quick", "--only", "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   fuselens::db::Reader reader(path);
   const auto report = fuselens::analyzer::analyze_roofline(reader);
@@ -181,8 +174,7 @@ TEST_F(ProfRunGpu, RooflineCountersCountTheGemmFlopsExactly) {
   int checked = 0;
   for (const auto& row : report.ranges) {
     EXPECT_EQ(row.kernels_with_counters, row.kernels) << row.name;  // every launch profiled
-    const bool own = row.name.starts_with("gemm_bias_relu/unfused/") ||
-                     row.name.starts_with("gemm_bias_relu/fused/");
+    const bool own = row.name.starts_with("gemm_bias_relu/unfused/") || row.name.starts_with("gemm_bias_relu/fused/");
     if (!own) continue;
     ASSERT_TRUE(row.counters && row.annotation) << row.name;
     const auto fp32 = fuselens::analyzer::Precision::Fp32;
@@ -214,14 +206,12 @@ std::vector<double> dram_reads(const fuselens::db::Reader& reader, const std::st
 void expect_each_input_read_once(const fuselens::db::Reader& reader) {
   const double mib = 1024.0 * 1024.0;
   for (const auto& [kernel, tensors] : {std::pair<std::string, double>{"sigmoid_kernel", 1},
-                                        {"multiply_kernel", 2},
-                                        {"swish_kernel", 1}}) {
+                                        {"multiply_kernel", 2}, {"swish_kernel", 1}}) {
     const auto reads = dram_reads(reader, kernel);
     ASSERT_FALSE(reads.empty()) << kernel;
     for (const double bytes : reads) {
       const double small = tensors * 4 * mib, large = tensors * 64 * mib;  // 1024², 4096² fp32
-      const double error =
-          std::min(std::abs(bytes - small) / small, std::abs(bytes - large) / large);
+      const double error = std::min(std::abs(bytes - small) / small, std::abs(bytes - large) / large);
       EXPECT_LT(error, 0.02) << kernel << " read " << bytes / mib << " MiB from DRAM";
     }
   }
@@ -236,9 +226,9 @@ void expect_each_input_read_once(const fuselens::db::Reader& reader) {
 // (sigmoid and swish read one fp32 tensor, multiply two; quick shapes 1024² and 4096²).
 TEST_F(ProfRunGpu, ApplicationReplayWithFlushedCachesReadsEachInputOnceFromDram) {
   const auto path = dir.file("app_replay.sqlite");
-  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--replay", "application",
-                      "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only", "swish",
-                      "--iters", "2", "--warmup", "1"});
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--replay", "application", "--",
+                      binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only", "swish", "--iters", "2",
+                      "--warmup", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists(path + ".run2")) << "a replay run's capture was left behind";
   fuselens::db::Reader reader(path);
@@ -250,11 +240,9 @@ TEST_F(ProfRunGpu, ApplicationReplayWithFlushedCachesReadsEachInputOnceFromDram)
   EXPECT_EQ(session.cache_control, "all");
   EXPECT_GE(session.passes, 2);
   EXPECT_GE(session.metrics.size(), 14u);  // every required metric of the set, merged from all runs
-  EXPECT_EQ(
-      reader.query_int("SELECT COUNT(*) FROM kernel k WHERE (SELECT COUNT(*) FROM kernel_metric m"
-                       " WHERE m.pid = k.pid AND m.correlation_id = k.correlation_id) != " +
-                       std::to_string(session.metrics.size())),
-      0)
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel k WHERE (SELECT COUNT(*) FROM kernel_metric m"
+                             " WHERE m.pid = k.pid AND m.correlation_id = k.correlation_id) != " +
+                             std::to_string(session.metrics.size())), 0)
       << "a launch lacks the counters of some run";
   expect_each_input_read_once(reader);
 }
@@ -266,12 +254,10 @@ TEST_F(ProfRunGpu, ApplicationReplayWithFlushedCachesReadsEachInputOnceFromDram)
 // program's results as an unprofiled run's.
 TEST_F(ProfRunGpu, KernelReplayWithFlushedCachesReadsEachInputOnceFromDram) {
   const auto path = dir.file("kernel_replay.sqlite");
-  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--",
-                      binary("fusion_bench", FUSION_BENCH_PATH), "--quick", "--only", "swish",
-                      "--iters", "2", "--warmup", "1"});
+  const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--", binary("fusion_bench", FUSION_BENCH_PATH),
+                      "--quick", "--only", "swish", "--iters", "2", "--warmup", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.err.find("CUPTI's kernel replay instead"), std::string::npos)
-      << r.err;  // no fallback
+  EXPECT_EQ(r.err.find("CUPTI's kernel replay instead"), std::string::npos) << r.err;  // no fallback
   fuselens::db::Reader reader(path);
   const auto sessions = fuselens::db::read_metric_sessions(reader);
   ASSERT_EQ(sessions.size(), 1u);
@@ -287,8 +273,8 @@ TEST_F(ProfRunGpu, KernelReplayWithFlushedCachesReadsEachInputOnceFromDram) {
 TEST_F(ProfRunGpu, ApplicationReplayCountsTheGemmFlopsExactly) {
   const auto path = dir.file("app_gemm.sqlite");
   const auto r = run({prof_run(), "-o", path, "--metrics", "roofline", "--replay", "application",
-                      "--cache-control", "none", "--", binary("fusion_bench", FUSION_BENCH_PATH),
-                      "--quick", "--only", "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
+                      "--cache-control", "none", "--", binary("fusion_bench", FUSION_BENCH_PATH), "--quick",
+                      "--only", "gemm_bias_relu", "--iters", "2", "--warmup", "1"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   fuselens::db::Reader reader(path);
   const auto report = fuselens::analyzer::analyze_roofline(reader);
@@ -299,9 +285,7 @@ TEST_F(ProfRunGpu, ApplicationReplayCountsTheGemmFlopsExactly) {
   int checked = 0;
   for (const auto& row : report.ranges) {
     EXPECT_EQ(row.kernels_with_counters, row.kernels) << row.name;
-    if (!row.name.starts_with("gemm_bias_relu/unfused/") &&
-        !row.name.starts_with("gemm_bias_relu/fused/"))
-      continue;
+    if (!row.name.starts_with("gemm_bias_relu/unfused/") && !row.name.starts_with("gemm_bias_relu/fused/")) continue;
     ASSERT_TRUE(row.counters && row.annotation) << row.name;
     const auto fp32 = fuselens::analyzer::Precision::Fp32;
     EXPECT_EQ(row.counters->work.flops_of(fp32), row.annotation->work.flops_of(fp32)) << row.name;

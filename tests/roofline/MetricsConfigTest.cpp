@@ -68,8 +68,7 @@ TEST(MetricsConfig, TheCollectorReadsReplayRunAndCacheControlFromItsEnvironment)
   EXPECT_EQ(config.cache_control, "all");
   ::setenv(kEnvMetricPass, "x", 1);
   EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
-  for (const char* name : {kEnvMetrics, kEnvMetricReplay, kEnvMetricPass, kEnvCacheControl})
-    ::unsetenv(name);
+  for (const char* name : {kEnvMetrics, kEnvMetricReplay, kEnvMetricPass, kEnvCacheControl}) ::unsetenv(name);
 }
 
 }  // namespace

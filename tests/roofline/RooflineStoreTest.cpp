@@ -66,8 +66,7 @@ TEST(RooflineStore, SessionsKeepHowTheirCountersWereReplayed) {
   ASSERT_EQ(sessions.size(), 2u);
   EXPECT_EQ(sessions[0].replay, "application");
   EXPECT_EQ(sessions[0].cache_control, "all");
-  EXPECT_EQ(describe_replay(sessions[0]),
-            "application replay, 4 runs, L2 flushed before each launch");
+  EXPECT_EQ(describe_replay(sessions[0]), "application replay, 4 runs, L2 flushed before each launch");
   EXPECT_EQ(describe_replay(sessions[1]), "5 kernel replay passes per launch");
   // The default since issue 22: kernel replay by the collector, caches flushed before each pass.
   s.pid = 7;
@@ -95,8 +94,7 @@ TEST(RooflineStore, SessionsOfCapturesBeforeVersionFiveWereKernelReplayed) {
 TEST(RooflineStore, VersionOneCapturesReadAsEmptyAndRefuseWrites) {
   test::TempDir dir;
   const auto copy = dir.file("v1.sqlite");
-  std::filesystem::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_schema_v1.sqlite",
-                             copy);
+  std::filesystem::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_schema_v1.sqlite", copy);
   const Reader reader(copy);
   EXPECT_EQ(reader.schema_version(), 1);
   EXPECT_TRUE(read_ceilings(reader).empty());
