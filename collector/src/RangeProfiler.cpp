@@ -539,15 +539,27 @@ void begin_launch(State& state, Session& s, CUpti_CallbackId id, const CUpti_Cal
   ops.restore = [&] { restore_memory(s); };
   ops.flush = [&] { run_flush(s); };
   ops.start = [&] { start(s); };
+  struct RelaunchFailed {
+    CUresult result;
+  };
   ops.relaunch = [&] {
     const InternalCalls internal;
-    if (const CUresult r = relaunch(call); r != CUDA_SUCCESS) {
-      throw Failure{"kernel replay: launching the kernel again failed (CUresult " +
-                    std::to_string(static_cast<int>(r)) + ")"};
-    }
+    if (const CUresult r = relaunch(call); r != CUDA_SUCCESS) throw RelaunchFailed{r};
   };
   ops.stop = [&] { return stop(s); };
-  switch (run_replay(static_cast<std::size_t>(std::max<std::int64_t>(1, s.record.passes)), ops)) {
+  ReplayOutcome outcome = ReplayOutcome::NotReplayed;
+  try {
+    outcome = run_replay(static_cast<std::size_t>(std::max<std::int64_t>(1, s.record.passes)), ops);
+  } catch (const RelaunchFailed& f) {
+    // run_replay put the memory back; this launch gets CUPTI's replay instead.
+    if (s.started) stop(s);
+    s.memory.release();
+    const std::string why =
+        "launching it again failed with CUresult " + std::to_string(static_cast<int>(f.result));
+    cupti_replay(s, why.c_str());
+    return;
+  }
+  switch (outcome) {
     case ReplayOutcome::NotReplayed:
       cupti_replay(s, nullptr);
       break;
