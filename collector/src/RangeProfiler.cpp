@@ -78,6 +78,7 @@ struct Session {
   DeviceCheckpoint memory;
   std::int64_t cupti_replayed = 0;  // cache control "all", but CUPTI's kernel replay (fallbacks)
   bool save_failure_logged = false;
+  bool relaunch_failure_logged = false;
   std::int64_t launches_without_range = 0;
   std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
   int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
@@ -554,9 +555,13 @@ void begin_launch(State& state, Session& s, CUpti_CallbackId id, const CUpti_Cal
     // run_replay put the memory back; this launch gets CUPTI's replay instead.
     if (s.started) stop(s);
     s.memory.release();
-    const std::string why =
-        "launching it again failed with CUresult " + std::to_string(static_cast<int>(f.result));
-    cupti_replay(s, why.c_str());
+    if (!s.relaunch_failure_logged) {
+      s.relaunch_failure_logged = true;
+      log("counters: launching a kernel again for its replay failed (CUresult {}); such launches "
+          "get CUPTI's kernel replay",
+          static_cast<int>(f.result));
+    }
+    cupti_replay(s, nullptr);
     return;
   }
   switch (outcome) {
