@@ -54,8 +54,9 @@ if(TARGET CUDA::cupti)
   get_target_property(cupti_location CUDA::cupti IMPORTED_LOCATION)
   get_filename_component(cupti_dir "${cupti_location}" DIRECTORY)
   list(APPEND bundle_dirs "${cupti_dir}" "${CUDAToolkit_LIBRARY_DIR}")
-  # The range profiler (--metrics): CUPTI loads these with dlopen, so no ELF names them.
-  foreach(name nvperf_host nvperf_target)
+  # The range profiler (--metrics): CUPTI loads these with dlopen, so no ELF names them
+  # (checkpoint: the collector's kernel replay loads it, collector/src/DeviceCheckpoint.h).
+  foreach(name nvperf_host nvperf_target checkpoint)
     find_library(FUSELENS_LIB_${name} ${name} HINTS "${cupti_dir}" "${CUDAToolkit_LIBRARY_DIR}"
                  NO_DEFAULT_PATH)
     if(FUSELENS_LIB_${name})

@@ -114,11 +114,6 @@ void CollectorConfig::validate() const {
   if (cache_control != "all" && cache_control != "none") {
     throw ConfigError("unknown cache control '" + cache_control + "' (known: all, none)");
   }
-  if (cache_control == "all" && metric_replay == "kernel") {
-    throw ConfigError(
-        "cache control 'all' needs application replay: CUPTI's kernel replay runs "
-        "its passes inside the launch call, where no cache can be flushed");
-  }
   check_range("metric pass", metric_pass, 0, 1000);
   const bool range = capture_range.kind != CaptureRange::Kind::None;
   if (range && steps) throw ConfigError("a capture range and --steps both choose what to record");

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "CounterFilter.h"
+#include "DeviceCheckpoint.h"
 #include "InternalCalls.h"
 #include "L2Flush.h"
+#include "LaunchReplay.h"
 #include "Log.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/Writer.h"
@@ -67,8 +69,16 @@ struct Session {
   std::vector<const char*> metric_names;
   std::vector<std::uint8_t> config, counter_data;
   db::MetricSessionRecord record;
-  std::unique_ptr<L2Flush> flush;  // application replay with cache control "all"
-  bool started = false;            // application replay: a launch's pass is open
+  std::unique_ptr<L2Flush> flush;  // cache control "all"
+  bool started = false;            // gated modes: a launch's pass is open
+  // Kernel replay with cache control "all" (LaunchReplay.h): the launch in progress is replayed
+  // by the collector; its passes' memory is saved in `memory`.
+  bool user_replay = false;
+  bool awaiting_decode = false;  // all passes ran before the program's launch: decode at its exit
+  DeviceCheckpoint memory;
+  std::int64_t cupti_replayed = 0;  // cache control "all", but CUPTI's kernel replay (fallbacks)
+  bool save_failure_logged = false;
+  bool relaunch_failure_logged = false;
   std::int64_t launches_without_range = 0;
   std::int64_t launches_in_capture = 0;  // made while a stream capture was open: no counters
   int captures_open = 0;                 // cuStreamBeginCapture .. cuStreamEndCapture pairs
@@ -90,11 +100,12 @@ struct RangeProfilerState {
   db::MetricSet set;
   bool application = false;   // --replay application (RangeProfiler.h)
   std::uint32_t pass = 0;     // application replay: the counter group this run collects
-  bool flush_caches = false;  // --cache-control all
+  bool flush_caches = false;  // --cache-control all (both replay modes)
   // Which launches get counters, and progress lines (CounterFilter.h); set by start().
   std::unique_ptr<CounterFilter> filter;
-  // Kernel replay with launch filters: the profiler runs only from a chosen launch's entry to its
-  // exit (as under application replay), so the other launches are not replayed.
+  // Kernel replay with launch filters or cache control "all": the profiler runs only from a
+  // chosen launch's entry to its exit (as under application replay), so the other launches are
+  // not replayed, and the collector can act between passes.
   bool gated = false;
   std::atomic<bool> exhausted{false};  // --launch-count reached: later launches are left alone
   std::mutex launch_gate;  // application replay, gated kernel replay: a launch's entry to exit
@@ -331,12 +342,18 @@ void initialize(State& state, Session& s) {
         s.flush ? " (L2 flushed by reading " + std::to_string(s.flush->bytes() >> 20) + " MiB)"
                 : "");
   } else {
-    log("counters: set '{}' ({} metrics) on device {} ({}): {} kernel replay passes per launch",
-        state.set.name, s.metrics.size(), device, chip_name, s.record.passes);
+    log("counters: set '{}' ({} metrics) on device {} ({}): {} kernel replay passes per launch; "
+        "cache control {}{}",
+        state.set.name, s.metrics.size(), device, chip_name, s.record.passes,
+        s.record.cache_control,
+        s.flush ? " (memory restored and L2 flushed by the collector before every pass)"
+                : " (CUPTI's replay: caches as its save and restore leave them)");
   }
 }
 
-void configure_and_start(const State& state, Session& s) {
+/// Initializes the counter data and sets the profiler's configuration for one launch (or, ungated
+/// kernel replay, for the launches up to the next stop) in `mode`.
+void configure(Session& s, CUpti_ProfilerReplayMode mode) {
   auto init = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   init.pRangeProfilerObject = s.profiler;
@@ -351,20 +368,37 @@ void configure_and_start(const State& state, Session& s) {
   config.counterDataImageSize = s.counter_data.size();
   config.pCounterDataImage = s.counter_data.data();
   config.range = CUPTI_AutoRange;
-  // Application replay: one pass per launch (single_pass_groups), replayed by nobody: the run
-  // collects its group from the launch as the program makes it.
-  config.replayMode = state.application ? CUPTI_UserReplay : CUPTI_KernelReplay;
+  config.replayMode = mode;
   config.maxRangesPerPass = kMaxRanges;
   config.numNestingLevels = 1;
   config.minNestingLevel = 1;
   config.passIndex = 0;
   config.targetNestingLevel = 1;
   FUSELENS_RP_CALL(cuptiRangeProfilerSetConfig(&config));
+}
+
+void start(Session& s) {
   auto start =
       params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerStart(&start));
   s.started = true;
+}
+
+/// Stops the profiler; true when all passes of the configuration were submitted.
+bool stop(Session& s) {
+  auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  stop.pRangeProfilerObject = s.profiler;
+  s.started = false;
+  FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
+  return stop.isAllPassSubmitted != 0;
+}
+
+void configure_and_start(const State& state, Session& s) {
+  // Application replay: one pass per launch (single_pass_groups), replayed by nobody: the run
+  // collects its group from the launch as the program makes it.
+  configure(s, state.application ? CUPTI_UserReplay : CUPTI_KernelReplay);
+  start(s);
 }
 
 /// Stops, decodes and stores the last range as the counters of the launch `cb`, and its kernel row.
@@ -373,20 +407,25 @@ void configure_and_start(const State& state, Session& s) {
 void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   const std::uint32_t correlation_id = cb.correlationId;
   std::uint64_t end_ns = 0;
-  cuptiGetTimestamp(&end_ns);  // kernel replay: the launch call returns after its last pass
-  auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-  stop.pRangeProfilerObject = s.profiler;
-  s.started = false;
-  FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
-  if (state.application && !stop.isAllPassSubmitted) {
-    throw Failure{"application replay: the range profiler wants more than the one pass configured"};
+  cuptiGetTimestamp(&end_ns);  // CUPTI's kernel replay: the launch call returns after its last pass
+  // The collector's replay or application replay: the launch call returned before the kernel ran.
+  const bool asynchronous = state.application || s.user_replay;
+  const bool stopped = s.awaiting_decode;  // its passes all ran before the program's launch
+  s.awaiting_decode = false;
+  s.user_replay = false;
+  if (!stopped && !stop(s) && asynchronous) {
+    throw Failure{
+        state.application
+            ? "application replay: the range profiler wants more than the one pass configured"
+            : "kernel replay: the range profiler wants more passes than it reported"};
   }
   auto decode = params<CUpti_RangeProfiler_DecodeData_Params>(
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = s.profiler;
   FUSELENS_RP_CALL(cuptiRangeProfilerDecodeData(&decode));
-  // Application replay: the launch call returned before the kernel ran; decoding waited for it.
-  if (state.application) cuptiGetTimestamp(&end_ns);
+  s.memory.release();
+  // Asynchronous: decoding waited for the kernel.
+  if (asynchronous) cuptiGetTimestamp(&end_ns);
   auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = s.counter_data.data();
@@ -430,31 +469,123 @@ void collect(State& state, Session& s, const CUpti_CallbackData& cb) {
   if (!state.application && !state.gated) configure_and_start(state, s);
 }
 
-/// Application replay and gated kernel replay, at a chosen launch's entry: flushes the L2 (cache
-/// control "all") and starts the profiler for this launch's single pass.
-void begin_launch(State& state, Session& s) {
-  if (s.flush) {
-    const InternalCalls internal;
-    try {
-      s.flush->run();
-    } catch (const std::exception& e) {
-      throw Failure{e.what()};
-    }
+void run_flush(Session& s) {
+  const InternalCalls internal;
+  try {
+    s.flush->run();
+  } catch (const std::exception& e) {
+    throw Failure{e.what()};
   }
-  configure_and_start(state, s);
+}
+
+/// The collector's replay: saves the context's device memory (false when the checkpoint cannot:
+/// logged once, the launch falls back to CUPTI's replay).
+bool save_memory(Session& s) {
+  const CUptiResult result = s.memory.save(s.context);
+  if (result == CUPTI_SUCCESS) return true;
+  if (!s.save_failure_logged) {
+    s.save_failure_logged = true;
+    log("counters: {}; such launches get CUPTI's kernel replay (no cache control between its "
+        "passes)",
+        DeviceCheckpoint::available()
+            ? cupti_message(result, "saving device memory for the replay (cuptiCheckpointSave)")
+            : std::string(
+                  "CUPTI's libcheckpoint.so was not found (device memory cannot be saved)"));
+  }
+  return false;
+}
+
+void restore_memory(Session& s) {
+  if (const CUptiResult result = s.memory.restore(); result != CUPTI_SUCCESS) {
+    throw Failure{cupti_message(result,
+                                "restoring device memory between replay passes "
+                                "(cuptiCheckpointRestore); the program's memory may differ "
+                                "from an unprofiled run")};
+  }
+}
+
+/// A launch that cache control "all" cannot replay itself: flushed once, then CUPTI's replay.
+void cupti_replay(Session& s, const char* why) {
+  if (s.cupti_replayed++ == 0 && why) {
+    log("counters: a launch cannot be made again by the collector ({}): CUPTI replays it, its "
+        "caches flushed before the first pass only",
+        why);
+  }
+  run_flush(s);
+  configure(s, CUPTI_KernelReplay);
+  start(s);
+}
+
+/// Application replay and gated kernel replay, at a chosen launch's entry (driver callback `id`,
+/// `cb`). Application replay: flush (cache control "all") and start this launch's single pass.
+/// Kernel replay with cache control "all": the collector's replay (LaunchReplay.h) runs every pass
+/// but the last, and starts the last for the program's own launch. Kernel replay with "none":
+/// CUPTI's replay of this launch.
+void begin_launch(State& state, Session& s, CUpti_CallbackId id, const CUpti_CallbackData& cb) {
+  s.user_replay = false;
+  s.awaiting_decode = false;
+  if (state.application || !s.flush) {
+    if (s.flush) run_flush(s);
+    configure_and_start(state, s);
+    return;
+  }
+  const LaunchCall call = read_launch_call(id, cb.functionParams);
+  if (call.form == RelaunchForm::None) {
+    cupti_replay(s, call.why_not);
+    return;
+  }
+  configure(s, CUPTI_UserReplay);
+  ReplayOps ops;
+  ops.save = [&] { return save_memory(s); };
+  ops.restore = [&] { restore_memory(s); };
+  ops.flush = [&] { run_flush(s); };
+  ops.start = [&] { start(s); };
+  struct RelaunchFailed {
+    CUresult result;
+  };
+  ops.relaunch = [&] {
+    const InternalCalls internal;
+    if (const CUresult r = relaunch(call); r != CUDA_SUCCESS) throw RelaunchFailed{r};
+  };
+  ops.stop = [&] { return stop(s); };
+  ReplayOutcome outcome = ReplayOutcome::NotReplayed;
+  try {
+    outcome = run_replay(static_cast<std::size_t>(std::max<std::int64_t>(1, s.record.passes)), ops);
+  } catch (const RelaunchFailed& f) {
+    // run_replay put the memory back; this launch gets CUPTI's replay instead.
+    if (s.started) stop(s);
+    s.memory.release();
+    if (!s.relaunch_failure_logged) {
+      s.relaunch_failure_logged = true;
+      log("counters: launching a kernel again for its replay failed (CUresult {}); such launches "
+          "get CUPTI's kernel replay",
+          static_cast<int>(f.result));
+    }
+    cupti_replay(s, nullptr);
+    return;
+  }
+  switch (outcome) {
+    case ReplayOutcome::NotReplayed:
+      cupti_replay(s, nullptr);
+      break;
+    case ReplayOutcome::LaunchIsLastPass:
+      s.user_replay = true;
+      break;
+    case ReplayOutcome::AllPassesDone:
+      s.user_replay = true;
+      s.awaiting_decode = true;
+      break;
+  }
 }
 
 /// Stops the profiler for a stream capture (its ranges since the last launch are dropped: none).
-void pause(Session& s) {
-  s.started = false;
-  auto stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
-  stop.pRangeProfilerObject = s.profiler;
-  FUSELENS_RP_CALL(cuptiRangeProfilerStop(&stop));
-}
+void pause(Session& s) { stop(s); }
 
 void disable(Session& s) {
   s.active = false;
   s.started = false;
+  s.awaiting_decode = false;
+  s.memory.release();
   if (s.profiler) {
     auto stop =
         params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
@@ -540,7 +671,7 @@ bool RangeProfiler::start(const CollectorConfig& config, const std::string& capt
     state->pid = pid;
     state->application = config.metric_replay == "application";
     state->pass = config.metric_pass;
-    state->flush_caches = state->application && config.cache_control == "all";
+    state->flush_caches = config.cache_control == "all";
     state->set = db::roofline_metric_set();
     try {
       state->filter = std::make_unique<CounterFilter>(config);
@@ -548,7 +679,8 @@ bool RangeProfiler::start(const CollectorConfig& config, const std::string& capt
       log("counters: {}; no counters", e.what());
       return false;
     }
-    state->gated = !state->application && state->filter->gated();
+    // Cache control "all" under kernel replay: the collector replays each launch from its entry.
+    state->gated = !state->application && (state->filter->gated() || state->flush_caches);
     state->filter->start(subscriber);
     int enabled = 0;
     for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
@@ -607,7 +739,7 @@ void on_gated_launch(State& state, CUpti_CallbackId id, const CUpti_CallbackData
     if (state.filter->exhausted()) state.exhausted.store(true, std::memory_order_relaxed);
     if (!chosen) return;
     try {
-      begin_launch(state, *s);
+      begin_launch(state, *s, id, cb);
     } catch (const Failure& f) {
       fail(*s, f);
     }
@@ -619,7 +751,7 @@ void on_gated_launch(State& state, CUpti_CallbackId id, const CUpti_CallbackData
     Session* s = nullptr;
     if (!state.finished && cb.context) s = session_of(state, cb.context);
     if (s && s->active && s->captures_open > 0 && !s->started) note_capture_launch(*s);
-    if (s && s->active && s->started) {
+    if (s && s->active && (s->started || s->awaiting_decode)) {
       try {
         collect(state, *s, cb);
       } catch (const Failure& f) {
@@ -717,6 +849,11 @@ void RangeProfiler::finish() noexcept {
       log("counters: {} launches on device {} were made while a stream capture was open (no "
           "counters)",
           s->launches_in_capture, s->record.device_id);
+    }
+    if (s->cupti_replayed > 0) {
+      log("counters: {} launches on device {} got CUPTI's kernel replay instead of the collector's "
+          "(caches flushed before their first pass only)",
+          s->cupti_replayed, s->record.device_id);
     }
     if (s->launches_without_range > 0) {
       log("counters: {} launches on device {} produced no profiler range",

@@ -3,9 +3,15 @@
 // CUPTI Range Profiler (cupti_range_profiler.h, CUDA 12.6+): auto range (one range per kernel
 // launch) and one of two replay modes, after Nsight Compute's --replay-mode:
 //
-// - kernel (the default): CUPTI runs each kernel once per pass, saving and restoring the memory
-//   it touches, inside the launch call. One run of the program; the caches during a pass are what
-//   the save, the restore and the earlier passes left (CUPTI has no cache control).
+// - kernel (the default): each launch runs once per pass within one run of the program. With
+//   cache control "all" (the default, as Nsight Compute's) the collector replays it itself
+//   (LaunchReplay.h: CUPTI_UserReplay; at the launch's entry the context's memory is saved with
+//   CUPTI's checkpoint API, and before each pass restored and the caches flushed (L2Flush.h); the
+//   kernel is launched again with the program's parameters; the program's own launch is the last
+//   pass). Launches it cannot make again, or whose memory cannot be saved, get CUPTI's replay
+//   (logged, counted). With "none": CUPTI_KernelReplay, which runs the passes inside the launch
+//   call, saving and restoring memory; the caches during a pass are what the save, the restore
+//   and the earlier passes left (CUPTI has no cache control). docs/counters.md has the table.
 // - application (`prof-run --replay application`): prof-run runs the program once per group of
 //   metrics that fits in one pass (single_pass_groups: first fit, the duration and DRAM metrics
 //   in group 0); run k (kEnvMetricPass) collects group k from each launch as the program makes it
@@ -26,12 +32,12 @@
 //
 // Which launches (prof-run --kernel-name, --kernel-name-base, --launch-skip, --launch-count,
 // --nvtx-include, --nvtx-exclude; LaunchFilter.h has the semantics, after Nsight Compute's):
-// without filters every launch is profiled as above. With filters, kernel replay works like
-// application replay does: the profiler is stopped between launches, and at a launch's entry
-// (under the launch gate, so one launch per process at a time) CounterFilter decides whether it is
-// chosen; only a chosen launch starts the profiler, is replayed and gets counters and a kernel
-// row; the others run once, unreplayed, as without FuseLens's counters (their launch calls are in
-// api_call; with the `cuda` group off under counters they have no kernel row). Once
+// without filters every launch is profiled. With filters or cache control "all", kernel replay
+// works like application replay does: the profiler is stopped between launches, and at a launch's
+// entry (under the launch gate, so one launch per process at a time) CounterFilter decides whether
+// it is chosen; only a chosen launch starts the profiler, is replayed and gets counters and a
+// kernel row; the others run once, unreplayed, as without FuseLens's counters (their launch calls
+// are in api_call; with the `cuda` group off under counters they have no kernel row). Once
 // --launch-count launches were profiled, later launches skip the gate. The choice costs a hash
 // lookup of the CUfunction per launch (CounterFilter.h).
 //
@@ -39,7 +45,8 @@
 // always) (CounterFilter.h has the format); nothing otherwise.
 //
 // Cost: every launch becomes synchronous and runs `passes` times (5 for the roofline set on an
-// H100) plus the decode; docs/BENCHMARKS.md has the measured slowdown.
+// H100) plus the decode, and under cache control "all" a memory save, passes-1 restores and
+// `passes` cache flushes; docs/BENCHMARKS.md has the measured slowdown.
 //
 // Kernel rows: on an H100 with CUPTI 13.0 (driver 580), kernel activity records under kernel
 // replay carry zero timestamps, and with the `cuda` activity kinds enabled (kernel, memcpy,

@@ -164,7 +164,8 @@ std::string describe_replay(const MetricSessionRecord& s) {
     return "application replay, " + std::to_string(s.passes) + " runs, " +
            (s.cache_control == "all" ? "L2 flushed before each launch" : "caches as left");
   }
-  return std::to_string(s.passes) + " kernel replay passes per launch";
+  return std::to_string(s.passes) + " kernel replay passes per launch" +
+         (s.cache_control == "all" ? ", memory restored and L2 flushed before each" : "");
 }
 
 std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader) {

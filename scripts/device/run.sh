@@ -28,7 +28,7 @@
 # CUTLASS sm90 GEMM-epilogue variants, tests, benchmarks, roofline), cutlass_suite (the combined suite
 # run with them), exitpaths (issue 22: _exit, exit_group, exec and a Python worker's os._exit keep
 # every kernel through the exit shim), filters (issue 22: the counter launch filters against
-# ncu's).
+# ncu's), ncu_agree (issue 22: the default counters against ncu's defaults on third-party kernels).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 plans_dir="$root/scripts/device/plans"

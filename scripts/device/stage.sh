@@ -14,6 +14,8 @@ rm -rf stage
 cmake --install build/device >/dev/null
 cuda_lib=${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64
 cp -L "$cuda_lib"/libcudart.so.13 stage/lib/
+# CUPTI's checkpoint API: the collector's kernel replay dlopens it (collector/src/DeviceCheckpoint.h).
+cp -L "$cuda_lib"/libcheckpoint.so stage/lib/ 2>/dev/null || echo "stage.sh: no libcheckpoint.so in $cuda_lib" >&2
 # The collector's own dependencies that the GPU machine may lack (Debian 12's builds).
 for lib in libunwind.so.8 libdw.so.1 libelf.so.1 libbenchmark.so.1debian libre2.so.9; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" stage/lib/

@@ -169,7 +169,7 @@ TEST(ProfRunCli, RefusesBadFuselensVariablesOfTheEnvironment) {
       {"FUSELENS_CONTEXT_STATS=2", "FUSELENS_CONTEXT_STATS"},
       {"FUSELENS_METRICS=everything", "unknown metric set 'everything'"},
       {"FUSELENS_METRIC_PASS=-1", "FUSELENS_METRIC_PASS"},
-      {"FUSELENS_CACHE_CONTROL=all", "FUSELENS_CACHE_CONTROL='all'"},
+      {"FUSELENS_CACHE_CONTROL=some", "FUSELENS_CACHE_CONTROL='some'"},
       {"FUSELENS_TORCH_MODULES=maybe", "FUSELENS_TORCH_MODULES"},
   };
   for (const auto& [variable, words] : bad) {
@@ -435,5 +435,31 @@ TEST(ProfRunCli, PassesLaunchFiltersToTheCollector) {
   for (const char* value : {"FUSELENS_PROGRESS=never", "FUSELENS_PROGRESS=always"}) {
     r = run({PROF_RUN_PATH, "-o", dir.file("e.sqlite"), "--force", "--", "/bin/true"}, {value});
     EXPECT_EQ(r.status, 0) << value << ": " << r.err;
+  }
+}
+
+// Cache control (issue 22): "all" is the default, as Nsight Compute's, also under kernel replay
+// (before, kernel replay with "all" was refused: the collector now replays the launch itself,
+// collector/src/LaunchReplay.h), and reaches the collector; "none" is kept when asked for.
+TEST(ProfRunCli, FlushesCachesByDefaultUnderKernelReplay) {
+  TempDir dir;
+  const std::string show =
+      "printf '%s|%s\\n' \"$FUSELENS_METRIC_REPLAY\" \"$FUSELENS_CACHE_CONTROL\"";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "kernel|all\n"},
+      {{"--cache-control", "all"}, "kernel|all\n"},
+      {{"--cache-control", "none"}, "kernel|none\n"},
+  };
+  int n = 0;
+  for (const auto& [options, expected] : cases) {
+    std::vector<std::string> argv = {PROF_RUN_PATH, "-o",
+                                     dir.file("c" + std::to_string(n++) + ".sqlite"), "--metrics",
+                                     "roofline"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c", show});
+    SCOPED_TRACE(expected);
+    const auto r = run(argv, {"FUSELENS_CACHE_CONTROL=none"});  // the user's value is replaced
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
   }
 }

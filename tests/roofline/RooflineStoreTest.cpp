@@ -68,6 +68,14 @@ TEST(RooflineStore, SessionsKeepHowTheirCountersWereReplayed) {
   EXPECT_EQ(sessions[0].cache_control, "all");
   EXPECT_EQ(describe_replay(sessions[0]), "application replay, 4 runs, L2 flushed before each launch");
   EXPECT_EQ(describe_replay(sessions[1]), "5 kernel replay passes per launch");
+  // The default since issue 22: kernel replay by the collector, caches flushed before each pass.
+  s.pid = 7;
+  s.cache_control = "all";
+  RooflineWriter(path).write_metric_session(s);
+  const auto flushed = read_metric_sessions(Reader(path));
+  ASSERT_EQ(flushed.size(), 3u);
+  EXPECT_EQ(describe_replay(flushed[2]),
+            "5 kernel replay passes per launch, memory restored and L2 flushed before each");
 }
 
 TEST(RooflineStore, SessionsOfCapturesBeforeVersionFiveWereKernelReplayed) {

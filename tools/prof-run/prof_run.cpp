@@ -289,9 +289,9 @@ Options parse(int argc, char** argv) {
       ->capture_default_str();
   app.add_option(
       "--cache-control", o.config.cache_control,
-      "With --replay application: all (flush the L2 and the SMs' instruction caches before "
-      "each profiled launch, as Nsight Compute does by default) or none; default all "
-      "there, none for kernel replay");
+      "With --metrics: all (the default, as in Nsight Compute: flush the L2 and the SMs' "
+      "instruction caches before each counter pass; kernel replay restores the launch's "
+      "memory before each pass) or none (caches as the program and the replay left them)");
   o.filters.add_to(app, o.config.filter);
   app.add_flag("--measure-ceilings", o.measure_ceilings,
                "Measure the GPU's roofline ceilings (prof-ceilings) into the capture first");
@@ -366,7 +366,6 @@ Options parse(int argc, char** argv) {
     throw UsageError(std::string(replay_given ? "--replay" : "--cache-control") +
                      " needs --metrics");
   }
-  if (o.config.metric_replay == "application" && !cache_given) o.config.cache_control = "all";
   if (o.config.metric_replay == "application" && o.per_process) {
     throw UsageError("--replay application cannot be combined with --per-process");
   }

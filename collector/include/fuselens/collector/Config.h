@@ -185,11 +185,13 @@ struct CollectorConfig {
   /// Application replay: the index of the counter group this run collects (kEnvMetricPass,
   /// 0-based).
   std::uint32_t metric_pass = 0;
-  /// Caches before each profiled launch (kEnvCacheControl; prof-run --cache-control), after
-  /// Nsight Compute's --cache-control: "all" writes back and evicts the GPU's L2 and evicts the
-  /// SMs' instruction caches before each launch (collector/src/L2Flush.h; application replay
-  /// only: kernel replay's passes run inside CUPTI), "none" leaves them as the program left them.
-  std::string cache_control = "none";
+  /// Caches before each counter pass (kEnvCacheControl; prof-run --cache-control), after Nsight
+  /// Compute's --cache-control and its default "all": "all" writes back and evicts the GPU's L2
+  /// and evicts the SMs' instruction caches before each pass (collector/src/L2Flush.h; under
+  /// kernel replay the collector replays the launch itself, restoring its memory before each pass:
+  /// collector/src/LaunchReplay.h), "none" leaves them as the program (and, under kernel replay,
+  /// CUPTI's save and restore) left them.
+  std::string cache_control = "all";
   /// Which launches get counters (kEnvKernelName ... kEnvNvtxExclude); the others run unreplayed
   /// and have no counters (LaunchFilter.h).
   LaunchFilterSpec filter;
@@ -259,7 +261,7 @@ struct CollectorConfig {
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms), `metrics` names an
   /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
-  /// is not all|none, or cache_control "all" is asked for with kernel replay; or the capture
+  /// is not all|none; or the capture
   /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
   /// count other than 1 without a capture range, counters with any capture control); or a launch
   /// filter is given without counters or does not compile (LaunchFilter's constructor).

@@ -123,8 +123,9 @@ class RooflineWriter {
 /// Every ceiling of the capture, in row order (empty for a version-1 capture).
 std::vector<CeilingRecord> read_ceilings(const Reader& reader);
 /// How the session's counters were collected, for reports: "5 kernel replay passes per launch"
-/// or "application replay, 4 runs, L2 flushed before each launch" ("caches as left" for cache
-/// control none).
+/// (cache control none: CUPTI's replay), "5 kernel replay passes per launch, memory restored and
+/// L2 flushed before each" (cache control all: the collector's replay) or "application replay, 4
+/// runs, L2 flushed before each launch" ("caches as left" for cache control none).
 std::string describe_replay(const MetricSessionRecord& session);
 /// Every metric session (empty for a version-1 capture).
 std::vector<MetricSessionRecord> read_metric_sessions(const Reader& reader);
