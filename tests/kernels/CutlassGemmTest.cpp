@@ -173,17 +173,19 @@ TEST(CutlassGemmReuse, RepeatedAndAlternatingCallsGiveEachProblemItsOwnResult) {
 }
 
 // The large configuration called again and again with the same pointers (the cached-parameters
-// path) and then on a second stream: 1024×4608 gives 4 × 36 = 144 tiles of 256×128, one wave and 12
-// tiles on an H100's 132 SMs, the partial wave a stream-K build
-// (FUSELENS_CUTLASS_SCHEDULER=streamk; FUSELENS_CUTLASS_DECOMPOSITION=streamk forces it) splits
-// along K (4 k-tiles a tile): its peers share a workspace whose barrier flags must be cleared
-// before every launch, or the second call would wait on the first call's flags or add its partials
-// to them. Every call must give the reference; the persistent build runs the same calls.
+// path) and then on a second stream: 1024×4608 gives 4 × 36 = 144 tiles of 256×128, one wave and
+// 12 tiles on an H100's 132 SMs, and K = 576 gives 9 k-tiles a tile. A stream-K build
+// (FUSELENS_CUTLASS_SCHEDULER=streamk) splits the k-loops here even with CUTLASS's heuristic
+// (a tail wave under half full, more than 8 k-tiles: tile_scheduler_params.h, get_num_sk_tiles);
+// its peers share a workspace whose barrier flags must be cleared before every launch, or a later
+// call would wait on an earlier call's flags or add its partials to them. Every call must give the
+// reference; the persistent build runs the same calls. (The other large cases have at most 8
+// k-tiles: never stream-K.)
 TEST(CutlassGemmReuse, LargeConfigurationRepeatedCallsAndSecondStreamMatchReference) {
   FUSELENS_SKIP_WITHOUT_SM90();
   namespace cd = fuselens::kernels::cutlass_detail;
   ASSERT_EQ(cd::choose_config(1024, 4608, 132), cd::Config::kLarge);
-  Problem<__half> p(1024, 4608, 256, 21);
+  Problem<__half> p(1024, 4608, 576, 21);
   auto fused = [](auto... args) { fk::launch_cutlass_gemm_bias_relu_fused<__half>(args...); };
   for (int call = 0; call < 3; ++call) {
     const auto r = fk::compare_relative_l2(p.run(fused), p.reference);

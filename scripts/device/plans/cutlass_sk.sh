@@ -8,17 +8,20 @@
 #   tests    kernel_tests_sk --gtest_filter='*Cutlass*' (the CUTLASS cases against the CPU
 #            reference, CUTLASS's decomposition heuristic), then the GPU cases again with
 #            FUSELENS_CUTLASS_DECOMPOSITION=streamk (stream-K units forced wherever a tile has more
-#            than one k-tile to share); each run limited to TEST_LIMIT seconds (default 150): a
+#            than 8 k-tiles to share); each run limited to TEST_LIMIT seconds (default 240): a
 #            stream-K barrier left set would hang, not fail
 #   bench    scripts/device/plans/cutlass_swizzle.sh with SETTINGS="persist:fusion_microbench:8
 #            sk:fusion_microbench_sk:8", ROUNDS rounds (default 3): one process per setting and
 #            round, shuffled; cuBLASLt / CUTLASS fused inside each process; results under
-#            $R/sk_heuristic
+#            $R/sk_heuristic. CUTLASS's heuristic keeps whole tiles when the tail wave is at least
+#            half full, as at 4096³ (116 of 132 tiles) and 8192³ (68 of 132): there the stream-K
+#            kernel runs data-parallel, hence
 #   forced   the same with FUSELENS_CUTLASS_DECOMPOSITION=streamk (the persistent binary ignores
 #            it); results under $R/sk_forced
 # SECTIONS (space or comma separated) picks some; default all, about 4 minutes on the H100. Each
-# fusion_microbench_sk process is limited to BENCH_LIMIT seconds (default 90) through a wrapper. Results under $R: binaries.txt, kernel_tests_sk.txt, kernel_tests_sk_forced.txt,
-# sk_heuristic/ and sk_forced/ (swizzle_*.json, swizzle_summary.txt), timing.txt.
+# fusion_microbench_sk process is limited to BENCH_LIMIT seconds (default 90) through a wrapper.
+# Results under $R: binaries.txt, kernel_tests_sk.txt, kernel_tests_sk_forced.txt, sk_heuristic/
+# and sk_forced/ (swizzle_*.json, swizzle_summary.txt), timing.txt.
 set -u
 root=$PWD R=${R:-/tmp/bg/results}
 S="$root/${STAGE:-stage}"
@@ -26,7 +29,7 @@ SK="$root/${STAGE_SK:-stage-sk}"
 SECTIONS=${SECTIONS:-tests bench forced}
 SECTIONS=${SECTIONS//,/ }
 ROUNDS=${ROUNDS:-3}
-TEST_LIMIT=${TEST_LIMIT:-150}
+TEST_LIMIT=${TEST_LIMIT:-240}
 BENCH_LIMIT=${BENCH_LIMIT:-90}
 mkdir -p "$R"
 export LD_LIBRARY_PATH="$S/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
