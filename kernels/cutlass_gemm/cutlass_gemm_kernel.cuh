@@ -53,14 +53,13 @@ struct Sm90Schedule;
 ///
 /// The large configuration's tile scheduler is a build-time choice (CMake cache variable
 /// FUSELENS_CUTLASS_SCHEDULER, kernels/cutlass_gemm/CMakeLists.txt, README.md "Stream-K"):
-///   persistent (default; no macro): the persistent scheduler (GemmUniversal's default), whole
-///   output tiles. streamk (FUSELENS_CUTLASS_STREAMK): cutlass::gemm::StreamKScheduler, the same
-///   tiles and
-///     cluster; CTAs may share an output tile's k-loop, so the last partial wave is spread over all
-///     SMs (the peers reduce their FP32 partials through a workspace; run_sm90 keeps one).
-///   streamk_128x256 (FUSELENS_CUTLASS_STREAMK and FUSELENS_CUTLASS_TILE_128X256): stream-K with
-///     128×256 tiles in 2×1 clusters (the large configuration before 2026-11-26; CUTLASS's
-///     example 49 runs its stream-K kernel on 128×128 tiles in 2×1 clusters).
+/// - persistent (default; no macro): GemmUniversal's default scheduler, whole output tiles.
+/// - streamk (FUSELENS_CUTLASS_STREAMK): cutlass::gemm::StreamKScheduler, the same tiles and
+///   cluster; CTAs may share an output tile's k-loop, so the last partial wave is spread over all
+///   SMs (the peers reduce their FP32 partials through a workspace; run_sm90 keeps one).
+/// - streamk_128x256 (FUSELENS_CUTLASS_STREAMK and FUSELENS_CUTLASS_TILE_128X256): stream-K with
+///   128×256 tiles in 2×1 clusters (the large configuration before 2026-11-26; CUTLASS's
+///   example 49 runs its stream-K kernel on 128×128 tiles in 2×1 clusters).
 /// The small configuration keeps the persistent scheduler: CUTLASS's sm90 stream-K scheduler runs
 /// only with the cooperative kernel, and the small one is ping-pong.
 #if defined(FUSELENS_CUTLASS_STREAMK)
