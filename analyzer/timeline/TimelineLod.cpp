@@ -204,6 +204,14 @@ std::string implausible(const std::vector<const db::StoredLodLevel*>& levels, st
     if (!fits_u32(v)) return row + ": an id outside [0, 2^32)";
   }
   if (f.depth > 4096) return row + ": depth " + std::to_string(f.depth) + " is implausible";
+  // Times as db::Reader accepts them (0 <= t < 2^62 ns), counts below 2^48: sums of a few rows
+  // never come near int64's range.
+  constexpr std::int64_t kMaxNs = std::int64_t{1} << 62, kMaxItems = std::int64_t{1} << 48;
+  const auto time_ok = [&](std::int64_t t) { return t >= 0 && t < kMaxNs; };
+  if (!time_ok(f.begin_ns) || !time_ok(f.first_ns) || !time_ok(f.last_ns) ||
+      !time_ok(f.max_duration_ns) || f.item_count > kMaxItems) {
+    return row + ": a time outside [0, 2^62) ns or more than 2^48 items";
+  }
   if (levels.size() != static_cast<std::size_t>(kLodLevels)) {
     return row + ": " + std::to_string(levels.size()) + " levels, not " +
            std::to_string(kLodLevels);

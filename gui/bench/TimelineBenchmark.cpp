@@ -215,7 +215,8 @@ int measureOpen(QTextStream& out, const QString& path, bool storeLod, int width,
       << statusMb("VmHWM:") << " MB (goal < 1024)\n";
   const Repaint all = repaint(widget, image, 30);
   out << "repaint zoomed out (" << widget.width() << "x" << widget.height() << "): median "
-      << all.median_ms << " ms, worst " << all.worst_ms << " ms (goal < 16); "
+      << all.median_ms << " ms wall, " << all.median_cpu_ms << " ms CPU, worst " << all.worst_ms
+      << " ms wall (goal < 16); "
       << (widget.drawsLevelOfDetail() ? "level of detail, " : "rows, ") << all.stats.lodColumns
       << " columns from buckets, " << all.stats.items << " items, " << all.stats.blocks
       << " merged blocks standing for " << all.stats.mergedItems << " items\n";
@@ -225,7 +226,8 @@ int measureOpen(QTextStream& out, const QString& path, bool storeLod, int width,
   const double windowMs = ms(Clock::now() - t0);
   const Repaint zoomed = repaint(widget, image, 30);
   out << "zoom to 10 ms: " << windowMs << " ms (" << widget.windowLoads()
-      << " window loads); repaint median " << zoomed.median_ms << " ms, worst " << zoomed.worst_ms
+      << " window loads); repaint median " << zoomed.median_ms << " ms wall, "
+      << zoomed.median_cpu_ms << " ms CPU, worst " << zoomed.worst_ms
       << " ms; " << (widget.drawsLevelOfDetail() ? "level of detail, " : "rows, ")
       << zoomed.stats.items << " items at full size, " << zoomed.stats.mergedItems
       << " merged\n";

@@ -316,6 +316,10 @@ class TestTimelineLod : public QObject {
                                        << "different bucket counts";
     QTest::newRow("counts do not add up") << "UPDATE timeline_lod SET item_count = item_count + 1"
                                           << "do not add up";
+    QTest::newRow("huge count") << "UPDATE timeline_lod SET item_count = 9223372036854775807"
+                                << "2^48 items";
+    QTest::newRow("negative time") << "UPDATE timeline_lod SET begin_ns = -5"
+                                   << "[0, 2^62)";
     QTest::newRow("zero bucket") << "UPDATE timeline_lod SET bucket_ns = 0"
                                  << "not positive";
     QTest::newRow("level missing") << "DELETE FROM timeline_lod WHERE level = 1"

@@ -3,7 +3,6 @@
 // bars drawn from the buckets.
 
 #include <QPainter>
-#include <QPolygonF>
 
 #include <algorithm>
 #include <cmath>
@@ -58,8 +57,10 @@ void TimelineWidget::updateWindow() {
   const auto itemsIn = [&](std::int64_t a, std::int64_t b) {
     std::int64_t n = 0;
     for (const auto& r : lod.rows) {
-      n += analyzer::lod_items(r, a, b);
-      if (n > windowItems_) break;
+      // Saturating: a hostile capture's counts may be near 2^63.
+      const std::int64_t k = analyzer::lod_items(r, a, b);
+      if (k > windowItems_ - n) return std::numeric_limits<std::int64_t>::max();
+      n += k;
     }
     return n;
   };
@@ -131,24 +132,32 @@ void TimelineWidget::paintLodRow(QPainter& p, LaneKind kind, const analyzer::Lod
       width - 1,
       static_cast<int>(std::ceil((static_cast<double>(row.last_ns) - viewStart_) / nsPerPx)));
   if (row.item_count == 0 || c1 < c0) return;
-  // One step polygon per row (as the counters are drawn): the bar of each column, at least a
-  // pixel high where anything runs, filled in one call instead of a rectangle per column.
-  QPolygonF bars;
-  bars.reserve(2 * (c1 - c0 + 1) + 2);
-  const double base = y + h;
-  bars << QPointF(area.left() + c0, base);
+  // Integer rectangles, one per run of columns of the same height (the raster engine fills
+  // those without rasterizing a path): the bar of each column, at least a pixel where anything
+  // runs.
+  const QColor color = lodColor(kind);
+  const int base = y + h;
+  int runStart = c0, runBar = 0;
+  const auto flush = [&](int end) {
+    if (runBar > 0)
+      p.fillRect(QRect(area.left() + runStart, base - runBar, end - runStart, runBar), color);
+  };
   for (int c = c0; c <= c1; ++c) {
     const double fraction = lodColumnCoverage(row, c, width);
-    const double bar = fraction > 0 ? std::max(1.0, fraction * h) : 0.0;
-    bars << QPointF(area.left() + c, base - bar) << QPointF(area.left() + c + 1, base - bar);
-    stats_.lodColumns += fraction > 0;
+    const int bar = fraction > 0 ? std::max(1, static_cast<int>(std::lround(fraction * h))) : 0;
+    stats_.lodColumns += bar > 0;
+    if (bar != runBar) {
+      flush(c);
+      runStart = c;
+      runBar = bar;
+    }
   }
-  bars << QPointF(area.left() + c1 + 1, base);
-  p.setPen(Qt::NoPen);
-  p.setBrush(lodColor(kind));
-  p.drawPolygon(bars);
+  flush(c1 + 1);
   ++stats_.blocks;
-  stats_.mergedItems += analyzer::lod_items(row, clampNs(viewStart_), clampNs(viewEnd_) + 1);
+  const std::int64_t merged = analyzer::lod_items(row, clampNs(viewStart_), clampNs(viewEnd_) + 1);
+  stats_.mergedItems = merged > std::numeric_limits<std::int64_t>::max() - stats_.mergedItems
+                           ? std::numeric_limits<std::int64_t>::max()
+                           : stats_.mergedItems + merged;
 }
 
 }  // namespace fuselens::gui
