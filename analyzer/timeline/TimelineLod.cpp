@@ -51,12 +51,13 @@ struct Accumulator {
 
 class Grid {
  public:
-  Grid(std::int64_t begin, std::int64_t end) : begin_(begin) {
+  Grid(std::int64_t begin, std::int64_t end, std::int64_t items) : begin_(begin) {
     std::int64_t span = 0;
     if (__builtin_sub_overflow(end, begin, &span) || span < 0) {
       throw db::Error("timeline level of detail: the capture's span does not fit in 2^63 ns");
     }
-    bucket_ = std::max(kLodMinBucketNs, span / kLodFinestBuckets + 1);
+    const std::int64_t most = std::clamp(items / 16, kLodMinBuckets, kLodFinestBuckets);
+    bucket_ = std::max(kLodMinBucketNs, span / most + 1);
     buckets_ = static_cast<std::size_t>(span / bucket_ + 1);
   }
   std::int64_t bucket_ns() const { return bucket_; }
@@ -127,13 +128,23 @@ class Grid {
   std::size_t buckets_ = 1;
 };
 
-std::vector<db::StoredLodLevel> compute_levels(const db::Reader& reader) {
+/// Kernels, copies, memsets and API calls of the capture.
+std::int64_t item_count(const db::Reader& reader) {
+  std::int64_t n = 0;
+  for (const auto table : db::kTimelineLodSourceTables) {
+    if (!reader.has_table(table)) continue;
+    n = sat_add(n, reader.query_int("SELECT COUNT(*) FROM " + std::string(table)));
+  }
+  return n;
+}
+
+std::vector<db::StoredLodLevel> compute_levels(const db::Reader& reader, std::int64_t items) {
   const auto [begin, end] = capture_span(reader);
-  const Grid grid(begin, end);
+  const Grid grid(begin, end, items);
   using GpuKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
   std::map<GpuKey, Accumulator> gpu;
-  auto items = db::lod_gpu_items(reader);
-  while (auto i = items.next()) {
+  auto spans = db::lod_gpu_items(reader);
+  while (auto i = spans.next()) {
     grid.add(gpu[{static_cast<std::uint32_t>(i->device_id),
                   static_cast<std::uint32_t>(i->stream_id), static_cast<std::uint32_t>(i->pid)}],
              i->start_ns, i->end_ns);
@@ -263,7 +274,7 @@ std::int64_t TimelineLod::item_count() const {
 }
 
 TimelineLod compute_timeline_lod(const db::Reader& reader) {
-  auto levels = compute_levels(reader);
+  auto levels = compute_levels(reader, item_count(reader));
   TimelineLod lod;
   // The same grouping as load_timeline_lod.
   for (std::size_t i = 0; i + kLodLevels <= levels.size(); i += kLodLevels) {
@@ -288,15 +299,19 @@ TimelineLod compute_timeline_lod(const db::Reader& reader) {
   return lod;
 }
 
-void store_timeline_lod(const std::string& path) {
+void store_timeline_lod(const std::string& path, std::int64_t min_items) {
   db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
-  store_timeline_lod(reader);
+  store_timeline_lod(reader, min_items);
 }
 
-void store_timeline_lod(db::Reader& reader) {
-  reader.check_table_timestamps("kernel");
-  reader.check_table_timestamps("api_call");
-  const auto levels = compute_levels(reader);
+void store_timeline_lod(db::Reader& reader, std::int64_t min_items) {
+  const std::int64_t items = item_count(reader);
+  std::vector<db::StoredLodLevel> levels;
+  if (items >= min_items) {
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+    levels = compute_levels(reader, items);
+  }
   db::write_timeline_lod(reader.connection(), levels);
 }
 

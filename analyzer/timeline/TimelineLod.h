@@ -10,7 +10,8 @@
 // nesting depth, assigned as load_timeline does), at kLodLevels resolutions, the ns the row's
 // items cover in each bucket (each item's overlap with it, summed: analyzer::busy_ns's definition)
 // and the items starting in it. Level 0 has buckets of `finest` ns = max(kLodMinBucketNs,
-// ceil(span / kLodFinestBuckets)) from the capture's first timestamp; level L has buckets of
+// ceil(span / B)) from the capture's first timestamp, B = clamp(items / 16, kLodMinBuckets,
+// kLodFinestBuckets); level L has buckets of
 // finest * 8^L. NVTX lanes and device-memory counters are small and always loaded from the rows.
 //
 // Trust: the stored rows are a cache. load_timeline_lod uses them only when the capture has
@@ -37,6 +38,13 @@ inline constexpr int kLodLevels = 3;                        ///< resolutions per
 inline constexpr std::int64_t kLodFinestBuckets = 1 << 18;  ///< at most, level 0
 inline constexpr std::int64_t kLodMinBucketNs = 1000;       ///< level 0 is never finer
 inline constexpr std::int64_t kLodLevelFactor = 8;          ///< buckets of level L+1 / L
+/// Level 0 has one bucket per 16 items (at least kLodMinBuckets, at most kLodFinestBuckets), so
+/// the stored size follows the items (about one byte per item and row): 47.8 MB for ten million
+/// kernels and launch calls in 10 rows.
+inline constexpr std::int64_t kLodMinBuckets = 4096;
+/// Below this many kernels, copies, memsets and API calls nothing is stored (prof-gui loads a
+/// timeline that small whole in well under a second of CPU): the tables hold no rows.
+inline constexpr std::int64_t kLodMinItems = 200'000;
 
 /// One resolution of one row: prefix sums over its buckets (size buckets + 1), so the busy time
 /// or the items of any run of buckets cost two lookups.
@@ -69,11 +77,12 @@ struct TimelineLod {
 TimelineLod compute_timeline_lod(const db::Reader& reader);
 
 /// Computes the level of detail of the capture at `path` and stores it, replacing any stored
-/// before (a version-9 capture gets the tables and version 10). Throws db::Error when the file
-/// cannot be read or written, or is older than version 9 (left as it was).
-void store_timeline_lod(const std::string& path);
+/// before (a version-9 capture gets the tables and version 10); with fewer than `min_items`
+/// items it stores none (the tables, empty). Throws db::Error when the file cannot be read or
+/// written, or is older than version 9 (left as it was).
+void store_timeline_lod(const std::string& path, std::int64_t min_items = kLodMinItems);
 /// The same through `reader`, whose connection must be ReadWrite (prof-run's finalization).
-void store_timeline_lod(db::Reader& reader);
+void store_timeline_lod(db::Reader& reader, std::int64_t min_items = kLodMinItems);
 
 /// True when the capture has schema version >= 10 and the level-of-detail tables (cheap; whether
 /// their rows are trusted is load_timeline_lod's question).

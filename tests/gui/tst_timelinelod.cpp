@@ -142,7 +142,13 @@ class TestTimelineLod : public QObject {
   void initTestCase() {
     path_ = dir_.file("lod.sqlite");
     kernels_ = writeCapture(path_, calls_);
-    analyzer::store_timeline_lod(path_);
+    // Small enough to be loaded whole: by default nothing is stored.
+    const auto small = copy("small.sqlite");
+    analyzer::store_timeline_lod(small);
+    std::string why;
+    QVERIFY(!analyzer::load_timeline_lod(db::Reader(small), &why));
+    QVERIFY2(QString::fromStdString(why).contains("empty"), why.c_str());
+    analyzer::store_timeline_lod(path_, /*min_items=*/0);
   }
 
   void storedLevelOfDetailIsUsed() {
@@ -377,10 +383,10 @@ class TestTimelineLod : public QObject {
   void storingRefusesOlderCaptures() {
     const auto path = copy("old.sqlite");
     exec(path, "DROP TABLE timeline_lod; DROP TABLE timeline_lod_source; PRAGMA user_version = 8");
-    QVERIFY_THROWS_EXCEPTION(db::Error, analyzer::store_timeline_lod(path));
+    QVERIFY_THROWS_EXCEPTION(db::Error, analyzer::store_timeline_lod(path, 0));
     // A version-9 capture gets the tables and version 10.
     exec(path, "PRAGMA user_version = 9");
-    analyzer::store_timeline_lod(path);
+    analyzer::store_timeline_lod(path, 0);
     const db::Reader reader(path);
     QCOMPARE(reader.schema_version(), 10);
     QVERIFY(analyzer::load_timeline_lod(reader));
