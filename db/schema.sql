@@ -1,11 +1,11 @@
--- FuseLens capture database, schema version 9.
+-- FuseLens capture database, schema version 10.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (9). Readers refuse other application ids and
--- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-9 capture
+-- `PRAGMA user_version` is the schema version (10). Readers refuse other application ids and
+-- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-10 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames; version 10: the timeline's stored level of detail;
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -518,6 +518,36 @@ CREATE TABLE IF NOT EXISTS capture_window (
   end_ns    INTEGER,           -- when it stopped; NULL when the process ended inside the window
   reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
 );
+
+-- Version 10: the timeline's level of detail (prof-gui; analyzer/timeline/TimelineLod.h), derived
+-- from the rows once when the capture is finalized, so that a zoomed-out timeline of ten million
+-- kernels draws without reading them. Per row of a timeline lane (a GPU lane: device, stream,
+-- pid; a CUDA API lane: pid, tid and nesting depth) and per level, the time its items cover in
+-- each bucket of bucket_ns. A cache: readers use it only while timeline_lod_source matches the
+-- tables (largest id) and every row is plausible, and load the rows otherwise. Empty until stored.
+CREATE TABLE IF NOT EXISTS timeline_lod_source (
+  table_name  TEXT    PRIMARY KEY,  -- 'kernel', 'memcpy', 'memset', 'api_call'
+  max_id      INTEGER NOT NULL      -- its largest id when the level of detail was computed
+);
+
+CREATE TABLE IF NOT EXISTS timeline_lod (
+  lane_kind        INTEGER NOT NULL,  -- 0: GPU lane (tid, depth 0); 2: CUDA API lane (device, stream 0)
+  device_id        INTEGER NOT NULL,
+  stream_id        INTEGER NOT NULL,
+  pid              INTEGER NOT NULL,
+  tid              INTEGER NOT NULL,
+  depth            INTEGER NOT NULL,  -- API lanes: nesting depth of the calls (0 = outermost)
+  level            INTEGER NOT NULL,  -- 0 = finest; each level's buckets are 8 of the one below
+  begin_ns         INTEGER NOT NULL,  -- start of bucket 0: the capture's first timestamp
+  bucket_ns        INTEGER NOT NULL,  -- width of every bucket (ns)
+  item_count       INTEGER NOT NULL,  -- items of the row
+  first_ns         INTEGER NOT NULL,  -- earliest start of its items
+  last_ns          INTEGER NOT NULL,  -- latest end of its items
+  max_duration_ns  INTEGER NOT NULL,  -- its longest item
+  busy             BLOB    NOT NULL,  -- per bucket, little-endian int64: ns its items cover
+  starts           BLOB    NOT NULL,  -- per bucket, little-endian int64: items starting in it
+  PRIMARY KEY (lane_kind, device_id, stream_id, pid, tid, depth, level)
+) WITHOUT ROWID;
 
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and
 -- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created

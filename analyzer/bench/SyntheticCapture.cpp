@@ -37,6 +37,7 @@
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
 #include "summary/SummaryStore.h"
+#include "timeline/TimelineLod.h"
 
 namespace {
 
@@ -170,11 +171,13 @@ int main(int argc, char** argv) {
     try {
       fuselens::analyzer::store_summary_aggregates(opt.out);
       store_steps_of(opt.out);
+      fuselens::analyzer::store_timeline_lod(opt.out);
     } catch (const std::exception& e) {
       std::cerr << "synthetic_capture: error: " << e.what() << "\n";
       return 1;
     }
-    std::printf("%s: summary aggregates stored in %.1f s\n", opt.out.c_str(),
+    std::printf("%s: summary aggregates, steps and timeline level of detail stored in %.1f s\n",
+                opt.out.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return 0;
   }
@@ -376,6 +379,7 @@ int main(int argc, char** argv) {
       fuselens::analyzer::store_summary_aggregates(opt.out);
       const auto t_steps = std::chrono::steady_clock::now();
       store_steps_of(opt.out);
+      fuselens::analyzer::store_timeline_lod(opt.out);
       steps_seconds = since(t_steps);
     }
     const double finalize_seconds = std::chrono::duration<double>(t_store - t_finalize).count();
@@ -387,7 +391,7 @@ int main(int argc, char** argv) {
         "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT "
         "nodes;"
         " %.1f MB, %.1f bytes per kernel; written in %.1f s (of which finalize %.1f s, summary "
-        "aggregates %.1f s, steps %.1f s)\n",
+        "aggregates %.1f s, steps and timeline level of detail %.1f s)\n",
         opt.out.c_str(), static_cast<long long>(opt.kernels), static_cast<long long>(opt.kernels),
         static_cast<long long>(others), static_cast<long long>(ranges), tree.nodes.size(),
         static_cast<double>(bytes) / 1e6,

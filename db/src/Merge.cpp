@@ -123,6 +123,8 @@ const std::vector<TableRule>& table_rules() {
       {"summary_nvtx_work", Action::Skip, {}},
       {"step_detection", Action::Skip, {}},
       {"step", Action::Skip, {}},
+      {"timeline_lod_source", Action::Skip, {}},  // derived: the merged capture has none, and
+      {"timeline_lod", Action::Skip, {}},         // prof-gui reads its rows
   };
   return rules;
 }

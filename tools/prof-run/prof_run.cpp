@@ -73,6 +73,7 @@
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
 #include "summary/SummaryStore.h"
+#include "timeline/TimelineLod.h"
 
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
@@ -484,6 +485,18 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
       } catch (const std::exception& e) {
         progress.done();
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
+      }
+    }
+    // The timeline's level of detail (analyzer/timeline/TimelineLod.h), so that prof-gui opens
+    // a big capture without reading every kernel. Optional: without it prof-gui reads the rows.
+    if (reader) {
+      try {
+        progress.step("timeline level of detail", 0, 0);
+        fuselens::analyzer::store_timeline_lod(*reader);
+        progress.done();
+      } catch (const std::exception& e) {
+        progress.done();
+        std::cerr << "[fuselens] timeline level of detail not stored: " << e.what() << '\n';
       }
     }
     progress.done();
