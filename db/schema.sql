@@ -529,7 +529,7 @@ CREATE TABLE IF NOT EXISTS capture_window (
 -- otherwise they compute from the rows. Empty until stored.
 CREATE TABLE IF NOT EXISTS stored_analysis_source (
   table_name   TEXT    PRIMARY KEY,  -- a table the results were computed from
-  fingerprint  INTEGER NOT NULL      -- its largest rowid then (row count when WITHOUT ROWID); -1 absent
+  fingerprint  INTEGER NOT NULL      -- its largest rowid then (row count when WITHOUT ROWID); 0 absent
 );
 
 CREATE TABLE IF NOT EXISTS stored_analysis (

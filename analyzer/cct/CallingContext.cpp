@@ -387,7 +387,7 @@ std::optional<std::string> calling_contexts_missing(const db::Reader& reader) {
     return "the capture has no calling contexts (written by FuseLens schema version " +
            std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
   }
-  if (db::launch_context_count(reader) == 0) {
+  if (!db::has_launch_contexts(reader)) {  // EXISTS: one row, not a count of every call
     return std::string(
         "the capture has no calling contexts (recorded without the 'context' trace group, or no "
         "launch was made)");

@@ -24,7 +24,7 @@ TableFingerprints table_fingerprints(const Reader& c) {
   TableFingerprints out;
   for (const auto table : kAnalysisSourceTables) {
     const std::string t(table);  // from the constant list above only: names go into SQL text
-    std::int64_t value = -1;
+    std::int64_t value = 0;      // absent reads as empty: storing may add the newer tables
     if (has_main_table(c, table)) {
       value = without_rowid(table) ? c.query_int("SELECT COUNT(*) FROM main." + t)
                                    : c.query_int("SELECT COALESCE(MAX(rowid), 0) FROM main." + t);

@@ -7,8 +7,9 @@
 // Freshness: when results are stored, each table of kAnalysisSourceTables gets a fingerprint:
 // its largest rowid (one b-tree descent; rows are only ever appended, so a row added later
 // changes it), or its row count for the tables declared WITHOUT ROWID (api_context, kernel_arg,
-// kernel_metric: one scan of their smallest index, about 0.15 s per ten million rows), or -1 when
-// the capture lacks the table. A reader compares them with the fingerprints of now.
+// kernel_metric: one scan of their smallest index, about 0.07 s CPU per ten million rows), or 0
+// when the capture lacks the table (as when it is empty: storing adds a version's newer tables). A
+// reader compares them with the fingerprints of now.
 //
 // Errors: db::Error (SQLite failures, a capture too old to take the tables).
 
