@@ -5,7 +5,8 @@
 -- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-10 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames; version 10: the timeline's stored level of detail;
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
+-- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*);
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -519,6 +520,27 @@ CREATE TABLE IF NOT EXISTS capture_window (
   reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
 );
 
+-- Version 10: results of `prof-analyze cct` and `prof-analyze flags` computed once at the end of the
+-- run (prof-run, after the steps; analyzer/store/AnalysisStore.h) for the default window
+-- ('steady'), so that both answer on ten million kernels without reading every launch. A cache
+-- like the summary's aggregates: readers use a result only while stored_analysis_source matches
+-- the tables (largest rowid of each table, row count of the WITHOUT ROWID ones), the window they
+-- resolve now has the same key, and the body parses and passes every plausibility check;
+-- otherwise they compute from the rows. Empty until stored.
+CREATE TABLE IF NOT EXISTS stored_analysis_source (
+  table_name   TEXT    PRIMARY KEY,  -- a table the results were computed from
+  fingerprint  INTEGER NOT NULL      -- its largest rowid then (row count when WITHOUT ROWID); 0 absent
+);
+
+CREATE TABLE IF NOT EXISTS stored_analysis (
+  analysis     TEXT    NOT NULL,  -- 'cct': the GPU operations grouped by calling context, label and
+                                  -- phase; 'flags': the report of the default rules and thresholds
+  window_spec  TEXT    NOT NULL,  -- the --window it answers ('steady', the default)
+  window_key   TEXT    NOT NULL,  -- the window as resolved then (JSON: label, description, intervals)
+  body         TEXT    NOT NULL,  -- the result, JSON (analyzer/store/AnalysisStore.h)
+  PRIMARY KEY (analysis, window_spec)
+);
+
 -- Version 10: the timeline's level of detail (prof-gui; analyzer/timeline/TimelineLod.h), derived
 -- from the rows once when the capture is finalized, so that a zoomed-out timeline of ten million
 -- kernels draws without reading them. Per row of a timeline lane (a GPU lane: device, stream,
@@ -551,7 +573,7 @@ CREATE TABLE IF NOT EXISTS timeline_lod (
 
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and
 -- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created
--- with every new capture; they add no data and change no table, so the schema version stays 9.
+-- with every new capture; they add no data and change no table, so the schema version stays as it is.
 -- Readers accept exactly these view names in a capture (db/src/Reader.cpp) and never read them;
 -- the Python package creates the same views as TEMP views on its own connection (from this file),
 -- so captures written before the views existed, and read-only files, read the same way.

@@ -122,6 +122,8 @@ const std::vector<TableRule>& table_rules() {
       {"summary_duration", Action::Skip, {}},
       {"summary_nvtx_work", Action::Skip, {}},
       {"step_detection", Action::Skip, {}},
+      {"stored_analysis_source", Action::Skip, {}},
+      {"stored_analysis", Action::Skip, {}},
       {"step", Action::Skip, {}},
       {"timeline_lod_source", Action::Skip, {}},  // derived: the merged capture has none, and
       {"timeline_lod", Action::Skip, {}},         // prof-gui reads its rows

@@ -72,6 +72,7 @@
 #include "fuselens/db/WindowEdges.h"
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
+#include "store/AnalysisStore.h"
 #include "summary/SummaryStore.h"
 #include "timeline/TimelineLod.h"
 
@@ -485,6 +486,18 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
       } catch (const std::exception& e) {
         progress.done();
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
+      }
+    }
+    // The results of cct and flags for the default window (AnalysisStore.h). Optional too.
+    if (reader) {
+      try {
+        progress.step("cct and flags", 0, 0);
+        fuselens::analyzer::store_analyses(*reader);
+        progress.done();
+      } catch (const std::exception& e) {
+        progress.done();
+        std::cerr << "[fuselens] cct and flags results not stored (they will read every row): "
+                  << e.what() << '\n';
       }
     }
     // The timeline's level of detail (analyzer/timeline/TimelineLod.h), so that prof-gui opens
