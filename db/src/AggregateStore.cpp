@@ -108,6 +108,20 @@ bool has_aggregates(const Reader& reader) {
   return reader.query_int("SELECT EXISTS (SELECT 1 FROM aggregate_process)") != 0;
 }
 
+TraceWindows trace_windows(const Reader& reader) {
+  TraceWindows out;
+  if (reader.has_table("capture_window")) {
+    out.windows = reader.query_int("SELECT COUNT(*) FROM capture_window");
+    auto s = reader.prepare("SELECT DISTINCT reason FROM capture_window ORDER BY reason LIMIT 8");
+    while (s.step()) out.reasons += (out.reasons.empty() ? "" : ", ") + s.text(0);
+  }
+  if (reader.has_table("aggregate_process")) {
+    out.traced = reader.query_int(
+        "SELECT COALESCE(SUM(MAX(COALESCE(traced, 0), 0)), 0) FROM aggregate_process");
+  }
+  return out;
+}
+
 AggregateSet read_aggregates(const Reader& reader) {
   AggregateSet out;
   if (!has_aggregates(reader)) return out;

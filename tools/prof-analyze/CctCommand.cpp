@@ -16,6 +16,7 @@
 #include "CommandProgress.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Reader.h"
 
 namespace fuselens::cli {
@@ -60,7 +61,11 @@ int run_cct(const CctOptions& o) {
   analyzer::Window window;
   // torch.compile kernels' source lines: their marks precede the window, read them first.
   auto kernel_sources = analyzer::compiled_kernel_sources(reader);
-  if (const int rc = open_window(reader, spec, steps, window)) return rc;
+  // An aggregate capture holds the whole run's statistics: read them unless --window asks for the
+  // windows' trace (docs/aggregate.md).
+  const bool whole_run = fuselens::db::has_aggregates(reader) && !o.window.window;
+  if (whole_run) spec = analyzer::parse_window("all");
+  if (const int rc = open_window(reader, spec, steps, window, {}, whole_run)) return rc;
   analyzer::CctOptions options;
   options.kernel_sources = std::move(kernel_sources);
   options.view = o.view == "bottom-up" ? analyzer::CctView::BottomUp

@@ -23,4 +23,14 @@ bool has_aggregates(const Reader& reader);
 /// three names and cct_node ids (node -1 for NULL). Throws db::Error as above.
 AggregateSet read_aggregates(const Reader& reader);
 
+/// What an aggregate capture holds as trace: its capture windows (capture_window rows), their
+/// distinct reasons joined with ", ", and the records stored as rows (aggregate_process.traced,
+/// summed; negative or NULL values count 0).
+struct TraceWindows {
+  std::int64_t windows = 0;
+  std::string reasons;
+  std::int64_t traced = 0;
+};
+TraceWindows trace_windows(const Reader& reader);
+
 }  // namespace fuselens::db
