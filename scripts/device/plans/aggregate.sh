@@ -3,11 +3,12 @@
 # issue 21's aggregate mode (prof-run --mode aggregate, docs/aggregate.md) against the default
 # trace on the same workloads. Stage targets (scripts/device/stage.sh builds them all; or
 # stage_targets.sh): prof-run, fuselens_collector, fuselens_exit_shim, prof-analyze,
-# launch_overhead, gpu_tests; mlp_train.py (workloads/python) needs PyTorch on the GPU machine.
+# launch_overhead, step_loop, gpu_tests; mlp_train.py (workloads/python) needs PyTorch on the GPU
+# machine. Under 8 minutes at the defaults (the 10M-launch runs take about 30-100 s each).
 # SECTIONS (default "launch mlp gpu"):
 #   launch  launch_overhead --launches N (default 10,000,000) unprofiled, under --mode aggregate,
 #           under the default trace, and under --mode aggregate with FUSELENS_AGGREGATE_KEEP_TRACE=1
-#           (aggregates and every row, the same run): wall time and peak RSS (/usr/bin/time -v),
+#           (aggregates and every row, the same run): wall time and peak RSS (/usr/bin/time -v, else Python's resource module),
 #           capture size, dropped records; compare_aggregate.py on the same run (counts exact,
 #           totals within 1 %) and across the aggregate and trace runs
 #   mlp     python3 mlp_train.py --steps STEPS (default 5000) likewise, --steps 100:0:20:1 on the
@@ -27,9 +28,22 @@ rm -rf "$W" && mkdir -p "$W"
 compare="$root/scripts/device/compare_aggregate.py"
 mlp="$root/workloads/python/mlp_train.py"
 [ -f "$S/share/fuselens/workloads/python/mlp_train.py" ] && mlp="$S/share/fuselens/workloads/python/mlp_train.py"
-timed() {  # timed NAME COMMAND...: /usr/bin/time -v into $R/aggregate_NAME.txt, summary lines echoed
-  /usr/bin/time -v "${@:2}" > "$W/$1.out" 2> "$R/aggregate_$1.txt"
-  echo "exit $?" >> "$R/aggregate_$1.txt"
+timed() {  # timed NAME COMMAND...: wall time, peak RSS of its process tree, exit status, the
+  # output's last lines into $R/aggregate_NAME.txt (/usr/bin/time -v where the machine has it)
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -v "${@:2}" > "$W/$1.out" 2> "$R/aggregate_$1.txt"
+    echo "exit $?" >> "$R/aggregate_$1.txt"
+  else
+    python3 -c '
+import resource, subprocess, sys, time
+t = time.time()
+r = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.PIPE, text=True)
+print(r.stderr[-2000:])
+print(f"Elapsed (wall clock) time: {time.time() - t:.2f} s")
+print(f"Maximum resident set size (kbytes): {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+print(f"exit {r.returncode}")
+' "$W/$1.out" "${@:2}" > "$R/aggregate_$1.txt" 2>&1
+  fi
   tail -n 3 "$W/$1.out" >> "$R/aggregate_$1.txt"
   grep -E "Elapsed|Maximum resident|^exit|prof-run:" "$R/aggregate_$1.txt" | sed "s/^/$1: /"
 }
@@ -56,7 +70,7 @@ if has launch; then
   describe launch_aggregate "$W/agg.sqlite"
   timed launch_trace prof-run -o "$W/trace.sqlite" --force -- launch_overhead --launches "$N" --repeat 1
   describe launch_trace "$W/trace.sqlite"
-  FUSELENS_AGGREGATE_KEEP_TRACE=1 timed launch_both prof-run -o "$W/both.sqlite" --force --mode aggregate -- launch_overhead --launches "$N" --repeat 1
+  timed launch_both env FUSELENS_AGGREGATE_KEEP_TRACE=1 prof-run -o "$W/both.sqlite" --force --mode aggregate -- launch_overhead --launches "$N" --repeat 1
   describe launch_both "$W/both.sqlite"
   python3 "$compare" "$W/both.sqlite" > "$R/aggregate_compare_launch_same_run.txt"; tail -n 2 "$R/aggregate_compare_launch_same_run.txt"
   python3 "$compare" "$W/agg.sqlite" "$W/trace.sqlite" --tolerance 0.05 > "$R/aggregate_compare_launch_two_runs.txt"; tail -n 2 "$R/aggregate_compare_launch_two_runs.txt"
@@ -71,7 +85,7 @@ if has mlp; then
   describe mlp_aggregate "$W/mlp_agg.sqlite"
   timed mlp_trace prof-run -o "$W/mlp_trace.sqlite" --force -- python3 "$mlp" --steps "$STEPS" --time
   describe mlp_trace "$W/mlp_trace.sqlite"
-  FUSELENS_AGGREGATE_KEEP_TRACE=1 timed mlp_both prof-run -o "$W/mlp_both.sqlite" --force --mode aggregate -- python3 "$mlp" --steps "$STEPS" --time
+  timed mlp_both env FUSELENS_AGGREGATE_KEEP_TRACE=1 prof-run -o "$W/mlp_both.sqlite" --force --mode aggregate -- python3 "$mlp" --steps "$STEPS" --time
   describe mlp_both "$W/mlp_both.sqlite"
   python3 "$compare" "$W/mlp_both.sqlite" > "$R/aggregate_compare_mlp_same_run.txt"; tail -n 2 "$R/aggregate_compare_mlp_same_run.txt"
   python3 "$compare" "$W/mlp_agg.sqlite" "$W/mlp_trace.sqlite" --tolerance 0.05 > "$R/aggregate_compare_mlp_two_runs.txt"; tail -n 2 "$R/aggregate_compare_mlp_two_runs.txt"

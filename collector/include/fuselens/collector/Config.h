@@ -31,6 +31,7 @@ inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a c
 inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";    // 0: no exit shim (default 1)
 inline constexpr const char* kEnvApiSelect = "FUSELENS_API_SELECT";  // kind (default) | ids
 inline constexpr const char* kEnvMode = "FUSELENS_MODE";             // trace (default) | aggregate
+inline constexpr const char* kEnvAggregateKeepTrace = "FUSELENS_AGGREGATE_KEEP_TRACE";  // 1 or 0
 inline constexpr const char* kEnvControlApi =
     "FUSELENS_CONTROL_API";  // runtime (default)|filter|both
 // Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
