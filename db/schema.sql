@@ -6,7 +6,8 @@
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
 -- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
--- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*);
+-- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*),
+-- aggregate mode's statistics (aggregate_*);
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -570,6 +571,84 @@ CREATE TABLE IF NOT EXISTS timeline_lod (
   starts           BLOB    NOT NULL,  -- per bucket, little-endian int64: items starting in it
   PRIMARY KEY (lane_kind, device_id, stream_id, pid, tid, depth, level)
 ) WITHOUT ROWID;
+
+-- Version 10: aggregate mode (`prof-run --mode aggregate`, docs/aggregate.md): the statistics of
+-- the whole run per distinct context, computed by the collector's writer thread
+-- (db/include/fuselens/db/Aggregate.h); the activity tables then hold only the records of the
+-- capture windows (capture_window; none without --steps, --capture-range or --delay/--duration).
+-- A capture is an aggregate capture when aggregate_process has rows. Times in ns, sizes in bytes.
+-- *_sketch: a DDSketch of the values (relative accuracy sketch_alpha), in the binary form that
+-- db/include/fuselens/db/DDSketch.h documents ("DDS1", alpha, bins, zero count, min, max, first
+-- index, bucket counts; little-endian).
+CREATE TABLE IF NOT EXISTS aggregate_process (
+  pid              INTEGER PRIMARY KEY,
+  kernels          INTEGER NOT NULL,  -- kernel records aggregated
+  copies           INTEGER NOT NULL,
+  memsets          INTEGER NOT NULL,
+  memory_events    INTEGER NOT NULL,
+  traced           INTEGER NOT NULL,  -- records also stored as trace rows (inside windows)
+  without_context  INTEGER NOT NULL,  -- kernels, copies, memsets with no calling context
+  sketch_alpha     REAL    NOT NULL   -- relative accuracy of the sketches (0.01)
+);
+
+-- Per process, calling-context node, device, kernel and launch configuration. GPU time =
+-- end_ns - start_ns of each launch; launch latency = kernel start - start of its API call (the
+-- earliest of the same correlation id), for the launches whose call was recorded.
+CREATE TABLE IF NOT EXISTS aggregate_kernel (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  cct_node_id           INTEGER REFERENCES cct_node(id),  -- NULL: no calling context
+  device_id             INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id),
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  count                 INTEGER NOT NULL,
+  total_ns              INTEGER NOT NULL,
+  min_ns                INTEGER NOT NULL,
+  max_ns                INTEGER NOT NULL,
+  sketch                BLOB    NOT NULL,
+  latency_count         INTEGER NOT NULL,  -- <= count
+  latency_total_ns      INTEGER NOT NULL,
+  latency_min_ns        INTEGER NOT NULL,
+  latency_max_ns        INTEGER NOT NULL,
+  latency_sketch        BLOB    NOT NULL
+);
+
+-- Copies (operation 1: copy_kind, src_kind, dst_kind) and memsets (operation 2: src_kind is the
+-- memory kind; copy_kind and dst_kind 0) per process, node, device and kind.
+CREATE TABLE IF NOT EXISTS aggregate_transfer (
+  id           INTEGER PRIMARY KEY,
+  pid          INTEGER NOT NULL,
+  cct_node_id  INTEGER REFERENCES cct_node(id),
+  device_id    INTEGER NOT NULL,
+  operation    INTEGER NOT NULL,  -- 1 memcpy, 2 memset
+  copy_kind    INTEGER NOT NULL,  -- enum_memcpy_kind
+  src_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  dst_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  count        INTEGER NOT NULL,
+  bytes        INTEGER NOT NULL,
+  total_ns     INTEGER NOT NULL,
+  min_ns       INTEGER NOT NULL,
+  max_ns       INTEGER NOT NULL
+);
+
+-- Device memory per process, device and CUDA context: the running sum of allocated bytes
+-- (+ per allocation, - per release, clipped at 0) in the order the records arrived.
+CREATE TABLE IF NOT EXISTS aggregate_memory (
+  pid              INTEGER NOT NULL,
+  device_id        INTEGER NOT NULL,
+  context_id       INTEGER NOT NULL,
+  allocations      INTEGER NOT NULL,
+  releases         INTEGER NOT NULL,
+  allocated_bytes  INTEGER NOT NULL,
+  peak_bytes       INTEGER NOT NULL,
+  final_bytes      INTEGER NOT NULL,
+  PRIMARY KEY (pid, device_id, context_id)
+);
 
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and
 -- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created

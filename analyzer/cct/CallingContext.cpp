@@ -9,6 +9,7 @@
 
 #include "cct/CallingContextData.h"
 #include "cct/FrameFolding.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
@@ -61,7 +62,38 @@ FrameMap load_frames(const db::Reader& reader) {
   return frames;
 }
 
+// Aggregate mode (docs/aggregate.md): one operation per aggregate row, its cost the row's totals
+// (GPU time, launches, bytes) at the row's node: the whole run, not the windows' trace.
+std::vector<Operation> aggregate_operations(const db::Reader& reader) {
+  const auto set = db::read_aggregates(reader);
+  std::vector<Operation> ops;
+  ops.reserve(set.kernels.size() + set.transfers.size());
+  for (const auto& k : set.kernels) {
+    Operation op;
+    op.pid = k.pid;
+    op.label = "<gpu kernel> " + k.demangled_name;
+    op.cost.gpu_time_ns = k.gpu.total;
+    op.cost.launches = k.gpu.count;
+    op.node = k.node;
+    ops.push_back(std::move(op));
+  }
+  for (const auto& t : set.transfers) {
+    Operation op;
+    op.pid = t.pid;
+    op.label = t.operation == db::TransferOperation::Memset
+                   ? std::string("<gpu memset>")
+                   : std::string("<gpu copy> ") + db::to_string(t.copy_kind);
+    op.cost.gpu_time_ns = t.total_ns;
+    op.cost.launches = t.count;
+    op.cost.bytes = t.bytes;
+    op.node = t.node;
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
 std::vector<Operation> load_operations(const db::Reader& reader) {
+  if (db::has_aggregates(reader)) return aggregate_operations(reader);
   LaunchContextMap context;                                                       // node, tid
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> seqs;  // fwd, bwd
   {
@@ -387,7 +419,11 @@ std::optional<std::string> calling_contexts_missing(const db::Reader& reader) {
     return "the capture has no calling contexts (written by FuseLens schema version " +
            std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
   }
-  if (!db::has_launch_contexts(reader)) {  // EXISTS: one row, not a count of every call
+  // Aggregate mode (docs/aggregate.md): the tree's nodes hold the whole run's costs.
+  const bool none = db::has_aggregates(reader)
+                        ? reader.query_int("SELECT EXISTS (SELECT 1 FROM cct_node)") == 0
+                        : !db::has_launch_contexts(reader);  // EXISTS: not a count of every call
+  if (none) {
     return std::string(
         "the capture has no calling contexts (recorded without the 'context' trace group, or no "
         "launch was made)");
@@ -400,6 +436,7 @@ CctReport report_from_groups(const db::Reader& reader, const std::vector<Operati
   CctReport report;
   report.view = options.view;
   report.metric = options.metric;
+  report.from_aggregate_mode = db::has_aggregates(reader);
   report.available = true;
   const auto frames = load_frames(reader);
   const auto nodes = load_nodes(reader);

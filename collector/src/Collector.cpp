@@ -97,6 +97,10 @@ bool Collector::start() noexcept {
       delete collector;
       return false;
     }
+    if (collector->config_.aggregate) {
+      collector->sink_->set_aggregate((collector->config_.trace & kTraceContext) != 0,
+                                      collector->config_.aggregate_keep_trace);
+    }
     collector->buffers_.attach(*collector->sink_);
     collector->start_utc_ns_ = utc_now_ns();
     std::uint64_t cupti_now = 0;
@@ -229,8 +233,9 @@ bool Collector::enable_cupti() noexcept {
   if (controlled_ && control) {
     switch_api_ = config_.window_api != CollectorConfig::WindowApi::kFilter;
     switch_driver_api_ = config_.window_api == CollectorConfig::WindowApi::kBoth;
-    // Records of a selection left on are dropped outside windows by the writer.
-    if (config_.window_api != CollectorConfig::WindowApi::kBoth) {
+    // Records of a selection left on are dropped outside windows by the writer; in aggregate
+    // mode every record outside windows (recording is never switched off there).
+    if (config_.aggregate || config_.window_api != CollectorConfig::WindowApi::kBoth) {
       sink_->set_api_filter(control.get());
     }
     const bool at_start = control->records_at_start();
@@ -423,6 +428,9 @@ void Collector::enable_graph_nodes() noexcept {
 }
 
 void Collector::set_recording(bool on) noexcept {
+  // Aggregate mode: every record is aggregated, so recording stays on; the windows only choose
+  // which records the writer also stores as rows (CaptureWriter::set_aggregate).
+  if (config_.aggregate) return;
   // Called by CaptureControl, one thread at a time; no lock of ours is held. On opening, the API
   // activity comes first and the GPU kinds after it (a kernel recorded in the window has its
   // launch call); on closing, the reverse.

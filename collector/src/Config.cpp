@@ -124,6 +124,9 @@ void CollectorConfig::validate() const {
     throw ConfigError("--capture-range-end needs --capture-range");
   }
   if (!step_range.empty() && !steps) throw ConfigError("--step-range needs --steps");
+  if (aggregate && !metrics.empty()) {
+    throw ConfigError("counters (--metrics) are per launch: they cannot be aggregated");
+  }
   if (controlled() && !metrics.empty()) {
     throw ConfigError("counters (--metrics) cannot be limited to windows; profile the whole run");
   }
@@ -248,12 +251,20 @@ CollectorConfig CollectorConfig::from_environment() {
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
   flag(kEnvExitShim, config.exit_shim);
+  flag(kEnvAggregateKeepTrace, config.aggregate_keep_trace);
   if (auto v = env(kEnvApiSelect)) {
     if (*v != "kind" && *v != "ids") {
       throw ConfigError(std::string(kEnvApiSelect) + ": '" + std::string(*v) +
                         "' is not kind or ids");
     }
     config.api_select = *v == "ids" ? ApiSelect::kIds : ApiSelect::kKind;
+  }
+  if (auto v = env(kEnvMode); v && !v->empty()) {
+    if (*v != "trace" && *v != "aggregate") {
+      throw ConfigError(std::string(kEnvMode) + ": '" + std::string(*v) +
+                        "' is not trace or aggregate");
+    }
+    config.aggregate = *v == "aggregate";
   }
   if (auto v = env(kEnvControlApi)) {
     if (*v == "runtime") {

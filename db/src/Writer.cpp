@@ -6,6 +6,7 @@
 #include <array>
 #include <unordered_map>
 
+#include "AggregateInsert.h"
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::db {
@@ -446,8 +447,9 @@ void Writer::write_threads(const std::vector<ThreadInfo>& threads) {
   });
 }
 
-void Writer::write_calling_contexts(const CallingContextTree& tree) {
+std::vector<std::int64_t> Writer::write_calling_contexts(const CallingContextTree& tree) {
   auto& impl = *impl_;
+  std::vector<std::int64_t> node_ids;
   auto& db = impl.db;
   auto optional_string = [&](const std::string& value) {
     return value.empty() ? std::optional<std::int64_t>()
@@ -471,7 +473,7 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
           .run();
       frame_ids.push_back(sqlite3_last_insert_rowid(db.handle()));
     }
-    std::vector<std::int64_t> node_ids;
+    node_ids.clear();
     node_ids.reserve(tree.nodes.size());
     for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
       const auto& n = tree.nodes[i];
@@ -516,6 +518,18 @@ void Writer::write_calling_contexts(const CallingContextTree& tree) {
             .run();
       }
     }
+  });
+  return node_ids;
+}
+
+void Writer::write_aggregates(const AggregateSet& set, const std::vector<std::int64_t>& node_ids) {
+  if (set.empty()) return;
+  auto& impl = *impl_;
+  in_transaction(impl.db, [&] {
+    insert_aggregates(impl.db, set, node_ids, [&](const std::string& mangled) {
+      const auto& n = impl.kernel_name(mangled);
+      return std::array<std::int64_t, 3>{n.short_id, n.demangled_id, n.mangled_id};
+    });
   });
 }
 

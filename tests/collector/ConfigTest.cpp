@@ -265,3 +265,29 @@ TEST(Config, ReadsCaptureControlFromTheEnvironment) {
        {kEnvCaptureRange, kEnvCaptureRangeEnd, kEnvSteps, kEnvStepRange, kEnvDelayMs})
     unsetenv(v);
 }
+
+TEST(Config, ReadsTheModeAndRefusesAggregatingCounters) {
+  unsetenv(kEnvMode);
+  unsetenv(kEnvAggregateKeepTrace);
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  setenv(kEnvMode, "aggregate", 1);
+  setenv(kEnvAggregateKeepTrace, "1", 1);
+  auto c = CollectorConfig::from_environment();
+  EXPECT_TRUE(c.aggregate);
+  EXPECT_TRUE(c.aggregate_keep_trace);
+  c.metrics = "roofline";
+  EXPECT_THROW(c.validate(), ConfigError);
+  setenv(kEnvMode, "trace", 1);
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  setenv(kEnvMode, "", 1);  // prof-run's "unset"
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  for (const char* bad : {"Aggregate", "aggregate ", "agg", "trace,aggregate"}) {
+    setenv(kEnvMode, bad, 1);
+    EXPECT_THROW(CollectorConfig::from_environment(), ConfigError) << '"' << bad << '"';
+  }
+  setenv(kEnvMode, "trace", 1);
+  setenv(kEnvAggregateKeepTrace, "yes", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  unsetenv(kEnvMode);
+  unsetenv(kEnvAggregateKeepTrace);
+}

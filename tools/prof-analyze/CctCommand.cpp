@@ -16,6 +16,7 @@
 #include "CommandProgress.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Reader.h"
 #include "store/AnalysisStore.h"
 
@@ -62,6 +63,11 @@ int run_cct(const CctOptions& o) {
   analyzer::Window window;
   // torch.compile kernels' source lines: their marks precede the window, read them first.
   auto kernel_sources = analyzer::compiled_kernel_sources(reader);
+  // An aggregate capture holds the whole run's statistics: read them unless --window asks for the
+  // windows' trace (docs/aggregate.md). Stored results are for the default window only, so an
+  // aggregate capture's whole-run answer is computed (from its aggregate rows: small).
+  const bool whole_run = fuselens::db::has_aggregates(reader) && !o.window.window;
+  if (whole_run) spec = analyzer::parse_window("all");
   // The groups stored when the run ended (analyzer/store/AnalysisStore.h), else the rows.
   std::optional<std::vector<analyzer::cct::OperationGroup>> stored;
   if (auto w = analyzer::stored_results_window(reader, spec, steps)) {
@@ -71,7 +77,7 @@ int run_cct(const CctOptions& o) {
   if (!stored) {
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");
-    if (const int rc = open_window(reader, spec, steps, window)) return rc;
+    if (const int rc = open_window(reader, spec, steps, window, {}, whole_run)) return rc;
   }
   analyzer::CctOptions options;
   options.kernel_sources = std::move(kernel_sources);

@@ -1,12 +1,14 @@
 // --window and the step-method options every analysing subcommand shares, and how its output
 // names the window (docs/windows.md).
 
+#include <iostream>
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 #include "Cli.h"
+#include "Color.h"
 #include "ProgressLine.h"
+#include "fuselens/db/AggregateStore.h"
 #include "summary/SummaryFormat.h"
 
 namespace fuselens::cli {
@@ -86,7 +88,27 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
 
 int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
                 const analyzer::StepOptions& steps, analyzer::Window& window,
-                const std::function<void(const analyzer::Window&)>& before_restrict) {
+                const std::function<void(const analyzer::Window&)>& before_restrict,
+                bool reads_aggregates) {
+  if (db::has_aggregates(reader)) {
+    tools::ProgressLine::erase_open_line();
+    const auto trace = db::trace_windows(reader);
+    std::cerr << tools::diagnostic_prefix("prof-analyze", tools::Tone::Note);
+    if (reads_aggregates) {
+      std::cerr << "aggregate capture (docs/aggregate.md): the whole run's statistics; "
+                   "--window reads the trace of its "
+                << trace.windows << " capture window(s) instead\n";
+    } else if (trace.traced == 0) {
+      std::cerr << "aggregate capture (docs/aggregate.md): this analysis needs a trace and "
+                   "the capture holds none (no capture window was recorded); summary and cct "
+                   "show the whole run\n";
+    } else {
+      std::cerr << "aggregate capture (docs/aggregate.md): this analysis needs a trace; it "
+                   "shows the trace of the "
+                << trace.windows << " capture window(s) (" << trace.reasons << "; " << trace.traced
+                << " records), not the whole run\n";
+    }
+  }
   if (spec.kind != analyzer::WindowKind::All) {  // the step search reads every launch
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");

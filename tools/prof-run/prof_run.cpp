@@ -8,7 +8,7 @@
 //            [--launch-skip-before-match N] [-c|--launch-count N] [--nvtx-include EXPR]...
 //            [--nvtx-exclude EXPR]...]
 //            [--measure-ceilings] [--per-process]
-//            [--torch-modules on|hooks|off] -- CMD ARGS...
+//            [--torch-modules on|hooks|off] [--mode trace|aggregate] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
 // the environment) appends to the one capture FILE, its rows tagged with its pid, the process
@@ -24,6 +24,8 @@
 // The exit shim (libfuselens_exit_shim.so, beside the collector: collector/shim/ExitShim.h) is
 // added to LD_PRELOAD, after the user's preloads, so that a process ending in _exit, exit_group
 // or exec flushes its capture first; FUSELENS_EXIT_SHIM=0 leaves it out.
+// --mode aggregate: the whole run's statistics per distinct context (docs/aggregate.md), and
+// trace rows only inside the windows of --steps, --capture-range or --delay/--duration.
 // The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
 // on its own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to prof-run are forwarded to it.
 //
@@ -307,6 +309,13 @@ Options parse(int argc, char** argv) {
                  "hooks record NVTX ranges per call, forward and backward: slower; the fallback "
                  "on CPython other than 3.11/3.12) or off")
       ->check(CLI::IsMember({"on", "hooks", "off"}));
+  std::string mode = "trace";
+  app.add_option("--mode", mode,
+                 "trace (every record a row, the default) or aggregate (the whole run's "
+                 "statistics per calling context, kernel and launch configuration, with the "
+                 "trace of the --steps/--capture-range/--delay windows only; docs/aggregate.md)")
+      ->check(CLI::IsMember({"trace", "aggregate"}))
+      ->capture_default_str();
   app.add_option("--capture-range", o.capture_range,
                  "Record only inside NVTX ranges named NAME (nvtx:NAME, nvtx:NAME@DOMAIN, "
                  "nvtx:NAME@* for any domain) or between cudaProfilerStart and cudaProfilerStop "
@@ -336,6 +345,8 @@ Options parse(int argc, char** argv) {
       "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
       "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
       "  prof-run --delay 20 --duration 5 -- ./server\n"
+      "  prof-run --mode aggregate --steps 10:0:5:1 -- python3 train.py   (statistics of the "
+      "whole run, the trace of steps 11-15)\n"
       "  prof-run --metrics roofline -k regex:gemm -s 1 -c 2 -- ./app   (counters for the 2nd "
       "and 3rd GEMM launches)\n"
       "  prof-run --metrics roofline --nvtx-include 'train/' -- python3 train.py\n"
@@ -388,6 +399,7 @@ Options parse(int argc, char** argv) {
       throw UsageError("--step-range: expected a non-empty GLOB");
     }
     o.config.trace = fuselens::collector::parse_trace(o.trace);
+    o.config.aggregate = mode == "aggregate";
     o.filters.apply(app, !o.config.metrics.empty(), o.config.filter);
     o.config.validate();
   } catch (const fuselens::collector::ConfigError& e) {
@@ -581,6 +593,7 @@ int run_workload(const Options& options, const std::string& executable,
     // launch filters, always set so that a stray value in the user's environment is replaced
     fuselens::tools::set_filter_environment(options.config.filter);
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    ::setenv(fuselens::collector::kEnvMode, options.config.aggregate ? "aggregate" : "trace", 1);
     if (!options.exit_shim.empty()) {  // after the user's preloads (libasan must stay first)
       const char* old = std::getenv("LD_PRELOAD");
       const std::string preload = (old && *old ? std::string(old) + ":" : "") + options.exit_shim;

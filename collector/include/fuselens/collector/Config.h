@@ -30,6 +30,8 @@ inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
 inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";    // 0: no exit shim (default 1)
 inline constexpr const char* kEnvApiSelect = "FUSELENS_API_SELECT";  // kind (default) | ids
+inline constexpr const char* kEnvMode = "FUSELENS_MODE";             // trace (default) | aggregate
+inline constexpr const char* kEnvAggregateKeepTrace = "FUSELENS_AGGREGATE_KEEP_TRACE";  // 1 or 0
 inline constexpr const char* kEnvControlApi =
     "FUSELENS_CONTROL_API";  // runtime (default)|filter|both
 // Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
@@ -243,6 +245,16 @@ struct CollectorConfig {
   enum class WindowApi { kRuntime, kFilter, kBoth, kDriverIds };
   WindowApi window_api = WindowApi::kRuntime;
 
+  /// Aggregate mode (kEnvMode "aggregate"; prof-run --mode aggregate; docs/aggregate.md): the
+  /// writer thread keeps the whole run's statistics per distinct context (db/Aggregate.h) and
+  /// stores trace rows only inside the capture windows below, which then mark the windows
+  /// without switching recording off ("trace", the default: every record is a row).
+  bool aggregate = false;
+  /// With aggregate: also store every record as a row (kEnvAggregateKeepTrace=1), to check the
+  /// aggregates against the trace of the same run (scripts/device/compare_aggregate.py); the
+  /// capture then grows as a trace does.
+  bool aggregate_keep_trace = false;
+
   // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
   CaptureRange capture_range;
   std::uint32_t capture_range_windows = 1;  ///< parse_capture_range_end: 0 = unlimited
@@ -264,7 +276,8 @@ struct CollectorConfig {
   /// is not all|none; or the capture
   /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
   /// count other than 1 without a capture range, counters with any capture control); or a launch
-  /// filter is given without counters or does not compile (LaunchFilter's constructor).
+  /// filter is given without counters or does not compile (LaunchFilter's constructor); or
+  /// aggregate mode is asked for with counters.
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();

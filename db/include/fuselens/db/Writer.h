@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuselens/db/Aggregate.h"
 #include "fuselens/db/Records.h"
 
 namespace fuselens::db {
@@ -53,8 +54,12 @@ class Writer {
   void write_threads(const std::vector<ThreadInfo>& threads);
   /// Stores a process's calling context tree, the context of each traced API call and its CUDA
   /// graph nodes (table graph_node), in one transaction; node and frame indices are renumbered
-  /// into table ids.
-  void write_calling_contexts(const CallingContextTree& tree);
+  /// into table ids. Returns the cct_node id of each tree node (same order).
+  std::vector<std::int64_t> write_calling_contexts(const CallingContextTree& tree);
+  /// Stores aggregate mode's rows (schema version 10, Aggregate.h) in one transaction. A row's
+  /// node is an index into `node_ids` (what write_calling_contexts returned for its process),
+  /// stored as that cct_node id; a node of -1 or outside `node_ids` is stored as NULL.
+  void write_aggregates(const AggregateSet& set, const std::vector<std::int64_t>& node_ids);
   /// Stores kernel arguments (schema version 3, table kernel_arg) in one transaction; a row of
   /// the same (pid, correlation id, index) is replaced.
   void write_kernel_args(const std::vector<KernelArgRecord>& args);
