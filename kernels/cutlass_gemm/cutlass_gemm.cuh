@@ -50,6 +50,12 @@
 // nothing (the kernels need no workspace; checked) and can be captured into a CUDA graph. Launch
 // failures throw fuselens::kernels::CudaError (FUSELENS_CUDA_CHECK); a CUTLASS status other than
 // success throws std::runtime_error naming it. Launch counts (K > 0): plain 1, fused 1, unfused 3.
+// Exception, a build with -DFUSELENS_CUTLASS_SCHEDULER=streamk or streamk_128x256 (README.md,
+// "Stream-K"; the default is persistent): the large configuration's stream-K kernel needs a
+// workspace, allocated with cudaMalloc on the first call of a (device, stream) and when a later
+// problem needs more, kept for the process (so such a first call cannot be captured into a graph),
+// and, when the decomposition has stream-K units, a cudaMemsetAsync of its barrier flags before
+// each launch (one node more in a graph).
 // Argument checks come first, then the device check: invalid arguments throw std::invalid_argument
 // on any machine.
 

@@ -61,6 +61,29 @@ inline Raster parse_raster(const char* text, Raster fallback) {
   return fallback;
 }
 
+/// The stream-K scheduler's decomposition (CUTLASS's DecompositionMode; used only by a build with
+/// FUSELENS_CUTLASS_SCHEDULER=streamk or streamk_128x256, README.md "Stream-K"): kHeuristic lets
+/// CUTLASS choose per problem between whole tiles (data-parallel) and stream-K units; kStreamK
+/// forces stream-K units; kDataParallel forces whole tiles (the persistent schedule, run by the
+/// stream-K kernel).
+enum class Decomposition { kHeuristic, kStreamK, kDataParallel };
+
+/// The decomposition named by `text` (FUSELENS_CUTLASS_DECOMPOSITION's value): exactly
+/// "heuristic", "streamk" or "dataparallel"; anything else (null, empty, other case, trailing
+/// text) gives `fallback`.
+inline Decomposition parse_decomposition(const char* text, Decomposition fallback) {
+  if (text == nullptr) return fallback;
+  const auto same = [text](const char* word) {
+    const char* t = text;
+    while (*word != '\0' && *t == *word) ++t, ++word;
+    return *word == '\0' && *t == '\0';
+  };
+  if (same("heuristic")) return Decomposition::kHeuristic;
+  if (same("streamk")) return Decomposition::kStreamK;
+  if (same("dataparallel")) return Decomposition::kDataParallel;
+  return fallback;
+}
+
 /// One launch of the sm90 kernel: D = A·B (kBiasRelu false) or relu(A·B + bias) (true), rounded to
 /// T, on `device` (the current one) with `sm_count` SMs. Preconditions (checked by the callers):
 /// M, N, K > 0, K % 8 == 0, N % 8 == 0, non-null 16-byte aligned pointers, a compute capability 9.0

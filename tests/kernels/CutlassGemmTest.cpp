@@ -172,6 +172,49 @@ TEST(CutlassGemmReuse, RepeatedAndAlternatingCallsGiveEachProblemItsOwnResult) {
   }
 }
 
+// The large configuration called again and again with the same pointers (the cached-parameters
+// path) and then on a second stream: 1024×4608 gives 4 × 36 = 144 tiles of 256×128, one wave and
+// 12 tiles on an H100's 132 SMs, and K = 576 gives 9 k-tiles a tile. A stream-K build
+// (FUSELENS_CUTLASS_SCHEDULER=streamk) splits the k-loops here even with CUTLASS's heuristic
+// (a tail wave under half full, more than 8 k-tiles: tile_scheduler_params.h, get_num_sk_tiles);
+// its peers share a workspace whose barrier flags must be cleared before every launch, or a later
+// call would wait on an earlier call's flags or add its partials to them. Every call must give the
+// reference; the persistent build runs the same calls. (The other large cases have at most 8
+// k-tiles: never stream-K.)
+TEST(CutlassGemmReuse, LargeConfigurationRepeatedCallsAndSecondStreamMatchReference) {
+  FUSELENS_SKIP_WITHOUT_SM90();
+  namespace cd = fuselens::kernels::cutlass_detail;
+  ASSERT_EQ(cd::choose_config(1024, 4608, 132), cd::Config::kLarge);
+  Problem<__half> p(1024, 4608, 576, 21);
+  auto fused = [](auto... args) { fk::launch_cutlass_gemm_bias_relu_fused<__half>(args...); };
+  for (int call = 0; call < 3; ++call) {
+    const auto r = fk::compare_relative_l2(p.run(fused), p.reference);
+    EXPECT_LE(r.relative_l2, fk::kFp16RelativeTolerance) << "call " << call;
+    EXPECT_EQ(r.nonfinite_count, 0u) << "call " << call;
+  }
+  cudaStream_t side = nullptr;
+  FUSELENS_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  for (int call = 0; call < 2; ++call) {
+    const auto r =
+        fk::compare_relative_l2(p.run([side](const __half* a, const __half* b, const __half* bias,
+                                             __half* c, int m, int n, int k) {
+          FUSELENS_CUDA_CHECK(cudaDeviceSynchronize());  // the poisoning, on the default stream
+          fk::launch_cutlass_gemm_bias_relu_fused<__half>(a, b, bias, c, m, n, k, side);
+          FUSELENS_CUDA_CHECK(cudaStreamSynchronize(side));
+        }),
+                                p.reference);
+    EXPECT_LE(r.relative_l2, fk::kFp16RelativeTolerance) << "side stream, call " << call;
+    EXPECT_EQ(r.nonfinite_count, 0u) << "side stream, call " << call;
+  }
+  FUSELENS_CUDA_CHECK(cudaStreamDestroy(side));
+  const auto plain = fk::compare_relative_l2(
+      p.run([](const __half* a, const __half* b, const __half*, __half* out, int m, int n, int k) {
+        fk::launch_cutlass_gemm<__half>(a, b, out, m, n, k);
+      }),
+      p.reference_plain);
+  EXPECT_LE(plain.relative_l2, fk::kFp16RelativeTolerance);
+}
+
 // One kernel fused, three unfused (CUTLASS GEMM, bias, ReLU), one plain: counted as the kernel
 // nodes of a CUDA graph captured on a side stream (peers::count_kernel_launches), which also shows
 // that the launches are capturable (nothing allocated or synchronized inside).
@@ -282,6 +325,22 @@ TEST(CutlassGemmConfig, RasterEnvironmentValueIsOneOfThreeOrTheDefault) {
     EXPECT_EQ(cd::parse_raster(bad, cd::Raster::kAlongN), cd::Raster::kAlongN) << '"' << bad << '"';
   }
   EXPECT_EQ(cd::parse_raster(nullptr, cd::Raster::kAlongM), cd::Raster::kAlongM);
+}
+
+// FUSELENS_CUTLASS_DECOMPOSITION takes exactly heuristic, streamk or dataparallel; every other
+// value keeps the default.
+TEST(CutlassGemmConfig, DecompositionEnvironmentValueIsOneOfThreeOrTheDefault) {
+  namespace cd = fuselens::kernels::cutlass_detail;
+  using D = cd::Decomposition;
+  EXPECT_EQ(cd::parse_decomposition("streamk", D::kHeuristic), D::kStreamK);
+  EXPECT_EQ(cd::parse_decomposition("dataparallel", D::kHeuristic), D::kDataParallel);
+  EXPECT_EQ(cd::parse_decomposition("heuristic", D::kStreamK), D::kHeuristic);
+  for (const char* bad : {"", "StreamK", "stream-k", "streamk ", " dataparallel", "data", "splitk",
+                          "heuristics", "dp"}) {
+    EXPECT_EQ(cd::parse_decomposition(bad, D::kDataParallel), D::kDataParallel)
+        << '"' << bad << '"';
+  }
+  EXPECT_EQ(cd::parse_decomposition(nullptr, D::kStreamK), D::kStreamK);
 }
 
 }  // namespace
