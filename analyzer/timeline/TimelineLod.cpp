@@ -315,20 +315,19 @@ void store_timeline_lod(db::Reader& reader, std::int64_t min_items) {
   db::write_timeline_lod(reader.connection(), levels);
 }
 
-bool has_timeline_lod(const db::Reader& reader) {
-  return reader.schema_version() >= 10 && db::has_timeline_lod_tables(reader);
-}
+bool has_timeline_lod(const db::Reader& reader) { return db::has_timeline_lod_tables(reader); }
 
 std::optional<TimelineLod> load_timeline_lod(const db::Reader& reader, std::string* why) {
   const auto refuse = [&](std::string reason) -> std::optional<TimelineLod> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
-  if (reader.schema_version() < 10) {
+  // The tables decide, not the version: storing the analyses' results (AnalysisStore.h) adds
+  // every version-10 table to a version-9 capture without changing its version.
+  if (!db::has_timeline_lod_tables(reader)) {
     return refuse("no stored level of detail (schema version " +
-                  std::to_string(reader.schema_version()) + ")");
+                  std::to_string(reader.schema_version()) + ", no timeline_lod tables)");
   }
-  if (!db::has_timeline_lod_tables(reader)) return refuse("no timeline_lod tables");
   std::vector<db::StoredLodLevel> stored;
   try {
     const auto sources = db::read_timeline_lod_sources(reader);

@@ -15,12 +15,13 @@
 // finest * 8^L. NVTX lanes and device-memory counters are small and always loaded from the rows.
 //
 // Trust: the stored rows are a cache. load_timeline_lod uses them only when the capture has
-// schema version >= 10, both tables are tables, timeline_lod_source's largest ids equal the
-// tables' (rows are only ever appended), and every row is plausible: integers where integers
-// belong, blobs of bucket_count int64, 0 <= starts, 0 <= busy, every level of a row present with
-// buckets of finest * 8^L from one begin_ns, bucket counts covering [begin, last_ns] and at most
-// kLodFinestBuckets + 1, counts adding up to item_count. Otherwise it says why in one line and
-// the caller loads the whole timeline (load_timeline) as before.
+// both tables (version 10's, or a version-9 capture's that storing added) as tables,
+// timeline_lod_source's largest ids equal the tables' (rows are only ever appended), and every row
+// is plausible: integers where integers belong, blobs of bucket_count int64, 0 <= starts, 0 <=
+// busy, every level of a row present with buckets of finest * 8^L from one begin_ns, bucket counts
+// covering [begin, last_ns] and at most kLodFinestBuckets + 1, counts adding up to item_count.
+// Otherwise it says why in one line and the caller loads the whole timeline (load_timeline) as
+// before.
 //
 // Units: ns on CUPTI's clock. Errors: db::Error from SQLite (store, window loads).
 
@@ -84,14 +85,14 @@ void store_timeline_lod(const std::string& path, std::int64_t min_items = kLodMi
 /// The same through `reader`, whose connection must be ReadWrite (prof-run's finalization).
 void store_timeline_lod(db::Reader& reader, std::int64_t min_items = kLodMinItems);
 
-/// True when the capture has schema version >= 10 and the level-of-detail tables (cheap; whether
-/// their rows are trusted is load_timeline_lod's question).
+/// True when the capture has the level-of-detail tables, whatever its schema version (cheap;
+/// whether their rows are trusted is load_timeline_lod's question).
 bool has_timeline_lod(const db::Reader& reader);
 
 /// The stored level of detail, or nullopt with `why` set to one line ("no stored level of
-/// detail (schema version 9)", "stale: kernel has rows added after it was stored",
-/// "timeline_lod row 3: busy is not a blob", ...). Never throws for a damaged table; db::Error
-/// only when SQLite itself fails.
+/// detail (schema version 9, no timeline_lod tables)", "stale: kernel has rows added after it was
+/// stored", "timeline_lod row 3: busy is not a blob", ...). Never throws for a damaged table;
+/// db::Error only when SQLite itself fails.
 std::optional<TimelineLod> load_timeline_lod(const db::Reader& reader, std::string* why = nullptr);
 
 /// Busy ns of [t0, t1) in `row`, from the coarsest level whose buckets are at most `resolution_ns`

@@ -391,6 +391,20 @@ class TestTimelineLod : public QObject {
     QCOMPARE(reader.schema_version(), 10);
     QVERIFY(analyzer::load_timeline_lod(reader));
   }
+
+  // synthetic_capture --store-aggregates and prof-run store the analyses' results before the
+  // level of detail; on a version-9 capture that adds every version-10 table (schema.sql) and
+  // keeps version 9, so the level of detail stored next must be used with the version unchanged.
+  void levelOfDetailOfAVersion9CaptureWithTheTablesIsUsed() {
+    const auto path = copy("v9.sqlite");
+    exec(path, "PRAGMA user_version = 9");
+    analyzer::store_timeline_lod(path, 0);
+    const db::Reader reader(path);
+    QCOMPARE(reader.schema_version(), 9);
+    QVERIFY(analyzer::has_timeline_lod(reader));
+    std::string why;
+    QVERIFY2(analyzer::load_timeline_lod(reader, &why), why.c_str());
+  }
 };
 
 QTEST_MAIN(TestTimelineLod)
