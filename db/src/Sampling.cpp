@@ -1,0 +1,84 @@
+#include "fuselens/db/Sampling.h"
+
+#include <limits>
+
+#include "fuselens/db/Cursor.h"
+
+namespace fuselens::db {
+namespace {
+
+constexpr std::int64_t kMaxEvery = 1'000'000;
+
+bool has_sampling(const Reader& reader) {
+  return reader.has_table("sampling") && reader.has_table("sample_step") &&
+         reader.has_table("sample_step_api");
+}
+
+bool time_ok(std::int64_t t) { return t >= 0 && t < kMaxTimestampNs; }
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max()
+                                                          : a + b;
+}
+
+}  // namespace
+
+std::vector<SamplingRow> sampling_rows(const Reader& reader) {
+  std::vector<SamplingRow> out;
+  if (!has_sampling(reader)) return out;
+  auto s = reader.prepare(
+      "SELECT pid, every, steps, steps_lost FROM sampling WHERE pid IS NOT NULL AND every IS NOT "
+      "NULL AND steps IS NOT NULL AND steps_lost IS NOT NULL ORDER BY pid");
+  while (s.step()) {
+    SamplingRow r{s.int64(0), s.int64(1), s.int64(2), s.int64(3)};
+    if (r.pid < 0 || r.every < 1 || r.every > kMaxEvery || r.steps < 0 || r.steps_lost < 0 ||
+        r.steps_lost > r.steps) {
+      continue;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
+  std::vector<SampleStepRow> out;
+  if (!has_sampling(reader)) return out;
+  // The sum in SQL could overflow (an error in SQLite): summed here, saturating.
+  auto s = reader.prepare(
+      "SELECT t.pid, t.step, t.start_ns, t.end_ns, t.traced, a.calls FROM sample_step t "
+      "LEFT JOIN sample_step_api a ON a.pid = t.pid AND a.step = t.step "
+      "WHERE t.pid IS NOT NULL AND t.step IS NOT NULL AND t.start_ns IS NOT NULL "
+      "ORDER BY t.pid, t.step");
+  while (s.step()) {
+    const std::int64_t pid = s.int64(0), step = s.int64(1), start = s.int64(2);
+    const std::int64_t end = s.is_null(3) ? -1 : s.int64(3);
+    if (pid < 0 || step < 0 || !time_ok(start) || (end != -1 && (!time_ok(end) || end < start))) {
+      continue;
+    }
+    const std::int64_t calls = s.is_null(5) ? 0 : s.int64(5);
+    if (out.empty() || out.back().pid != pid || out.back().step != step) {
+      out.push_back({pid, step, start, end, !s.is_null(4) && s.int64(4) != 0, 0});
+    }
+    if (calls > 0) out.back().calls = saturating_add(out.back().calls, calls);
+  }
+  return out;
+}
+
+std::vector<SampleStepApiRow> sample_step_api_rows(const Reader& reader) {
+  std::vector<SampleStepApiRow> out;
+  if (!has_sampling(reader)) return out;
+  auto s = reader.prepare(
+      "SELECT a.pid, a.step, n.value, a.calls FROM sample_step_api a "
+      "LEFT JOIN strings n ON n.id = a.api_id "
+      "WHERE a.pid IS NOT NULL AND a.step IS NOT NULL AND a.calls IS NOT NULL "
+      "ORDER BY a.pid, a.step, n.value");
+  while (s.step()) {
+    SampleStepApiRow r{s.int64(0), s.int64(1), s.is_null(2) ? std::string() : s.text(2),
+                       s.int64(3)};
+    if (r.pid < 0 || r.step < 0 || r.calls < 0) continue;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace fuselens::db
