@@ -27,8 +27,9 @@ std::vector<SamplingRow> sampling_rows(const Reader& reader) {
   std::vector<SamplingRow> out;
   if (!has_sampling(reader)) return out;
   auto s = reader.prepare(
-      "SELECT pid, every, steps, steps_lost FROM sampling WHERE pid IS NOT NULL AND every IS NOT "
-      "NULL AND steps IS NOT NULL AND steps_lost IS NOT NULL ORDER BY pid");
+      "SELECT pid, every, steps, steps_lost FROM sampling WHERE typeof(pid) = 'integer' AND "
+      "typeof(every) = 'integer' AND typeof(steps) = 'integer' AND typeof(steps_lost) = "
+      "'integer' ORDER BY pid");
   while (s.step()) {
     SamplingRow r{s.int64(0), s.int64(1), s.int64(2), s.int64(3)};
     if (r.pid < 0 || r.every < 1 || r.every > kMaxEvery || r.steps < 0 || r.steps_lost < 0 ||
@@ -47,7 +48,8 @@ std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
   auto s = reader.prepare(
       "SELECT t.pid, t.step, t.start_ns, t.end_ns, t.traced, a.calls FROM sample_step t "
       "LEFT JOIN sample_step_api a ON a.pid = t.pid AND a.step = t.step "
-      "WHERE t.pid IS NOT NULL AND t.step IS NOT NULL AND t.start_ns IS NOT NULL "
+      "WHERE typeof(t.pid) = 'integer' AND typeof(t.step) = 'integer' AND typeof(t.start_ns) = "
+      "'integer' AND (t.end_ns IS NULL OR typeof(t.end_ns) = 'integer') "
       "ORDER BY t.pid, t.step");
   while (s.step()) {
     const std::int64_t pid = s.int64(0), step = s.int64(1), start = s.int64(2);
@@ -55,7 +57,7 @@ std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
     if (pid < 0 || step < 0 || !time_ok(start) || (end != -1 && (!time_ok(end) || end < start))) {
       continue;
     }
-    const std::int64_t calls = s.is_null(5) ? 0 : s.int64(5);
+    const std::int64_t calls = s.is_null(5) ? 0 : s.int64(5);  // a text count reads as 0
     if (out.empty() || out.back().pid != pid || out.back().step != step) {
       out.push_back({pid, step, start, end, !s.is_null(4) && s.int64(4) != 0, 0});
     }
@@ -70,7 +72,8 @@ std::vector<SampleStepApiRow> sample_step_api_rows(const Reader& reader) {
   auto s = reader.prepare(
       "SELECT a.pid, a.step, n.value, a.calls FROM sample_step_api a "
       "LEFT JOIN strings n ON n.id = a.api_id "
-      "WHERE a.pid IS NOT NULL AND a.step IS NOT NULL AND a.calls IS NOT NULL "
+      "WHERE typeof(a.pid) = 'integer' AND typeof(a.step) = 'integer' AND typeof(a.calls) = "
+      "'integer' "
       "ORDER BY a.pid, a.step, n.value");
   while (s.step()) {
     SampleStepApiRow r{s.int64(0), s.int64(1), s.is_null(2) ? std::string() : s.text(2),

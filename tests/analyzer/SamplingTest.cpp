@@ -50,7 +50,18 @@ db::SamplingRecord sampling(std::uint32_t every, std::uint64_t steps) {
 std::string sampled_capture(const TempDir& dir, const db::SamplingRecord& s) {
   const std::string path = (dir.path() / "sampled.sqlite").string();
   test::write_reference_capture(path);
-  db::Writer::open(path).write_sampling(s);
+  auto writer = db::Writer::open(path);
+  // Calling contexts for the kernels' launch calls (correlation ids 1-7), so that cct has a tree.
+  db::CallingContextTree tree;
+  tree.pid = kPid;
+  tree.frames = {{db::FrameKind::Native, "/lib/x.so", 0x10, "main", "x.cpp", 3},
+                 {db::FrameKind::Python, "", 0, "train_step", "train.py", 9}};
+  tree.nodes = {{0, 0}, {0, 0}, {1, 1}};
+  for (std::uint32_t correlation = 1; correlation <= 7; ++correlation) {
+    tree.contexts.push_back({correlation, kPid, 2});
+  }
+  writer.write_calling_contexts(tree);
+  writer.write_sampling(s);
   return path;
 }
 
@@ -120,9 +131,16 @@ TEST(Sampling, AnUnsampledOrOlderCaptureIsNotSampled) {
 TEST(Sampling, HostileRowsAreSkippedNotFatal) {
   TempDir dir;
   const auto path = sampled_capture(dir, sampling(2, 4));
+  // The tables as a hostile capture may hold them: without their constraints (CREATE TABLE AS).
+  for (const std::string table : {"sampling", "sample_step", "sample_step_api"}) {
+    exec(path, "CREATE TABLE copy AS SELECT * FROM " + table + "; DROP TABLE " + table +
+                   "; ALTER TABLE copy RENAME TO " + table + ";");
+  }
   // A second process with every = 0 (skipped), NULLs, negative and huge values, an end before
   // its start, a string id that names nothing, counts that overflow int64 when summed.
   exec(path,
+       "INSERT INTO sampling VALUES (NULL, 3, 3, 0);"
+       "INSERT INTO sampling VALUES (9, NULL, 3, 0);"
        "INSERT INTO sampling VALUES (7, 0, 5, 0);"
        "INSERT INTO sampling VALUES (8, 2, 3, 9);"  // more lost than seen
        "INSERT INTO sample_step VALUES (100, 50, -5, NULL, 1);"
@@ -130,6 +148,9 @@ TEST(Sampling, HostileRowsAreSkippedNotFatal) {
        "INSERT INTO sample_step VALUES (100, 52, 9223372036854775807, NULL, 1);"
        "INSERT INTO sample_step VALUES (100, -1, 100, 200, 1);"
        "INSERT INTO sample_step VALUES (100, 53, 100, 200, NULL);"
+       "INSERT INTO sample_step VALUES (NULL, 54, 100, 200, 1);"
+       "INSERT INTO sample_step VALUES (100, 55, NULL, 200, 1);"
+       "INSERT INTO sample_step VALUES (100, 'text', 'x', 'y', 'z');"
        "INSERT INTO sample_step_api VALUES (100, 53, 999999, 9223372036854775807);"
        "INSERT INTO sample_step_api VALUES (100, 53, 999998, 9223372036854775807);"
        "INSERT INTO sample_step_api VALUES (100, 3, 999997, -40);"
@@ -137,7 +158,7 @@ TEST(Sampling, HostileRowsAreSkippedNotFatal) {
   db::Reader reader(path);
   const auto s = summarize_sampling(reader);
   ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->processes, 1);  // pids 7 and 8 left out
+  EXPECT_EQ(s->processes, 1);  // pids 7, 8, 9 and NULL left out
   EXPECT_EQ(s->steps, 5);      // steps 0-3 and 53 (NULL traced reads as not traced)
   EXPECT_EQ(s->calls, std::numeric_limits<std::int64_t>::max());  // saturated
   EXPECT_GT(s->traced_calls, 0);

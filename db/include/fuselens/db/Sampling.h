@@ -3,7 +3,7 @@
 // sample_step, sample_step_api; db/schema.sql), read for the analyses' "sampled:" line
 // (analyzer/sampling/Sampling.h). Units: CUPTI ns for times.
 //
-// Hostile rows are skipped, never fatal: a NULL or negative count, an `every` of 0 or above
+// Hostile rows are skipped, never fatal: a NULL, non-integer or negative count, an `every` of 0 or above
 // 10^6, a step index or time outside [0, kMaxTimestampNs), an end before its start. A capture
 // older than version 10 (or without the tables) reads as not sampled.
 
