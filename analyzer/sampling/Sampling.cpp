@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "fuselens/db/Sampling.h"
@@ -37,20 +38,22 @@ std::optional<SamplingSummary> summarize_sampling(const db::Reader& reader) {
     if (h.every != s.every) s.mixed = true;
     s.steps_lost = saturating_add(s.steps_lost, h.steps_lost);
   }
-  for (const auto& r : db::sample_step_rows(reader)) {
-    bool known = false;  // steps of a process without a sampling row are not counted
-    for (const auto& h : heads) known = known || h.pid == r.pid;
-    if (!known) continue;
+  db::for_each_sample_step(reader, [&](const db::SampleStepRow& r) {
+    // Steps of a process without a sampling row are not counted (heads are in pid order).
+    const auto h =
+        std::lower_bound(heads.begin(), heads.end(), r.pid,
+                         [](const db::SamplingRow& a, std::int64_t pid) { return a.pid < pid; });
+    if (h == heads.end() || h->pid != r.pid) return;
     ++s.steps;
     s.calls = saturating_add(s.calls, r.calls);
-    if (!r.traced) continue;
+    if (!r.traced) return;
     ++s.traced_steps;
     s.traced_calls = saturating_add(s.traced_calls, r.calls);
     if (r.pid == heads.front().pid && s.first_traced.size() < 3 &&
         r.step < std::numeric_limits<std::int64_t>::max()) {
       s.first_traced.push_back(r.step + 1);
     }
-  }
+  });
   if (s.traced_calls > 0) {
     s.scale = static_cast<double>(s.calls) / static_cast<double>(s.traced_calls);
   }

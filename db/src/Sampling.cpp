@@ -1,6 +1,7 @@
 #include "fuselens/db/Sampling.h"
 
 #include <limits>
+#include <optional>
 
 #include "fuselens/db/Cursor.h"
 
@@ -41,9 +42,9 @@ std::vector<SamplingRow> sampling_rows(const Reader& reader) {
   return out;
 }
 
-std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
-  std::vector<SampleStepRow> out;
-  if (!has_sampling(reader)) return out;
+void for_each_sample_step(const Reader& reader,
+                          const std::function<void(const SampleStepRow&)>& visit) {
+  if (!has_sampling(reader)) return;
   // The sum in SQL could overflow (an error in SQLite): summed here, saturating.
   auto s = reader.prepare(
       "SELECT t.pid, t.step, t.start_ns, t.end_ns, t.traced, a.calls FROM sample_step t "
@@ -51,6 +52,7 @@ std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
       "WHERE typeof(t.pid) = 'integer' AND typeof(t.step) = 'integer' AND typeof(t.start_ns) = "
       "'integer' AND (t.end_ns IS NULL OR typeof(t.end_ns) = 'integer') "
       "ORDER BY t.pid, t.step");
+  std::optional<SampleStepRow> current;
   while (s.step()) {
     const std::int64_t pid = s.int64(0), step = s.int64(1), start = s.int64(2);
     const std::int64_t end = s.is_null(3) ? -1 : s.int64(3);
@@ -58,11 +60,18 @@ std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
       continue;
     }
     const std::int64_t calls = s.is_null(5) ? 0 : s.int64(5);  // a text count reads as 0
-    if (out.empty() || out.back().pid != pid || out.back().step != step) {
-      out.push_back({pid, step, start, end, !s.is_null(4) && s.int64(4) != 0, 0});
+    if (!current || current->pid != pid || current->step != step) {
+      if (current) visit(*current);
+      current = SampleStepRow{pid, step, start, end, !s.is_null(4) && s.int64(4) != 0, 0};
     }
-    if (calls > 0) out.back().calls = saturating_add(out.back().calls, calls);
+    if (calls > 0) current->calls = saturating_add(current->calls, calls);
   }
+  if (current) visit(*current);
+}
+
+std::vector<SampleStepRow> sample_step_rows(const Reader& reader) {
+  std::vector<SampleStepRow> out;
+  for_each_sample_step(reader, [&out](const SampleStepRow& r) { out.push_back(r); });
   return out;
 }
 

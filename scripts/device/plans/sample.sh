@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A plan for scripts/device/run.sh (GPU machine, repository root, stage/ carried; builds nothing):
 # issue 21's sampled tracing (prof-run --sample 1/N; docs/capture-control.md, "Sampled tracing").
-# SECTIONS (default "offstate sample"):
+# SECTIONS (default "tests offstate sample"):
+#   tests     gpu_tests --gtest_filter='CaptureControlGpu.*' (the windows and --sample on step_loop:
+#             the traced steps' kernels exactly, every step's launch calls counted).
 #   offstate  what a launch costs between sampled steps, on launch_overhead --batch 100 (µs a
 #             launch, host side; it has no step ranges, so a sampled run never traces: the off
 #             state for the whole run), OFF_ROUNDS rounds (default 4), settings shuffled per round,
@@ -10,7 +12,7 @@
 #             sample-off (prof-run --sample 1/10: the same plus the launch-counting callbacks).
 #   sample    the small host-bound CNN step (mlp_train.py --model cnn, ~54 kernels in 2.5 ms on the
 #             H100) for STEPS measured steps (default 600, after 50 unannotated warm-up steps),
-#             rounds until UNTIL_S seconds (default 330), settings shuffled per round, one process
+#             rounds until UNTIL_S seconds (default 300), settings shuffled per round, one process
 #             each, pinned to cores 2-5: none (no profiler), full (prof-run's default trace),
 #             sample (prof-run --sample 1/${EVERY:-10}). Every step's wall time is kept
 #             (mlp_train.py --step-times); after each profiled process, its capture's per-kernel
@@ -26,11 +28,15 @@
 # $R/steps/ROUND-SETTING.json, $R/summary.txt and $R/sampled_summary.txt (prof-analyze summary of
 # the last sampled capture: the "sampled:" line). About 7 minutes with the defaults.
 set -u
-SECTIONS=${SECTIONS:-offstate sample}
+SECTIONS=${SECTIONS:-tests offstate sample}
 . "$PWD/scripts/device/prelude.sh"
 mkdir -p "$R/kernels" "$R/steps"
 check="$root/scripts/device/sample_check.py"
 every=${EVERY:-10}
+if has tests; then
+  echo "== gpu_tests: capture control and --sample"
+  gpu_tests --gtest_filter='CaptureControlGpu.*' 2>&1 | tail -n 30 | tee "$R/gpu_tests.txt"
+fi
 if has offstate; then
   echo "== off state: launch_overhead --batch 100, µs per launch"
   f="$R/offstate.jsonl"; : > "$f"
@@ -66,10 +72,10 @@ run_setting() {  # run_setting NAME ROUND
     python3 "$check" extract "$capture" > "$R/kernels/$round-$name.json" || echo "extract failed: $round $name"
   fi
 }
-echo "== CNN step, settings none full sample (1/$every), $steps steps, rounds until ${UNTIL_S:-330} s"
+echo "== CNN step, settings none full sample (1/$every), $steps steps, rounds until ${UNTIL_S:-300} s"
 : > "$R/sample.jsonl"
 start=$SECONDS round=0
-while [ $((SECONDS - start)) -lt "${UNTIL_S:-330}" ]; do
+while [ $((SECONDS - start)) -lt "${UNTIL_S:-300}" ]; do
   round=$((round + 1))
   for name in $(printf '%s\n' none full sample | shuf); do run_setting "$name" "$round"; done
 done

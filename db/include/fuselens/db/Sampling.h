@@ -3,11 +3,12 @@
 // sample_step, sample_step_api; db/schema.sql), read for the analyses' "sampled:" line
 // (analyzer/sampling/Sampling.h). Units: CUPTI ns for times.
 //
-// Hostile rows are skipped, never fatal: a NULL, non-integer or negative count, an `every` of 0 or above
-// 10^6, a step index or time outside [0, kMaxTimestampNs), an end before its start. A capture
+// Hostile rows are skipped, never fatal: a NULL, non-integer or negative count, an `every` of 0 or
+// above 10^6, a step index or time outside [0, kMaxTimestampNs), an end before its start. A capture
 // older than version 10 (or without the tables) reads as not sampled.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,11 @@ struct SampleStepRow {
   bool traced = false;
   std::int64_t calls = 0;  ///< launch calls counted in the step (sum of sample_step_api)
 };
-/// The stored steps in (pid, step) order; empty when nothing was sampled. Sums saturate at
-/// INT64_MAX.
+/// Calls `visit` for each stored step in (pid, step) order (nothing when nothing was sampled),
+/// streaming: memory does not grow with the number of steps. Sums saturate at INT64_MAX.
+void for_each_sample_step(const Reader& reader,
+                          const std::function<void(const SampleStepRow&)>& visit);
+/// The same steps as a vector (tests, small captures).
 std::vector<SampleStepRow> sample_step_rows(const Reader& reader);
 
 /// One (step, API function) count.
