@@ -7,7 +7,8 @@
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
 -- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
 -- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*),
--- aggregate mode's statistics (aggregate_*);
+-- aggregate mode's statistics (aggregate_*), sampled tracing's step launch counts (sampling,
+-- sample_step, sample_step_api);
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -648,6 +649,41 @@ CREATE TABLE IF NOT EXISTS aggregate_memory (
   peak_bytes       INTEGER NOT NULL,
   final_bytes      INTEGER NOT NULL,
   PRIMARY KEY (pid, device_id, context_id)
+);
+
+-- Version 10: sampled tracing (prof-run --sample 1/N; docs/capture-control.md, "Sampled
+-- tracing"). One row per process that sampled; no rows: nothing was sampled, the activity tables
+-- hold every launch of the windows they cover. A sampled process traced (activity on) step k of
+-- its step ranges when k % every = every - 1, and counted the launch calls of every step from
+-- CUPTI's callbacks, traced or not (sample_step, sample_step_api).
+CREATE TABLE IF NOT EXISTS sampling (
+  pid         INTEGER PRIMARY KEY,
+  every       INTEGER NOT NULL,  -- N of --sample 1/N
+  steps       INTEGER NOT NULL,  -- step ranges seen by the collector
+  steps_lost  INTEGER NOT NULL   -- of them, beyond the collector's step log: not in sample_step
+);
+
+-- Every step of a sampled process (0-based index in the order its step ranges began), CUPTI ns
+-- taken in the NVTX callbacks of the range's push and pop.
+CREATE TABLE IF NOT EXISTS sample_step (
+  pid       INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  start_ns  INTEGER NOT NULL,
+  end_ns    INTEGER,            -- NULL: the process ended inside the step
+  traced    INTEGER NOT NULL,   -- 1: activity was recorded in this step
+  PRIMARY KEY (pid, step)
+);
+
+-- The launch calls (kernel launches, graph launches, copies, memsets: the driver API functions
+-- whose names start with cuLaunch, cuGraphLaunch, cuMemcpy, cuMemset) each step made, counted at
+-- API entry on every thread of the process while the step was open; one row per API function
+-- called in the step.
+CREATE TABLE IF NOT EXISTS sample_step_api (
+  pid      INTEGER NOT NULL,
+  step     INTEGER NOT NULL,
+  api_id   INTEGER NOT NULL,    -- strings: the driver API function ('cuLaunchKernel')
+  calls    INTEGER NOT NULL,
+  PRIMARY KEY (pid, step, api_id)
 );
 
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and

@@ -150,6 +150,10 @@ void CaptureWriter::handle_capture_windows(const std::vector<db::CaptureWindowRe
   writer_.write_capture_windows(windows);
 }
 
+void CaptureWriter::handle_sampling(const db::SamplingRecord& sampling) {
+  writer_.write_sampling(sampling);
+}
+
 bool CaptureWriter::finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept {
   {
     std::lock_guard lock(mutex_);

@@ -89,6 +89,7 @@ class CaptureWriter final : public CaptureSink {
   /// Sets the filter (nullptr: keep every record); the filter must outlive the writer.
   void set_api_filter(const ApiFilter* filter) noexcept { api_filter_.store(filter); }
   void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) override;
+  void handle_sampling(const db::SamplingRecord& sampling) override;
 
   bool finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept override;
 

@@ -240,9 +240,10 @@ bool Collector::enable_cupti() noexcept {
     }
     const bool at_start = control->records_at_start();
     if (!at_start) set_recording(false);  // off until the first window opens
-    if (control->start(subscriber_)) {
-      handlers_.add(std::move(control));
-    } else if (!at_start) {
+    control_ = control.get();  // set_recording leaves the callbacks it counts on (--sample)
+    const bool started = control->start(subscriber_);
+    if (!started || !handlers_.add(std::move(control))) control_ = nullptr;
+    if (!started && !at_start) {
       log("capture control: no window can open; the run is not recorded");
     }
   }
@@ -472,13 +473,20 @@ void Collector::set_recording(bool on) noexcept {
       for (const auto id : driver_api_ids_) cuptiActivityEnableDriverApi(id, on ? 1 : 0);
     }
   };
+  // Off: the calling-context path stops first; on: it starts once the activity is back (below).
+  if (!on) recording_.store(false, std::memory_order_relaxed);
   if (subscriber_) {
-    for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+    for (const auto id : context_ids_) {
+      // --sample: a launch callback stays on to count the step's calls (CaptureControl).
+      if (!on && control_ && control_->counts_callback(context_domain_, id)) continue;
+      cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+    }
   }
   if (graph_nodes_) graph_nodes_->record_created(on);  // nodes made between windows: unknown
   if (on) {
     api();
     kinds();
+    recording_.store(true, std::memory_order_relaxed);
   } else {
     kinds();
     api();
@@ -505,6 +513,8 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
     if (!self->contexts_enabled_.load(std::memory_order_relaxed)) return;
+    // --sample between traced steps: the call was counted (a handler above), nothing more.
+    if (!self->recording_.load(std::memory_order_relaxed)) return;
     if (call.callbackSite == CUPTI_API_ENTER) {
       self->on_api_enter(call);
     } else if (self->graph_nodes_) {

@@ -131,6 +131,10 @@ const std::vector<TableRule>& table_rules() {
        Action::Copy,
        {{"id", Kind::Id}, {"cct_node_id", Kind::Ref, "cct_node"}}},
       {"aggregate_memory", Action::Copy, {}},
+      // Version 10, sampled tracing: every step's launch calls.
+      {"sampling", Action::Copy, {}},
+      {"sample_step", Action::Copy, {{"start_ns", Kind::Time}, {"end_ns", Kind::Time}}},
+      {"sample_step_api", Action::Copy, {{"api_id", Kind::String}}},
       {"summary_source", Action::Skip, {}},
       {"summary_duration", Action::Skip, {}},
       {"summary_nvtx_work", Action::Skip, {}},

@@ -562,6 +562,35 @@ void Writer::write_capture_windows(const std::vector<CaptureWindowRecord>& windo
   });
 }
 
+void Writer::write_sampling(const SamplingRecord& sampling) {
+  auto& db = impl_->db;
+  in_transaction(db, [&] {
+    for (const char* table : {"sampling", "sample_step", "sample_step_api"}) {
+      auto erase = db.prepare(std::string("DELETE FROM ") + table + " WHERE pid = ?");
+      Binder{erase}(sampling.pid).run();
+    }
+    auto head = db.prepare("INSERT INTO sampling(pid,every,steps,steps_lost) VALUES(?,?,?,?)");
+    Binder{head}(sampling.pid)(sampling.every)(i64(sampling.steps))(i64(sampling.steps_lost)).run();
+    auto step = db.prepare(
+        "INSERT OR REPLACE INTO sample_step(pid,step,start_ns,end_ns,traced) VALUES(?,?,?,?,?)");
+    auto api =
+        db.prepare("INSERT OR REPLACE INTO sample_step_api(pid,step,api_id,calls) VALUES(?,?,?,?)");
+    for (const auto& r : sampling.step_rows) {
+      Binder{step}(sampling.pid)(i64(r.step))(i64(r.start_ns));
+      if (r.end_ns != 0) {
+        step.bind(4, i64(r.end_ns));
+      } else {
+        step.bind_null(4);
+      }
+      step.bind(5, std::int64_t{r.traced ? 1 : 0});
+      step.run();
+      for (const auto& [name, calls] : r.calls) {
+        Binder{api}(sampling.pid)(i64(r.step))(impl_->intern(name))(i64(calls)).run();
+      }
+    }
+  });
+}
+
 void Writer::write_device(const DeviceInfo& d) {
   auto insert = impl_->db.prepare(
       "INSERT OR IGNORE INTO device(id,uuid,name,compute_capability_major,compute_capability_minor,"

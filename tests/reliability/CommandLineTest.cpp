@@ -222,6 +222,7 @@ std::vector<Command> commands() {
         {"--delay", {"-1", "abc", "1e30"}},
         {"--duration", {"0", "-2", "abc"}},
         {"--steps", {"1:1", "1:1:0", "a:b:c", "1:1:1:1:1"}},
+        {"--sample", {"1/0", "", "2/3", "1/-1", "10ms/100ms", "1/99999999999999999999"}},
         {"--step-range", {""}},
         {"--color", {"sometimes", "Always", ""}}}},  // issue 23
       {"prof-ceilings",

@@ -134,12 +134,21 @@ void write_windowed(std::ostream& out, const std::string& text, analyzer::Output
     label += (i ? "; " : "") + std::string(side) + windows[i]->label;
     description += (i ? "; " : "") + std::string(side) + windows[i]->description;
   }
+  // A sampled capture (prof-run --sample) says so in every output: a line under the window's.
+  std::string sampled, sampled_csv;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (!windows[i]->sampling) continue;
+    const char* side = windows.size() == 2 ? (i == 0 ? "baseline " : "candidate ") : "";
+    const std::string line = side + analyzer::sampling_line(*windows[i]->sampling) + "\n";
+    sampled += line;
+    sampled_csv += "# " + line;  // a comment line, as the CSV tables use them
+  }
   switch (format) {
     case analyzer::OutputFormat::Table:
-      out << "Window: " << description << "\n\n" << text;
+      out << "Window: " << description << "\n" << sampled << "\n" << text;
       return;
     case analyzer::OutputFormat::Csv:
-      out << with_window_column(text, label);
+      out << sampled_csv << with_window_column(text, label);
       return;
     case analyzer::OutputFormat::Json: {
       auto doc = nlohmann::json::parse(text);
@@ -157,6 +166,19 @@ void write_windowed(std::ostream& out, const std::string& text, analyzer::Output
         nlohmann::json spans = nlohmann::json::array();
         for (const auto& i : w->intervals) spans.push_back({i.start_ns, i.end_ns});
         j["intervals_ns"] = std::move(spans);
+        if (w->sampling) {
+          const auto& sm = *w->sampling;
+          j["sampling"] = {{"line", analyzer::sampling_line(sm)},
+                           {"every", sm.every},
+                           {"mixed", sm.mixed},
+                           {"processes", sm.processes},
+                           {"steps", sm.steps},
+                           {"steps_lost", sm.steps_lost},
+                           {"traced_steps", sm.traced_steps},
+                           {"launch_calls", sm.calls},
+                           {"traced_launch_calls", sm.traced_calls},
+                           {"scale", sm.scale}};
+        }
         list.push_back(std::move(j));
       }
       nlohmann::json window = list.size() == 1 ? list[0] : list;

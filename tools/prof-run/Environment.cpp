@@ -89,7 +89,9 @@ std::string check_user_environment(const CollectorConfig& config, bool metrics_f
   }
   env.set(kEnvKernelNameBase, "function");
   // Capture control is checked with prof-run's options (validate()); here it is left out.
-  for (const char* name : {kEnvCaptureRange, kEnvSteps, kEnvStepRange}) env.set(name, "");
+  for (const char* name : {kEnvCaptureRange, kEnvSteps, kEnvStepRange, kEnvSample}) {
+    env.set(name, "");
+  }
   env.set(kEnvCaptureRangeEnd, "stop");
   for (const char* name : {kEnvDelayMs, kEnvDurationMs, kEnvStartUtcNs}) env.set(name, "0");
   try {

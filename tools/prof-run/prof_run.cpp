@@ -246,7 +246,7 @@ struct Options {
   CollectorConfig config;
   std::vector<std::string> command;
   // capture control (docs/capture-control.md), as given
-  std::string capture_range, capture_range_end, steps;
+  std::string capture_range, capture_range_end, steps, sample;
   std::optional<double> delay_s, duration_s;
   fuselens::tools::FilterOptions filters;  // counter launch filters, as given
 };
@@ -329,9 +329,13 @@ Options parse(int argc, char** argv) {
   app.add_option("--steps", o.steps,
                  "WAIT:WARMUP:ACTIVE[:REPEAT] on the step ranges (torch.profiler.schedule): skip "
                  "WAIT and WARMUP steps, record ACTIVE steps, REPEAT cycles (0: to the end)");
+  app.add_option("--sample", o.sample,
+                 "1/N: trace one step in N (steps N, 2N, ... of the step ranges) with activity "
+                 "off in between, and count the launch calls of every step "
+                 "(docs/capture-control.md, \"Sampled tracing\")");
   app.add_option("--step-range", o.config.step_range,
-                 "With --steps: the step ranges are the NVTX ranges matching GLOB (default "
-                 "ProfilerStep#*, then *step*, then *iteration*)");
+                 "With --steps or --sample: the step ranges are the NVTX ranges matching GLOB "
+                 "(default ProfilerStep#*, then *step*, then *iteration*)");
   std::string color = "auto";
   app.add_option("--color", color,
                  "Colour prof-run's error/warning labels: auto (only on a terminal), always or "
@@ -344,6 +348,8 @@ Options parse(int argc, char** argv) {
       "  prof-run -o run.sqlite -- python3 train.py\n"
       "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
       "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
+      "  prof-run --sample 1/10 -- python3 train.py        (trace steps 10, 20, ...; count "
+      "every step's launches)\n"
       "  prof-run --delay 20 --duration 5 -- ./server\n"
       "  prof-run --mode aggregate --steps 10:0:5:1 -- python3 train.py   (statistics of the "
       "whole run, the trace of steps 11-15)\n"
@@ -395,6 +401,7 @@ Options parse(int argc, char** argv) {
     if (o.delay_s) o.config.delay_ms = milliseconds("--delay", *o.delay_s, true);
     if (o.duration_s) o.config.duration_ms = milliseconds("--duration", *o.duration_s, false);
     if (app.count("--steps") > 0) o.config.steps = c::parse_steps(o.steps);
+    if (app.count("--sample") > 0) o.config.sample_every = c::parse_sample(o.sample);
     if (app.count("--step-range") > 0 && o.config.step_range.empty()) {
       throw UsageError("--step-range: expected a non-empty GLOB");
     }
@@ -625,6 +632,7 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(c::kEnvDelayMs, std::to_string(cfg.delay_ms).c_str(), 1);
       ::setenv(c::kEnvDurationMs, std::to_string(cfg.duration_ms).c_str(), 1);
       ::setenv(c::kEnvSteps, options.steps.c_str(), 1);
+      ::setenv(c::kEnvSample, options.sample.c_str(), 1);
       ::setenv(c::kEnvStepRange, cfg.step_range.c_str(), 1);
       ::setenv(c::kEnvStartUtcNs, std::to_string(launch_utc_ns).c_str(), 1);
     }

@@ -43,6 +43,7 @@ inline constexpr const char* kEnvDurationMs = "FUSELENS_DURATION_MS";  // ms of 
 inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";           // WAIT:WARMUP:ACTIVE[:REPEAT]
 inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";  // glob of the step ranges
 inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
+inline constexpr const char* kEnvSample = "FUSELENS_SAMPLE";            // 1/N: trace one step in N
 // Which launches get counters (LaunchFilter.h; prof-run --kernel-name, --kernel-name-base,
 // --launch-skip, --launch-count, --nvtx-include, --nvtx-exclude). Empty or unset: no filter.
 inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";           // NAME or regex:RE
@@ -151,6 +152,13 @@ struct StepSchedule {
 /// Parses "W:U:A" or "W:U:A:R" (decimal, ACTIVE >= 1, each below 10^9). Throws ConfigError.
 StepSchedule parse_steps(std::string_view text);
 
+/// --sample 1/N (docs/capture-control.md, "Sampled tracing"): trace one step in N on the step
+/// ranges of --steps (step k, 1-based, traced when k % N == 0: the schedule N-1:0:1 of
+/// --steps), count the launch calls of every step. Parses "1/N" with N a decimal whole number in
+/// 1..1000000 (no sign, spaces or leading zero); returns N. Throws ConfigError for anything else,
+/// naming a time duty cycle ("10ms/100ms") as not supported.
+std::uint32_t parse_sample(std::string_view text);
+
 /// Glob match, `*` and `?`, ASCII case-insensitive (db/Glob.h: iterative, no allocation; the
 /// collector's NVTX callbacks use it).
 using db::glob_match_nocase;
@@ -231,7 +239,9 @@ struct CollectorConfig {
   /// Counter runs (`metrics` set) keep the per-call selection they were validated with.
   enum class ApiSelect { kKind, kIds };
   ApiSelect api_select = ApiSelect::kKind;
-  /// How a capture window switches the API records (kEnvControlApi): "runtime" (the default)
+  /// How a capture window switches the API records (kEnvControlApi): under --sample, unless the
+  /// variable is set, "driver-ids" (the off state between sampled steps must be nearly free:
+  /// docs/capture-control.md, "Sampled tracing"); otherwise "runtime" (the default)
   /// switches the runtime selection with the window and leaves the driver selection on, its
   /// records outside windows dropped by the writer; "filter" leaves both on and filtered;
   /// "both" switches both kinds, which CUPTI makes costly: with the driver kind enabled a
@@ -261,20 +271,22 @@ struct CollectorConfig {
   std::uint64_t delay_ms = 0;               ///< record from this long after prof-run's launch
   std::uint64_t duration_ms = 0;            ///< then for this long (0: to the end)
   std::optional<StepSchedule> steps;        ///< --steps
+  std::uint32_t sample_every = 0;           ///< --sample 1/N: N; 0: not sampling
   std::string step_range;  ///< glob of the step ranges; empty: ProfilerStep#*, *step*, *iteration*
   std::uint64_t start_utc_ns = 0;  ///< prof-run's launch time (0: unknown, the collector's start)
 
   /// True when anything above limits what is recorded.
   bool controlled() const {
     return capture_range.kind != CaptureRange::Kind::None || delay_ms > 0 || duration_ms > 0 ||
-           steps.has_value();
+           steps.has_value() || sample_every > 0;
   }
 
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms), `metrics` names an
   /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
   /// is not all|none; or the capture
-  /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
+  /// control mixes kinds (a capture range, --steps and --sample with each other,
+  /// --delay/--duration with any of them, a window
   /// count other than 1 without a capture range, counters with any capture control); or a launch
   /// filter is given without counters or does not compile (LaunchFilter's constructor); or
   /// aggregate mode is asked for with counters.

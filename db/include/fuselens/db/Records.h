@@ -226,6 +226,23 @@ struct CaptureWindowRecord {
   std::string reason;  ///< "nvtx:NAME", "cudaProfilerApi", "time", "steps 3-5"
 };
 
+/// Sampled tracing of one process (prof-run --sample 1/N; schema 10: sampling, sample_step,
+/// sample_step_api). Step k (0-based) was traced when k % every == every - 1; every step has its
+/// launch calls counted from CUPTI's callbacks. CUPTI ns; end_ns 0 when the process ended inside
+/// the step.
+struct SampleStepRecord {
+  std::uint64_t step = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  bool traced = false;
+  std::vector<std::pair<std::string, std::uint64_t>> calls;  ///< (driver API function, calls)
+};
+struct SamplingRecord {
+  std::uint32_t pid = 0;
+  std::uint32_t every = 1;
+  std::uint64_t steps = 0, steps_lost = 0;  ///< seen; of them not in `step_rows`
+  std::vector<SampleStepRecord> step_rows;
+};
+
 /// A batch of records committed in one transaction.
 struct RecordBatch {
   std::vector<KernelRecord> kernels;

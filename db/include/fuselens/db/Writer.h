@@ -65,6 +65,10 @@ class Writer {
   void write_kernel_args(const std::vector<KernelArgRecord>& args);
   /// Stores the windows a process recorded under capture control (one transaction).
   void write_capture_windows(const std::vector<CaptureWindowRecord>& windows);
+  /// Stores a process's sampled tracing (schema 10: sampling, sample_step, sample_step_api; one
+  /// transaction, the process's earlier rows replaced). Throws db::Error on a capture older than
+  /// version 10 (no tables to store into).
+  void write_sampling(const SamplingRecord& sampling);
   /// Inserts the device unless a row with its ordinal exists.
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the
