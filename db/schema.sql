@@ -1,11 +1,11 @@
--- FuseLens capture database, schema version 9.
+-- FuseLens capture database, schema version 10.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (9). Readers refuse other application ids and
--- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-9 capture
+-- `PRAGMA user_version` is the schema version (10). Readers refuse other application ids and
+-- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-10 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
--- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
+-- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames; version 10: the lean trace layout's tables;
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -519,9 +519,67 @@ CREATE TABLE IF NOT EXISTS capture_window (
   reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
 );
 
+-- Version 10: the lean trace layout (`prof-run --layout lean`, issue 21; docs/BENCHMARKS.md,
+-- "Capture size and writer throughput"). Every version-10 capture has these four tables; they hold
+-- rows only in a lean capture, which has no `kernel` and `api_call` tables but views of those
+-- names over these (db/src/Layout.cpp, the same definitions readers use) giving every column of
+-- the version-9 tables with the same values. What repeats is interned: a kernel_config row is a
+-- process's kernel launched with one launch configuration on one stream, an api_config row a
+-- thread's call of one API with one return code. Times are stored as
+-- start_ns = true start - config base_ns, and duration_ns = end - start; a new config row (same
+-- fields, new base) is started when a start would lie 2^31 ns or more from its config's base, so
+-- that both fit 4 bytes. correlation_delta = correlation id - the row's id (0 bytes when they
+-- advance together, as in a launch loop). No indexes: analyses sort what they need.
+CREATE TABLE IF NOT EXISTS kernel_config (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  base_ns               INTEGER NOT NULL,
+  device_id             INTEGER NOT NULL,
+  context_id            INTEGER NOT NULL,
+  stream_id             INTEGER NOT NULL,
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  registers_per_thread  INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  local_memory_per_thread INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id)
+);
+
+CREATE TABLE IF NOT EXISTS kernel_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES kernel_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - kernel_config.base_ns
+  duration_ns        INTEGER NOT NULL,  -- end - start
+  graph_id           INTEGER,
+  graph_node_id      INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS api_config (
+  id           INTEGER PRIMARY KEY,
+  pid          INTEGER NOT NULL,
+  base_ns      INTEGER NOT NULL,
+  tid          INTEGER NOT NULL,
+  domain       INTEGER NOT NULL,  -- enum_api_domain
+  callback_id  INTEGER NOT NULL,
+  name_id      INTEGER NOT NULL REFERENCES strings(id),
+  return_code  INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_call_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES api_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - api_config.base_ns
+  duration_ns        INTEGER NOT NULL   -- end - start
+);
+
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and
 -- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created
--- with every new capture; they add no data and change no table, so the schema version stays 9.
+-- with every new capture; they add no data and change no table (the schema version did not change for them).
 -- Readers accept exactly these view names in a capture (db/src/Reader.cpp) and never read them;
 -- the Python package creates the same views as TEMP views on its own connection (from this file),
 -- so captures written before the views existed, and read-only files, read the same way.

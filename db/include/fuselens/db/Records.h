@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 9;  ///< db/schema.sql; readers also read versions 1 to 8
+inline constexpr int kSchemaVersion = 10;  ///< db/schema.sql; readers also read versions 1 to 9
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
