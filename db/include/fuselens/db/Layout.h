@@ -37,6 +37,16 @@ TraceLayout capture_layout(const Connection& connection);
 std::string lean_view_sql(std::string_view create, std::string_view kernel_name,
                           std::string_view api_name, std::string_view schema);
 
+/// Writes `output` (which must not exist, or be an empty file), the capture `input` in the lean
+/// layout: a copy (VACUUM INTO) whose kernel and api_call tables (and their indexes) are replaced
+/// by the lean tables and the views of those names; every other table, the schema version and the
+/// ids of the rows are kept, so every analysis gives the same output on both. Throws db::Error when
+/// `input` is not a readable full-layout capture (Reader's checks), when `output` exists and
+/// is not empty, when a kernel or API call
+/// row holds a value outside the range of the collector's records (KernelRecord,
+/// ApiCallRecord: the lean layout stores those), or on a write error; `output` is then removed.
+void convert_to_lean(const std::string& input, const std::string& output);
+
 /// The 2^31 ns window around a config's base within which a start is stored as a 4-byte
 /// delta; a start outside it starts a new config row (db/schema.sql, "Version 10").
 inline constexpr std::int64_t kLeanRebaseNs = std::int64_t{1} << 31;
