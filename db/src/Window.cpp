@@ -36,11 +36,24 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
       insert.run();
     }
   }
+  // A lean capture has no index on its calls' correlation ids (Layout.h): the launch of each
+  // correlation id is found once into a keyed TEMP table, instead of a scan of every call per
+  // GPU row.
+  std::string calls = source("api_call");
+  if (lean_) {
+    connection_.exec(
+        "CREATE TEMP TABLE fl_launch (pid INTEGER, correlation_id INTEGER, start_ns INTEGER, "
+        "PRIMARY KEY (pid, correlation_id)) WITHOUT ROWID");
+    connection_.exec(
+        "INSERT INTO temp.fl_launch SELECT pid, correlation_id, MIN(start_ns) FROM " + calls +
+        " WHERE pid IS NOT NULL AND correlation_id IS NOT NULL GROUP BY pid, correlation_id");
+    calls = "temp.fl_launch";
+  }
   // GPU work: the ids of the rows whose launch started inside the window, found once.
   for (const char* table : {"kernel", "memcpy", "memset"}) {
     if (!has_table(table)) continue;
     const std::string t = table;
-    const std::string launch = "COALESCE((SELECT MIN(a.start_ns) FROM " + source("api_call") +
+    const std::string launch = "COALESCE((SELECT MIN(a.start_ns) FROM " + calls +
                                " AS a WHERE a.pid = g.pid AND "
                                "a.correlation_id = g.correlation_id), g.start_ns)";
     connection_.exec("CREATE TEMP TABLE fl_" + t + "_ids (id INTEGER PRIMARY KEY)");
