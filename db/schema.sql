@@ -8,7 +8,8 @@
 -- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
 -- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*),
 -- aggregate mode's statistics (aggregate_*), sampled tracing's step launch counts (sampling,
--- sample_step, sample_step_api);
+-- sample_step, sample_step_api), the lean trace layout's tables (kernel_config, kernel_lean,
+-- api_config, api_call_lean; a lean capture reads kernel and api_call as views over them);
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -684,6 +685,64 @@ CREATE TABLE IF NOT EXISTS sample_step_api (
   api_id   INTEGER NOT NULL,    -- strings: the driver API function ('cuLaunchKernel')
   calls    INTEGER NOT NULL,
   PRIMARY KEY (pid, step, api_id)
+);
+
+-- Version 10: the lean trace layout (`prof-run --layout lean`, issue 21; docs/BENCHMARKS.md,
+-- "Capture size and writer throughput"). Every version-10 capture has these four tables; they hold
+-- rows only in a lean capture, which has no `kernel` and `api_call` tables but views of those
+-- names over these (db/src/Layout.cpp, the same definitions readers use) giving every column of
+-- the version-9 tables with the same values. What repeats is interned: a kernel_config row is a
+-- process's kernel launched with one launch configuration on one stream, an api_config row a
+-- thread's call of one API with one return code. Times are stored as
+-- start_ns = true start - config base_ns, and duration_ns = end - start; a new config row (same
+-- fields, new base) is started when a start would lie 2^31 ns or more from its config's base, so
+-- that both fit 4 bytes. correlation_delta = correlation id - the row's id (0 bytes when they
+-- advance together, as in a launch loop). No indexes: analyses sort what they need.
+CREATE TABLE IF NOT EXISTS kernel_config (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  base_ns               INTEGER NOT NULL,
+  device_id             INTEGER NOT NULL,
+  context_id            INTEGER NOT NULL,
+  stream_id             INTEGER NOT NULL,
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  registers_per_thread  INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  local_memory_per_thread INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id)
+);
+
+CREATE TABLE IF NOT EXISTS kernel_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES kernel_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - kernel_config.base_ns
+  duration_ns        INTEGER NOT NULL,  -- end - start
+  graph_id           INTEGER,
+  graph_node_id      INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS api_config (
+  id           INTEGER PRIMARY KEY,
+  pid          INTEGER NOT NULL,
+  base_ns      INTEGER NOT NULL,
+  tid          INTEGER NOT NULL,
+  domain       INTEGER NOT NULL,  -- enum_api_domain
+  callback_id  INTEGER NOT NULL,
+  name_id      INTEGER NOT NULL REFERENCES strings(id),
+  return_code  INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_call_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES api_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - api_config.base_ns
+  duration_ns        INTEGER NOT NULL   -- end - start
 );
 
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and

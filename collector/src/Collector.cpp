@@ -37,8 +37,10 @@ constexpr std::chrono::seconds kWriterFinishTimeout{30};
 // the run row of prof-run's (Config.h per_process_output).
 db::Writer open_capture(const CollectorConfig& config, std::uint32_t pid) {
   if (!config.per_process) return db::Writer::open(config.output);
-  const db::RunInfo run = db::Reader(config.output).run().info;
-  return db::Writer::create(per_process_output(config.output, pid), run);
+  // The layout too is prof-run's capture's (prof-run --layout).
+  const db::Reader reader(config.output);
+  return db::Writer::create(per_process_output(config.output, pid), reader.run().info,
+                            reader.lean() ? db::TraceLayout::Lean : db::TraceLayout::Full);
 }
 
 std::uint64_t utc_now_ns() {

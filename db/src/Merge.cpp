@@ -135,6 +135,12 @@ const std::vector<TableRule>& table_rules() {
       {"sampling", Action::Copy, {}},
       {"sample_step", Action::Copy, {{"start_ns", Kind::Time}, {"end_ns", Kind::Time}}},
       {"sample_step_api", Action::Copy, {{"api_id", Kind::String}}},
+      // The lean layout's tables (schema version 10): empty in the full-layout captures merge
+      // reads (open_input refuses lean ones).
+      {"kernel_config", Action::Skip, {}},
+      {"kernel_lean", Action::Skip, {}},
+      {"api_config", Action::Skip, {}},
+      {"api_call_lean", Action::Skip, {}},
       {"summary_source", Action::Skip, {}},
       {"summary_duration", Action::Skip, {}},
       {"summary_nvtx_work", Action::Skip, {}},
@@ -273,6 +279,11 @@ Input open_input(const std::string& path) {
                      "; merge reads versions " + std::to_string(kMergeOldestVersion) + " to " +
                      std::to_string(kSchemaVersion) +
                      " only (captures of FuseLens with ranks): record the run again");
+  }
+  if (input.reader->lean()) {
+    throw MergeError("'" + path +
+                     "' is a lean capture (prof-run --layout lean): merge reads full-layout "
+                     "captures only; record the runs without --layout lean to merge them");
   }
   if (!has_table(input.handle(), "run") ||
       !query_optional_int(input.handle(), "SELECT COUNT(*) FROM run").value_or(0)) {

@@ -185,6 +185,12 @@ std::vector<Command> commands() {
        {"merge", "--help"},
        {"merge", "-o", "@OUT", kCapture, kCapture},
        {{"--output", {}}, {"--force", {}, true}}},
+      {"prof-analyze convert",  // issue 21: the lean trace layout
+       analyze,
+       a,
+       {"convert", "--help"},
+       {"convert", kCapture, "--layout", "lean", "-o", "@OUT"},
+       {{"--output", {}}, {"--layout", {"medium", "full"}}, {"--force", {}, true}}},
       {"prof-analyze ranks",
        analyze,
        a,
@@ -200,6 +206,7 @@ std::vector<Command> commands() {
        {{"--output", {}},
         {"--force", {}, true},
         {"--torch-modules", {"maybe", ""}},
+        {"--layout", {"medium", "Lean", ""}},  // issue 21
         {"--trace", {"no_such_group", "+nope"}},
         {"--buffer-kib", {"abc", "1", "-64"}},
         {"--max-buffers", {"abc", "1", "100000"}},

@@ -114,5 +114,6 @@ Runner add_steps_command(CLI::App& app);
 Runner add_modules_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_ranks_command(CLI::App& app);
+Runner add_convert_command(CLI::App& app);
 
 }  // namespace fuselens::cli

@@ -239,6 +239,7 @@ struct Options {
   bool force = false;
   bool per_process = false;       // --per-process: a capture per CUDA process
   bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
+  std::string layout = "full";    // --layout: the capture's trace layout (db/.../Layout.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   std::string torch_modules;  // --torch-modules on|off; empty: FUSELENS_TORCH_MODULES as set
   std::string python_dir;     // the Python instrumentation's folder (find_python_dir)
@@ -279,6 +280,13 @@ Options parse(int argc, char** argv) {
   app.add_option("--trace", o.trace,
                  "Activity groups: cuda,sync,memory,api,runtime,driver,nvtx,overhead,context,args "
                  "or all; +GROUP/-GROUP change the default (--trace +args adds kernel arguments)")
+      ->capture_default_str();
+  app.add_option("--layout", o.layout,
+                 "Trace layout: full (every kernel and API call a row with all its columns, "
+                 "indexed) or lean (the same records interned and delta-coded, no kernel or call "
+                 "indexes: about a quarter of the size; analyses give the same results and sort "
+                 "what they read)")
+      ->check(CLI::IsMember({"full", "lean"}))
       ->capture_default_str();
   app.add_option("--buffer-kib", o.config.buffer_kib, "Activity buffer size in KiB (64..262144)");
   app.add_option("--max-buffers", o.config.max_buffers, "Activity buffer pool cap (2..4096)");
@@ -787,7 +795,8 @@ int main(int argc, char** argv) {
     run.trace = fuselens::collector::trace_to_string(options.config.trace);
     run.start_utc_ns = utc_now_ns();
     start_utc_ns = run.start_utc_ns;
-    fuselens::db::Writer::create(output.string(), run);
+    fuselens::db::Writer::create(output.string(), run,
+                                 *fuselens::db::parse_trace_layout(options.layout));
     if (options.measure_ceilings) {
       fuselens::collector::measure_ceilings(ceilings_directory(), output.string());
     }

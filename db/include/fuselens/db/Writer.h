@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuselens/db/Aggregate.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Records.h"
 
 namespace fuselens::db {
@@ -36,9 +37,15 @@ class Writer {
  public:
   /// Creates a new capture at `path` (db::Error if the file exists or cannot be created), writes
   /// the schema, PRAGMA application_id / user_version and the run row, and leaves it in WAL mode.
-  static Writer create(const std::string& path, const RunInfo& run);
-  /// Opens a capture made by create() to append records (db::Error if it is not one).
+  /// `layout` Lean (prof-run --layout lean, issue 21): kernels and API calls go to the lean
+  /// tables (Layout.h), read back through views named kernel and api_call with the same values.
+  static Writer create(const std::string& path, const RunInfo& run,
+                       TraceLayout layout = TraceLayout::Full);
+  /// Opens a capture made by create() to append records (db::Error if it is not one), in the
+  /// layout it was created with.
   static Writer open(const std::string& path);
+  /// The layout records are written in.
+  TraceLayout layout() const;
 
   Writer(Writer&&) noexcept;
   Writer& operator=(Writer&&) noexcept;
