@@ -18,6 +18,7 @@
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
 #include "flags/FlagsFormat.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
 
@@ -334,6 +335,39 @@ TEST_F(StoredCapture, OtherWindowsAndOptionsReadTheRows) {
   EXPECT_FALSE(stored_flags_config(some, NameKind::Short, FramesMode::Auto));
   EXPECT_FALSE(stored_flags_config(FlagsConfig(), NameKind::Demangled, FramesMode::Auto));
   EXPECT_TRUE(stored_flags_config(FlagsConfig(), NameKind::Short, FramesMode::Auto));
+}
+
+// A lean capture (Layout.h): the stored results give the same outputs, and since its kernel and
+// api_call are views, a kernel added to kernel_lean after the store must still be seen.
+TEST(AnalysisStoreTest, LeanCaptureGivesTheSameCctAndFlags) {
+  TempDir dir;
+  const std::string full = (dir.path() / "ref.sqlite").string();
+  const std::string lean = (dir.path() / "ref_lean.sqlite").string();
+  test::write_reference_capture(full);
+  db::convert_to_lean(full, lean);
+  expect_same_outputs_after_store(lean);
+}
+
+TEST(AnalysisStoreTest, AKernelAddedToALeanCaptureAfterTheStoreIsSeen) {
+  TempDir dir;
+  const std::string full = (dir.path() / "train_steps.sqlite").string();
+  const std::string lean = (dir.path() / "train_steps_lean.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", full);
+  db::convert_to_lean(full, lean);
+  store_all(lean);
+  const auto used = [&] {
+    const db::Reader reader(lean, db::TimestampCheck::DeferLargeTables);
+    EXPECT_TRUE(reader.lean());
+    const auto window = stored_results_window(reader, parse_window(kStoredWindowSpec), {});
+    if (!window) return std::make_pair(false, false);
+    return std::make_pair(load_stored_cct(reader, *window).has_value(),
+                          load_stored_flags(reader, *window).has_value());
+  };
+  ASSERT_EQ(used(), std::make_pair(true, true));
+  exec(lean,
+       "INSERT INTO kernel_lean SELECT id + 1000000, config_id, correlation_delta - 1000000, "
+       "start_ns, duration_ns, graph_id, graph_node_id FROM kernel_lean ORDER BY id DESC LIMIT 1");
+  EXPECT_EQ(used(), std::make_pair(false, false));
 }
 
 TEST(AnalysisStoreTest, CapturesBeforeVersionFourAreRefused) {

@@ -25,14 +25,17 @@
 namespace fuselens::db {
 
 /// The tables whose rows the stored results are computed from: every table of the schema but
-/// the enumerations and the stored aggregates and results themselves.
+/// the enumerations and the stored aggregates and results themselves. A lean capture's kernel
+/// and api_call are views (Layout.h; fingerprint 0): the lean tables under them are listed too,
+/// empty in a full-layout capture.
 inline constexpr std::string_view kAnalysisSourceTables[] = {
-    "strings",        "run",           "process",        "thread",       "device",
-    "kernel",         "memcpy",        "memset",         "memory_event", "api_call",
-    "nvtx_range",     "nvtx_mark",     "sync_event",     "overhead",     "frame",
-    "cct_node",       "api_context",   "graph_node",     "process_rank", "merge_source",
-    "ceiling",        "kernel_metric", "metric_session", "kernel_arg",   "metric_replay",
-    "step_detection", "step",          "capture_window"};
+    "strings",        "run",           "process",        "thread",        "device",
+    "kernel",         "memcpy",        "memset",         "memory_event",  "api_call",
+    "nvtx_range",     "nvtx_mark",     "sync_event",     "overhead",      "frame",
+    "cct_node",       "api_context",   "graph_node",     "process_rank",  "merge_source",
+    "ceiling",        "kernel_metric", "metric_session", "kernel_arg",    "metric_replay",
+    "step_detection", "step",          "capture_window", "kernel_config", "kernel_lean",
+    "api_config",     "api_call_lean"};
 
 /// (table, fingerprint) for every table of kAnalysisSourceTables, in that order.
 using TableFingerprints = std::vector<std::pair<std::string, std::int64_t>>;
