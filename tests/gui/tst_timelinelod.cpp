@@ -18,6 +18,7 @@
 
 #include "CaptureData.h"
 #include "TempDir.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 #include "timeline/TimelineLod.h"
@@ -390,6 +391,45 @@ class TestTimelineLod : public QObject {
     const db::Reader reader(path);
     QCOMPARE(reader.schema_version(), 10);
     QVERIFY(analyzer::load_timeline_lod(reader));
+  }
+
+  // A lean capture (prof-analyze convert --layout lean, db/Layout.h): kernel and api_call are
+  // views over the lean tables. The level of detail stored from them is the full capture's, its
+  // source ids are those of the lean rows, and a kernel added to kernel_lean makes it stale.
+  void leanCaptureGivesTheSameLevelOfDetail() {
+    const auto lean = dir_.file("lean.sqlite");
+    QFile::remove(QString::fromStdString(lean));
+    db::convert_to_lean(path_, lean);
+    exec(lean, "DELETE FROM timeline_lod; DELETE FROM timeline_lod_source");
+    analyzer::store_timeline_lod(lean, 0);
+    std::string why;
+    const auto full = analyzer::load_timeline_lod(db::Reader(path_), &why);
+    QVERIFY2(full, why.c_str());
+    {
+      const db::Reader reader(lean);
+      QVERIFY(reader.lean());
+      const auto stored = analyzer::load_timeline_lod(reader, &why);
+      QVERIFY2(stored, why.c_str());
+      QCOMPARE(stored->begin_ns, full->begin_ns);
+      QCOMPARE(stored->rows.size(), full->rows.size());
+      for (std::size_t r = 0; r < full->rows.size(); ++r) {
+        const auto &a = stored->rows[r], &b = full->rows[r];
+        QCOMPARE(a.item_count, b.item_count);
+        QCOMPARE(a.first_ns, b.first_ns);
+        QCOMPARE(a.last_ns, b.last_ns);
+        QCOMPARE(a.levels.size(), b.levels.size());
+        for (std::size_t l = 0; l < b.levels.size(); ++l) {
+          QVERIFY(a.levels[l].busy_before == b.levels[l].busy_before);
+          QVERIFY(a.levels[l].starts_before == b.levels[l].starts_before);
+        }
+      }
+    }
+    exec(lean,
+         "INSERT INTO kernel_lean SELECT id + 1000000, config_id, correlation_delta - 1000000, "
+         "start_ns, duration_ns, graph_id, graph_node_id FROM kernel_lean ORDER BY id DESC "
+         "LIMIT 1");
+    QVERIFY(!analyzer::load_timeline_lod(db::Reader(lean), &why));
+    QVERIFY2(QString::fromStdString(why).contains("stale"), why.c_str());
   }
 
   // synthetic_capture --store-aggregates and prof-run store the analyses' results before the
