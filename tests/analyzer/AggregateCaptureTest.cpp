@@ -15,6 +15,7 @@
 #include "cct/CallingContext.h"
 #include "fuselens/db/Aggregate.h"
 #include "fuselens/db/AggregateStore.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 #include "summary/Summary.h"
@@ -36,12 +37,13 @@ struct Written {
 
 // Writes an aggregate capture: two launch sites (tree nodes 2 and 3 under main), two kernels,
 // one with two grids, copies from site 3; `windowed` also stores a capture window.
-Written write_aggregate_capture(const std::string& path) {
+Written write_aggregate_capture(const std::string& path,
+                                db::TraceLayout layout = db::TraceLayout::Full) {
   Written w;
   db::RunInfo run;
   run.command_line = {"./synthetic-aggregate"};
   run.trace = "cuda,api,context";
-  auto writer = db::Writer::create(path, run);
+  auto writer = db::Writer::create(path, run, layout);
   db::ProcessInfo p;
   p.pid = kPid;
   p.executable = "/bin/synthetic";
@@ -152,6 +154,40 @@ TEST(AggregateCapture, CallingContextTreeChargesEachSiteItsWholeRunCost) {
   };
   EXPECT_EQ(find("forward"), w.gpu_by_site.at(2));
   EXPECT_EQ(find("backward"), w.gpu_by_site.at(3) + 30 * 300);  // + the 30 copies
+}
+
+// The lean layout (db/Layout.h): aggregate rows written through a lean writer, and an aggregate
+// capture converted to lean, give the full layout's summary and calling-context tree.
+TEST(AggregateCapture, LeanLayoutGivesTheSameSummaryAndTree) {
+  fuselens::test::TempDir dir;
+  const auto full = dir.file("agg.sqlite");
+  const auto lean = dir.file("agg_lean.sqlite");
+  const auto converted = dir.file("agg_converted.sqlite");
+  write_aggregate_capture(full);
+  write_aggregate_capture(lean, db::TraceLayout::Lean);
+  db::convert_to_lean(full, converted);
+  db::Reader full_reader(full);
+  const auto expected = summarize(full_reader);
+  const auto expected_tree = calling_context_report(full_reader, CctOptions{});
+  for (const auto& path : {lean, converted}) {
+    db::Reader reader(path);
+    EXPECT_TRUE(reader.lean()) << path;
+    const auto s = summarize(reader);
+    EXPECT_TRUE(s.from_aggregate_mode) << path;
+    ASSERT_EQ(s.kernels.size(), expected.kernels.size()) << path;
+    for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+      EXPECT_EQ(s.kernels[i].name, expected.kernels[i].name) << path;
+      EXPECT_EQ(s.kernels[i].stats.count, expected.kernels[i].stats.count) << path;
+      EXPECT_EQ(s.kernels[i].stats.total_ns, expected.kernels[i].stats.total_ns) << path;
+      EXPECT_EQ(s.kernels[i].stats.median_ns, expected.kernels[i].stats.median_ns) << path;
+    }
+    EXPECT_EQ(s.totals.kernel_count, expected.totals.kernel_count) << path;
+    const auto tree = calling_context_report(reader, CctOptions{});
+    ASSERT_TRUE(tree.available) << tree.unavailable_reason;
+    EXPECT_TRUE(tree.from_aggregate_mode) << path;
+    EXPECT_EQ(tree.total.gpu_time_ns, expected_tree.total.gpu_time_ns) << path;
+    EXPECT_EQ(tree.rows.size(), expected_tree.rows.size()) << path;
+  }
 }
 
 TEST(AggregateCapture, OtherAnalysesSayInOneLineThatTheyNeedATrace) {

@@ -12,10 +12,13 @@
 
 #include "Subprocess.h"
 #include "TestSupport.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sampling.h"
 #include "fuselens/db/Writer.h"
 #include "sampling/Sampling.h"
+#include "steps/Steps.h"
+#include "store/AnalysisStore.h"
 
 #ifndef PROF_ANALYZE_PATH
 #error "PROF_ANALYZE_PATH must name the prof-analyze binary"
@@ -198,6 +201,36 @@ TEST(Sampling, EveryAnalysisAndExportSaysWhatWasSampled) {
     EXPECT_EQ(r.status, 0) << format << ": " << r.err;
     EXPECT_NE(fuselens::test::slurp(out).find("sampled: 1 step in 10 traced"), std::string::npos)
         << format;
+  }
+}
+
+// cct and flags answer from the results stored when the run ended (analyzer/store), and a lean
+// capture (db/Layout.h) reads kernel and api_call through views: the sampled line is the
+// window's, so it is printed either way.
+TEST(Sampling, StoredResultsAndALeanCaptureStillSayWhatWasSampled) {
+  TempDir dir;
+  const auto path = sampled_capture(dir, sampling(10, 30));
+  const std::string lean = (dir.path() / "sampled_lean.sqlite").string();
+  db::convert_to_lean(path, lean);
+  const std::string expected = "sampled: 1 step in 10 traced (steps 10, 20, 30: 3 of 30)";
+  for (const std::string& capture : {path, lean}) {
+    {
+      db::Reader reader(db::Connection(capture, db::Connection::Mode::ReadWrite));
+      if (!stored_step_report(reader)) store_steps(reader);
+    }
+    store_analyses(capture);
+    {
+      const db::Reader reader(capture, db::TimestampCheck::DeferLargeTables);
+      EXPECT_EQ(reader.lean(), capture == lean);
+      const auto window = stored_results_window(reader, parse_window(kStoredWindowSpec), {});
+      ASSERT_TRUE(window.has_value()) << capture;
+      EXPECT_TRUE(load_stored_cct(reader, *window).has_value()) << capture;
+    }
+    for (const std::string command : {"summary", "cct", "flags"}) {
+      const Result r = run_cli(dir, {command, capture});
+      EXPECT_EQ(r.status, 0) << command << " " << capture << ": " << r.err;
+      EXPECT_NE(r.out.find(expected), std::string::npos) << command << " " << capture;
+    }
   }
 }
 
