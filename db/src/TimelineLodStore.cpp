@@ -81,8 +81,10 @@ void write_timeline_lod(Connection& c, const std::vector<StoredLodLevel>& levels
     c.exec("DELETE FROM timeline_lod_source; DELETE FROM timeline_lod;");
     auto source = c.prepare("INSERT INTO timeline_lod_source (table_name, max_id) VALUES (?, ?)");
     for (const auto table : kTimelineLodSourceTables) {
+      // A lean capture's kernel and api_call are views (Layout.h) with their rows' ids: the
+      // same largest id that lod_source_max_id reads back through the reader's views.
       const bool present =
-          c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+          c.prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?")
               .bind(1, table)
               .step();
       const std::string t(table);

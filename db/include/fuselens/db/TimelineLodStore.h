@@ -44,9 +44,10 @@ struct LodSource {
 
 /// Replaces the stored level of detail of the capture open read-write in `connection` with
 /// `levels` in one transaction, recording the largest id of each kTimelineLodSourceTables
-/// table. Adds the version-10 tables to a version-9 capture (and sets its user_version to 10);
-/// throws db::Error for an older one ("schema version N: no timeline level of detail to store
-/// into"). The capture is left as it was when this throws.
+/// table (in a lean capture, Layout.h, of the views kernel and api_call). Adds the version-10
+/// tables to a version-9 capture (and sets its user_version to 10); throws db::Error for an older
+/// one ("schema version N: no timeline level of detail to store into"). The capture is left as it
+/// was when this throws.
 void write_timeline_lod(Connection& connection, const std::vector<StoredLodLevel>& levels);
 
 /// True when the capture has both tables, as tables (not views).
