@@ -18,6 +18,8 @@
 #include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
+#include "steps/Steps.h"
+#include "store/AnalysisStore.h"
 #include "summary/Summary.h"
 
 #ifndef PROF_ANALYZE_PATH
@@ -211,6 +213,52 @@ TEST(AggregateCapture, OtherAnalysesSayInOneLineThatTheyNeedATrace) {
         1)
         << r.err;
   }
+}
+
+// prof-run stores cct's and flags' results when the run ends (analyzer/store); flags then
+// answers from them without opening the window, and must still say that it shows the windows'
+// trace, not the whole run.
+TEST(AggregateCapture, FlagsFromStoredResultsStillSayTheyNeedATrace) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("agg.sqlite");
+  write_aggregate_capture(path);
+  {
+    // The trace of one capture window, as the collector keeps it in aggregate mode.
+    auto writer = db::Writer::open(path);
+    db::RecordBatch b;
+    for (std::uint32_t c = 1; c <= 20; ++c) {
+      db::ApiCallRecord call;
+      call.pid = kPid;
+      call.correlation_id = 500000 + c;
+      call.name = "cudaLaunchKernel";
+      call.start_ns = 100'000'000 + 20000 * c;
+      call.end_ns = call.start_ns + 100;
+      b.api_calls.push_back(call);
+      db::KernelRecord k;
+      k.pid = kPid;
+      k.correlation_id = call.correlation_id;
+      k.mangled_name = "_Z4gemmPf";
+      k.start_ns = call.start_ns + 500;
+      k.end_ns = k.start_ns + 4000;
+      b.kernels.push_back(k);
+    }
+    writer.write(b);
+    writer.write_capture_windows({{kPid, 100'000'000, 100'500'000, "time"}});
+  }
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
+    if (!stored_step_report(reader)) store_steps(reader);
+  }
+  store_analyses(path);
+  {
+    const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+    const auto window = stored_results_window(reader, parse_window(kStoredWindowSpec), {});
+    ASSERT_TRUE(window.has_value());
+    ASSERT_TRUE(load_stored_flags(reader, *window).has_value());  // the stored path is taken
+  }
+  const auto r = fuselens::test::run_cli(dir, {"flags", path});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("needs a trace"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -72,7 +72,10 @@ int run_cct(const CctOptions& o) {
   std::optional<std::vector<analyzer::cct::OperationGroup>> stored;
   if (auto w = analyzer::stored_results_window(reader, spec, steps)) {
     stored = analyzer::load_stored_cct(reader, *w);
-    if (stored) window = std::move(*w);
+    if (stored) {
+      window = std::move(*w);
+      note_aggregate_capture(reader, whole_run);  // as open_window would have
+    }
   }
   if (!stored) {
     reader.check_table_timestamps("kernel");

@@ -89,7 +89,10 @@ int run_flags_command(const FlagsOptions& options) {
   if (analyzer::stored_flags_config(config, names, frames)) {
     if (auto w = analyzer::stored_results_window(reader, spec, steps)) {
       stored = analyzer::load_stored_flags(reader, *w);
-      if (stored) window = std::move(*w);
+      if (stored) {
+        window = std::move(*w);
+        note_aggregate_capture(reader, false);  // as open_window would have
+      }
     }
   }
   if (!stored) {

@@ -86,10 +86,7 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
   return kExitOk;
 }
 
-int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
-                const analyzer::StepOptions& steps, analyzer::Window& window,
-                const std::function<void(const analyzer::Window&)>& before_restrict,
-                bool reads_aggregates) {
+void note_aggregate_capture(const db::Reader& reader, bool reads_aggregates) {
   if (db::has_aggregates(reader)) {
     tools::ProgressLine::erase_open_line();
     const auto trace = db::trace_windows(reader);
@@ -109,6 +106,13 @@ int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
                 << " records), not the whole run\n";
     }
   }
+}
+
+int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
+                const analyzer::StepOptions& steps, analyzer::Window& window,
+                const std::function<void(const analyzer::Window&)>& before_restrict,
+                bool reads_aggregates) {
+  note_aggregate_capture(reader, reads_aggregates);
   if (spec.kind != analyzer::WindowKind::All) {  // the step search reads every launch
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");
