@@ -206,7 +206,8 @@ std::vector<Command> commands() {
        {{"--output", {}},
         {"--force", {}, true},
         {"--torch-modules", {"maybe", ""}},
-        {"--layout", {"medium", "Lean", ""}},  // issue 21
+        {"--layout", {"medium", "Lean", ""}},       // issue 21
+        {"--mode", {"sideways", "Aggregate", ""}},  // issue 21: aggregate mode
         {"--trace", {"no_such_group", "+nope"}},
         {"--buffer-kib", {"abc", "1", "-64"}},
         {"--max-buffers", {"abc", "1", "100000"}},
