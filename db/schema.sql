@@ -1,11 +1,15 @@
--- FuseLens capture database, schema version 9.
+-- FuseLens capture database, schema version 10.
 --
 -- One SQLite file per `prof-run`. `PRAGMA application_id` is 0x46534C4E ("FSLN") and
--- `PRAGMA user_version` is the schema version (9). Readers refuse other application ids and
--- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-9 capture
+-- `PRAGMA user_version` is the schema version (10). Readers refuse other application ids and
+-- newer versions. Versions add tables (and version 9 two columns): an older capture is read as a version-10 capture
 -- whose newer tables (version 2: calling contexts, roofline ceilings and kernel metrics;
 -- version 3: kernel arguments; version 4: the summary's stored aggregates; version 5: how
 -- counters were replayed; version 6: steps and capture windows; version 7: CUDA graph nodes; version 8: ranks of distributed processes and how merged captures were placed; version 9: autograd sequence numbers in api_context and module frames;
+-- version 10: stored results of cct and flags (stored_analysis*), the timeline's stored level of detail (timeline_lod*),
+-- aggregate mode's statistics (aggregate_*), sampled tracing's step launch counts (sampling,
+-- sample_step, sample_step_api), the lean trace layout's tables (kernel_config, kernel_lean,
+-- api_config, api_call_lean; a lean capture reads kernel and api_call as views over them);
 -- all below) are
 -- absent, and analyses that need them say so or compute without them. Activity times (*_ns) are nanoseconds on CUPTI's timestamp clock
 -- (cuptiGetTimestamp); `process.clock_offset_ns` is (UTC ns - CUPTI ns) measured when the collector
@@ -519,9 +523,231 @@ CREATE TABLE IF NOT EXISTS capture_window (
   reason    TEXT    NOT NULL   -- 'nvtx:NAME', 'cudaProfilerApi', 'time', 'steps'
 );
 
+-- Version 10: results of `prof-analyze cct` and `prof-analyze flags` computed once at the end of the
+-- run (prof-run, after the steps; analyzer/store/AnalysisStore.h) for the default window
+-- ('steady'), so that both answer on ten million kernels without reading every launch. A cache
+-- like the summary's aggregates: readers use a result only while stored_analysis_source matches
+-- the tables (largest rowid of each table, row count of the WITHOUT ROWID ones), the window they
+-- resolve now has the same key, and the body parses and passes every plausibility check;
+-- otherwise they compute from the rows. Empty until stored.
+CREATE TABLE IF NOT EXISTS stored_analysis_source (
+  table_name   TEXT    PRIMARY KEY,  -- a table the results were computed from
+  fingerprint  INTEGER NOT NULL      -- its largest rowid then (row count when WITHOUT ROWID); 0 absent
+);
+
+CREATE TABLE IF NOT EXISTS stored_analysis (
+  analysis     TEXT    NOT NULL,  -- 'cct': the GPU operations grouped by calling context, label and
+                                  -- phase; 'flags': the report of the default rules and thresholds
+  window_spec  TEXT    NOT NULL,  -- the --window it answers ('steady', the default)
+  window_key   TEXT    NOT NULL,  -- the window as resolved then (JSON: label, description, intervals)
+  body         TEXT    NOT NULL,  -- the result, JSON (analyzer/store/AnalysisStore.h)
+  PRIMARY KEY (analysis, window_spec)
+);
+
+-- Version 10: the timeline's level of detail (prof-gui; analyzer/timeline/TimelineLod.h), derived
+-- from the rows once when the capture is finalized, so that a zoomed-out timeline of ten million
+-- kernels draws without reading them. Per row of a timeline lane (a GPU lane: device, stream,
+-- pid; a CUDA API lane: pid, tid and nesting depth) and per level, the time its items cover in
+-- each bucket of bucket_ns. A cache: readers use it only while timeline_lod_source matches the
+-- tables (largest id) and every row is plausible, and load the rows otherwise. Empty until stored.
+CREATE TABLE IF NOT EXISTS timeline_lod_source (
+  table_name  TEXT    PRIMARY KEY,  -- 'kernel', 'memcpy', 'memset', 'api_call'
+  max_id      INTEGER NOT NULL      -- its largest id when the level of detail was computed
+);
+
+CREATE TABLE IF NOT EXISTS timeline_lod (
+  lane_kind        INTEGER NOT NULL,  -- 0: GPU lane (tid, depth 0); 2: CUDA API lane (device, stream 0)
+  device_id        INTEGER NOT NULL,
+  stream_id        INTEGER NOT NULL,
+  pid              INTEGER NOT NULL,
+  tid              INTEGER NOT NULL,
+  depth            INTEGER NOT NULL,  -- API lanes: nesting depth of the calls (0 = outermost)
+  level            INTEGER NOT NULL,  -- 0 = finest; each level's buckets are 8 of the one below
+  begin_ns         INTEGER NOT NULL,  -- start of bucket 0: the capture's first timestamp
+  bucket_ns        INTEGER NOT NULL,  -- width of every bucket (ns)
+  item_count       INTEGER NOT NULL,  -- items of the row
+  first_ns         INTEGER NOT NULL,  -- earliest start of its items
+  last_ns          INTEGER NOT NULL,  -- latest end of its items
+  max_duration_ns  INTEGER NOT NULL,  -- its longest item
+  busy             BLOB    NOT NULL,  -- per bucket, little-endian int64: ns its items cover
+  starts           BLOB    NOT NULL,  -- per bucket, little-endian int64: items starting in it
+  PRIMARY KEY (lane_kind, device_id, stream_id, pid, tid, depth, level)
+) WITHOUT ROWID;
+
+-- Version 10: aggregate mode (`prof-run --mode aggregate`, docs/aggregate.md): the statistics of
+-- the whole run per distinct context, computed by the collector's writer thread
+-- (db/include/fuselens/db/Aggregate.h); the activity tables then hold only the records of the
+-- capture windows (capture_window; none without --steps, --capture-range or --delay/--duration).
+-- A capture is an aggregate capture when aggregate_process has rows. Times in ns, sizes in bytes.
+-- *_sketch: a DDSketch of the values (relative accuracy sketch_alpha), in the binary form that
+-- db/include/fuselens/db/DDSketch.h documents ("DDS1", alpha, bins, zero count, min, max, first
+-- index, bucket counts; little-endian).
+CREATE TABLE IF NOT EXISTS aggregate_process (
+  pid              INTEGER PRIMARY KEY,
+  kernels          INTEGER NOT NULL,  -- kernel records aggregated
+  copies           INTEGER NOT NULL,
+  memsets          INTEGER NOT NULL,
+  memory_events    INTEGER NOT NULL,
+  traced           INTEGER NOT NULL,  -- records also stored as trace rows (inside windows)
+  without_context  INTEGER NOT NULL,  -- kernels, copies, memsets with no calling context
+  sketch_alpha     REAL    NOT NULL   -- relative accuracy of the sketches (0.01)
+);
+
+-- Per process, calling-context node, device, kernel and launch configuration. GPU time =
+-- end_ns - start_ns of each launch; launch latency = kernel start - start of its API call (the
+-- earliest of the same correlation id), for the launches whose call was recorded.
+CREATE TABLE IF NOT EXISTS aggregate_kernel (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  cct_node_id           INTEGER REFERENCES cct_node(id),  -- NULL: no calling context
+  device_id             INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id),
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  count                 INTEGER NOT NULL,
+  total_ns              INTEGER NOT NULL,
+  min_ns                INTEGER NOT NULL,
+  max_ns                INTEGER NOT NULL,
+  sketch                BLOB    NOT NULL,
+  latency_count         INTEGER NOT NULL,  -- <= count
+  latency_total_ns      INTEGER NOT NULL,
+  latency_min_ns        INTEGER NOT NULL,
+  latency_max_ns        INTEGER NOT NULL,
+  latency_sketch        BLOB    NOT NULL
+);
+
+-- Copies (operation 1: copy_kind, src_kind, dst_kind) and memsets (operation 2: src_kind is the
+-- memory kind; copy_kind and dst_kind 0) per process, node, device and kind.
+CREATE TABLE IF NOT EXISTS aggregate_transfer (
+  id           INTEGER PRIMARY KEY,
+  pid          INTEGER NOT NULL,
+  cct_node_id  INTEGER REFERENCES cct_node(id),
+  device_id    INTEGER NOT NULL,
+  operation    INTEGER NOT NULL,  -- 1 memcpy, 2 memset
+  copy_kind    INTEGER NOT NULL,  -- enum_memcpy_kind
+  src_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  dst_kind     INTEGER NOT NULL,  -- enum_memory_kind
+  count        INTEGER NOT NULL,
+  bytes        INTEGER NOT NULL,
+  total_ns     INTEGER NOT NULL,
+  min_ns       INTEGER NOT NULL,
+  max_ns       INTEGER NOT NULL
+);
+
+-- Device memory per process, device and CUDA context: the running sum of allocated bytes
+-- (+ per allocation, - per release, clipped at 0) in the order the records arrived.
+CREATE TABLE IF NOT EXISTS aggregate_memory (
+  pid              INTEGER NOT NULL,
+  device_id        INTEGER NOT NULL,
+  context_id       INTEGER NOT NULL,
+  allocations      INTEGER NOT NULL,
+  releases         INTEGER NOT NULL,
+  allocated_bytes  INTEGER NOT NULL,
+  peak_bytes       INTEGER NOT NULL,
+  final_bytes      INTEGER NOT NULL,
+  PRIMARY KEY (pid, device_id, context_id)
+);
+
+-- Version 10: sampled tracing (prof-run --sample 1/N; docs/capture-control.md, "Sampled
+-- tracing"). One row per process that sampled; no rows: nothing was sampled, the activity tables
+-- hold every launch of the windows they cover. A sampled process traced (activity on) step k of
+-- its step ranges when k % every = every - 1, and counted the launch calls of every step from
+-- CUPTI's callbacks, traced or not (sample_step, sample_step_api).
+CREATE TABLE IF NOT EXISTS sampling (
+  pid         INTEGER PRIMARY KEY,
+  every       INTEGER NOT NULL,  -- N of --sample 1/N
+  steps       INTEGER NOT NULL,  -- step ranges seen by the collector
+  steps_lost  INTEGER NOT NULL   -- of them, beyond the collector's step log: not in sample_step
+);
+
+-- Every step of a sampled process (0-based index in the order its step ranges began), CUPTI ns
+-- taken in the NVTX callbacks of the range's push and pop.
+CREATE TABLE IF NOT EXISTS sample_step (
+  pid       INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  start_ns  INTEGER NOT NULL,
+  end_ns    INTEGER,            -- NULL: the process ended inside the step
+  traced    INTEGER NOT NULL,   -- 1: activity was recorded in this step
+  PRIMARY KEY (pid, step)
+);
+
+-- The launch calls (kernel launches, graph launches, copies, memsets: the driver API functions
+-- whose names start with cuLaunch, cuGraphLaunch, cuMemcpy, cuMemset) each step made, counted at
+-- API entry on every thread of the process while the step was open; one row per API function
+-- called in the step.
+CREATE TABLE IF NOT EXISTS sample_step_api (
+  pid      INTEGER NOT NULL,
+  step     INTEGER NOT NULL,
+  api_id   INTEGER NOT NULL,    -- strings: the driver API function ('cuLaunchKernel')
+  calls    INTEGER NOT NULL,
+  PRIMARY KEY (pid, step, api_id)
+);
+
+-- Version 10: the lean trace layout (`prof-run --layout lean`, issue 21; docs/BENCHMARKS.md,
+-- "Capture size and writer throughput"). Every version-10 capture has these four tables; they hold
+-- rows only in a lean capture, which has no `kernel` and `api_call` tables but views of those
+-- names over these (db/src/Layout.cpp, the same definitions readers use) giving every column of
+-- the version-9 tables with the same values. What repeats is interned: a kernel_config row is a
+-- process's kernel launched with one launch configuration on one stream, an api_config row a
+-- thread's call of one API with one return code. Times are stored as
+-- start_ns = true start - config base_ns, and duration_ns = end - start; a new config row (same
+-- fields, new base) is started when a start would lie 2^31 ns or more from its config's base, so
+-- that both fit 4 bytes. correlation_delta = correlation id - the row's id (0 bytes when they
+-- advance together, as in a launch loop). No indexes: analyses sort what they need.
+CREATE TABLE IF NOT EXISTS kernel_config (
+  id                    INTEGER PRIMARY KEY,
+  pid                   INTEGER NOT NULL,
+  base_ns               INTEGER NOT NULL,
+  device_id             INTEGER NOT NULL,
+  context_id            INTEGER NOT NULL,
+  stream_id             INTEGER NOT NULL,
+  grid_x INTEGER NOT NULL, grid_y INTEGER NOT NULL, grid_z INTEGER NOT NULL,
+  block_x INTEGER NOT NULL, block_y INTEGER NOT NULL, block_z INTEGER NOT NULL,
+  registers_per_thread  INTEGER NOT NULL,
+  static_shared_bytes   INTEGER NOT NULL,
+  dynamic_shared_bytes  INTEGER NOT NULL,
+  local_memory_per_thread INTEGER NOT NULL,
+  short_name_id         INTEGER NOT NULL REFERENCES strings(id),
+  demangled_name_id     INTEGER NOT NULL REFERENCES strings(id),
+  mangled_name_id       INTEGER NOT NULL REFERENCES strings(id)
+);
+
+CREATE TABLE IF NOT EXISTS kernel_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES kernel_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - kernel_config.base_ns
+  duration_ns        INTEGER NOT NULL,  -- end - start
+  graph_id           INTEGER,
+  graph_node_id      INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS api_config (
+  id           INTEGER PRIMARY KEY,
+  pid          INTEGER NOT NULL,
+  base_ns      INTEGER NOT NULL,
+  tid          INTEGER NOT NULL,
+  domain       INTEGER NOT NULL,  -- enum_api_domain
+  callback_id  INTEGER NOT NULL,
+  name_id      INTEGER NOT NULL REFERENCES strings(id),
+  return_code  INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_call_lean (
+  id                 INTEGER PRIMARY KEY,
+  config_id          INTEGER NOT NULL REFERENCES api_config(id),
+  correlation_delta  INTEGER NOT NULL,  -- correlation_id - id
+  start_ns           INTEGER NOT NULL,  -- start - api_config.base_ns
+  duration_ns        INTEGER NOT NULL   -- end - start
+);
+
 -- Views: the activity tables with names joined and durations computed, for `sqlite3` and
 -- DataFrame users (docs/python.md; the Python package `python/fuselens` reads them). Created
--- with every new capture; they add no data and change no table, so the schema version stays 9.
+-- with every new capture; they add no data and change no table, so the schema version stays as it is.
 -- Readers accept exactly these view names in a capture (db/src/Reader.cpp) and never read them;
 -- the Python package creates the same views as TEMP views on its own connection (from this file),
 -- so captures written before the views existed, and read-only files, read the same way.

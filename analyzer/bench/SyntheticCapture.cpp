@@ -3,7 +3,8 @@
 //
 //   synthetic_capture OUT.sqlite [--kernels N] [--seed S] [--no-aggregates] [--progress]
 //                                                           (N default 10,000,000)
-//   synthetic_capture CAPTURE.sqlite --store-aggregates  (only store the summary's aggregates)
+//   synthetic_capture CAPTURE.sqlite --store-aggregates  (only store the summary's aggregates,
+//                                                         the steps and cct's and flags' results)
 //
 // What it writes, for one process (pid 4242) on one device:
 //   - N kernels over 8 streams, 300 distinct kernel names (templated C++ names, demangled by the
@@ -18,8 +19,9 @@
 //   - per step: a host-to-device copy, a memset, an allocation and its release, a stream
 //     synchronization.
 // Records go to the writer in batches of 20,000 launches, as the collector commits them; the run
-// is finalized (indexes built) and the summary's aggregates stored (SummaryStore.h, as prof-run
-// does; not with --no-aggregates). Prints the counts, the file size, bytes per kernel and the time,
+// is finalized (indexes built) and the summary's aggregates, the steps and the results of cct and
+// flags stored (SummaryStore.h, Steps.h, AnalysisStore.h, as prof-run does; not with
+// --no-aggregates). Prints the counts, the file size, bytes per kernel and the time,
 // with the shares of finalize, the aggregates and the steps; --progress prints finalize's steps.
 // Exit status 0, or 2 for a bad command line, 1 if the writer fails (one error line).
 
@@ -36,7 +38,9 @@
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
+#include "store/AnalysisStore.h"
 #include "summary/SummaryStore.h"
+#include "timeline/TimelineLod.h"
 
 namespace {
 
@@ -157,6 +161,13 @@ static void store_steps_of(const std::string& path) {
   if (!skipped.empty()) std::fprintf(stderr, "synthetic_capture: %s\n", skipped.c_str());
 }
 
+// The results of cct and flags prof-run stores after the steps (analyzer/store/AnalysisStore.h).
+static double store_analyses_of(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fuselens::analyzer::store_analyses(path);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 int main(int argc, char** argv) {
   Options opt;
   if (!parse(argc, argv, opt)) {
@@ -166,16 +177,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  double analyses_seconds = 0;
   if (opt.store_only) {
     try {
       fuselens::analyzer::store_summary_aggregates(opt.out);
       store_steps_of(opt.out);
+      analyses_seconds = store_analyses_of(opt.out);
+      fuselens::analyzer::store_timeline_lod(opt.out);
     } catch (const std::exception& e) {
       std::cerr << "synthetic_capture: error: " << e.what() << "\n";
       return 1;
     }
-    std::printf("%s: summary aggregates stored in %.1f s\n", opt.out.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::printf(
+        "%s: summary aggregates, steps, analyses and timeline level of detail stored in %.1f s "
+        "(analyses %.1f s)\n",
+        opt.out.c_str(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+        analyses_seconds);
     return 0;
   }
   try {
@@ -377,9 +395,13 @@ int main(int argc, char** argv) {
       const auto t_steps = std::chrono::steady_clock::now();
       store_steps_of(opt.out);
       steps_seconds = since(t_steps);
+      analyses_seconds = store_analyses_of(opt.out);
+      const auto t_lod = std::chrono::steady_clock::now();
+      fuselens::analyzer::store_timeline_lod(opt.out);
+      steps_seconds += since(t_lod);
     }
     const double finalize_seconds = std::chrono::duration<double>(t_store - t_finalize).count();
-    const double store_seconds = since(t_store) - steps_seconds;
+    const double store_seconds = since(t_store) - steps_seconds - analyses_seconds;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bytes = std::filesystem::file_size(opt.out);
@@ -387,12 +409,12 @@ int main(int argc, char** argv) {
         "%s: %lld kernels, %lld launch calls, %lld other API calls, %lld NVTX ranges, %zu CCT "
         "nodes;"
         " %.1f MB, %.1f bytes per kernel; written in %.1f s (of which finalize %.1f s, summary "
-        "aggregates %.1f s, steps %.1f s)\n",
+        "aggregates %.1f s, steps and timeline level of detail %.1f s, cct and flags %.1f s)\n",
         opt.out.c_str(), static_cast<long long>(opt.kernels), static_cast<long long>(opt.kernels),
         static_cast<long long>(others), static_cast<long long>(ranges), tree.nodes.size(),
         static_cast<double>(bytes) / 1e6,
         static_cast<double>(bytes) / static_cast<double>(opt.kernels), seconds, finalize_seconds,
-        store_seconds, steps_seconds);
+        store_seconds, steps_seconds, analyses_seconds);
   } catch (const std::exception& e) {
     std::cerr << "synthetic_capture: error: " << e.what() << "\n";
     return 1;

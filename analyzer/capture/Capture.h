@@ -18,7 +18,9 @@ class Capture {
  public:
   /// Opens and checks `path` (db::Reader's checks: missing file, not an SQLite database, not a
   /// FuseLens capture, newer schema, implausible timestamps). Throws db::Error with the reason.
-  explicit Capture(std::string path);
+  /// `check` DeferLargeTables leaves the kernel and api_call timestamps unchecked here (each row
+  /// a cursor reads is still checked): prof-gui's first paint from a stored level of detail.
+  explicit Capture(std::string path, db::TimestampCheck check = db::TimestampCheck::All);
 
   /// The path the capture was opened with.
   const std::string& path() const { return path_; }
@@ -29,6 +31,8 @@ class Capture {
   /// again as db::Reader checks it (the file may have changed since open_capture). Throws
   /// db::Error.
   std::unique_ptr<const db::Reader> open_reader() const;
+  /// open_reader() with the timestamp check `check` (DeferLargeTables: see the constructor).
+  std::unique_ptr<const db::Reader> open_reader(db::TimestampCheck check) const;
   /// open_reader(), restricted to `window` (apply_window): every analysis through it reads only
   /// the window's rows; unrestricted for a whole window. Throws db::Error, and WindowError when
   /// nothing of the capture lies inside the window.
@@ -60,6 +64,7 @@ class Capture {
 using CapturePtr = std::shared_ptr<const Capture>;
 
 /// Opens the capture at `path` for analysis (Capture's constructor). Throws db::Error.
-CapturePtr open_capture(const std::string& path);
+CapturePtr open_capture(const std::string& path,
+                        db::TimestampCheck check = db::TimestampCheck::All);
 
 }  // namespace fuselens::analyzer

@@ -9,6 +9,7 @@
 
 #include "cct/CallingContextData.h"
 #include "cct/FrameFolding.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
@@ -61,7 +62,38 @@ FrameMap load_frames(const db::Reader& reader) {
   return frames;
 }
 
+// Aggregate mode (docs/aggregate.md): one operation per aggregate row, its cost the row's totals
+// (GPU time, launches, bytes) at the row's node: the whole run, not the windows' trace.
+std::vector<Operation> aggregate_operations(const db::Reader& reader) {
+  const auto set = db::read_aggregates(reader);
+  std::vector<Operation> ops;
+  ops.reserve(set.kernels.size() + set.transfers.size());
+  for (const auto& k : set.kernels) {
+    Operation op;
+    op.pid = k.pid;
+    op.label = "<gpu kernel> " + k.demangled_name;
+    op.cost.gpu_time_ns = k.gpu.total;
+    op.cost.launches = k.gpu.count;
+    op.node = k.node;
+    ops.push_back(std::move(op));
+  }
+  for (const auto& t : set.transfers) {
+    Operation op;
+    op.pid = t.pid;
+    op.label = t.operation == db::TransferOperation::Memset
+                   ? std::string("<gpu memset>")
+                   : std::string("<gpu copy> ") + db::to_string(t.copy_kind);
+    op.cost.gpu_time_ns = t.total_ns;
+    op.cost.launches = t.count;
+    op.cost.bytes = t.bytes;
+    op.node = t.node;
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
 std::vector<Operation> load_operations(const db::Reader& reader) {
+  if (db::has_aggregates(reader)) return aggregate_operations(reader);
   LaunchContextMap context;                                                       // node, tid
   std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> seqs;  // fwd, bwd
   {
@@ -227,12 +259,11 @@ const char* phase_row_label(CctPhase phase) {
 
 // The path of an operation as shown: its own frames, or for a backward operation the forward
 // context it belongs to (or its thread), the autograd node, then its own Python frames.
-std::vector<Step> steps_of(const Operation& op, const cct::OperationPhase& phase,
+std::vector<Step> steps_of(std::int64_t node, const cct::OperationPhase& phase,
                            const cct::NodeTable& nodes, const cct::FrameMap& frames,
                            bool show_internal) {
   std::vector<Step> steps;
-  const auto own =
-      op.node < 0 ? std::vector<const Frame*>{} : nodes.path(op.node, frames, show_internal);
+  const auto own = node < 0 ? std::vector<const Frame*>{} : nodes.path(node, frames, show_internal);
   if (phase.phase != CctPhase::Backward) {
     for (const Frame* f : own) steps.push_back({CctRow::Kind::Frame, f->label, f});
     return steps;
@@ -340,46 +371,95 @@ std::string frame_label(const std::string& function, const std::string& module,
   return label;
 }
 
-CctReport calling_context_report(const db::Reader& reader, const CctOptions& options) {
+namespace cct {
+
+std::vector<OperationGroup> group_operations(const std::vector<Operation>& ops,
+                                             const std::vector<OperationPhase>& phases) {
+  std::vector<OperationGroup> groups;
+  std::unordered_map<std::string, std::size_t> index;
+  std::string key;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    const OperationPhase& phase = phases[i];
+    key.clear();
+    for (const std::int64_t v : {op.node, static_cast<std::int64_t>(op.graph_node != 0),
+                                 static_cast<std::int64_t>(op.at_capture_site), op.replay_node,
+                                 static_cast<std::int64_t>(phase.phase), phase.forward_node}) {
+      key.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    for (const std::string* text : {&op.label, &phase.backward_op, &phase.thread}) {
+      const std::uint64_t size = text->size();
+      key.append(reinterpret_cast<const char*>(&size), sizeof size).append(*text);
+    }
+    const auto [it, added] = index.emplace(key, groups.size());
+    if (added) {
+      OperationGroup g;
+      g.label = op.label;
+      g.node = op.node;
+      g.graph = op.graph_node != 0;
+      g.at_capture_site = op.at_capture_site;
+      g.replay_node = op.replay_node;
+      g.phase = phase;
+      groups.push_back(std::move(g));
+    }
+    groups[it->second].cost += op.cost;
+  }
+  return groups;
+}
+
+std::vector<OperationGroup> operation_groups(const db::Reader& reader) {
+  const auto frames = load_frames(reader);
+  const auto nodes = load_nodes(reader);
+  const auto ops = load_operations(reader);
+  return group_operations(ops, operation_phases(reader, ops, nodes, frames));
+}
+
+std::optional<std::string> calling_contexts_missing(const db::Reader& reader) {
+  if (!reader.has_table("api_context")) {
+    return "the capture has no calling contexts (written by FuseLens schema version " +
+           std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
+  }
+  // Aggregate mode (docs/aggregate.md): the tree's nodes hold the whole run's costs.
+  const bool none = db::has_aggregates(reader)
+                        ? reader.query_int("SELECT EXISTS (SELECT 1 FROM cct_node)") == 0
+                        : !db::has_launch_contexts(reader);  // EXISTS: not a count of every call
+  if (none) {
+    return std::string(
+        "the capture has no calling contexts (recorded without the 'context' trace group, or no "
+        "launch was made)");
+  }
+  return std::nullopt;
+}
+
+CctReport report_from_groups(const db::Reader& reader, const std::vector<OperationGroup>& groups,
+                             const CctOptions& options) {
   CctReport report;
   report.view = options.view;
   report.metric = options.metric;
-  if (!reader.has_table("api_context")) {
-    report.unavailable_reason =
-        "the capture has no calling contexts (written by FuseLens schema version " +
-        std::to_string(reader.schema_version()) + ", before calling contexts were recorded)";
-    return report;
-  }
-  if (db::launch_context_count(reader) == 0) {
-    report.unavailable_reason =
-        "the capture has no calling contexts (recorded without the 'context' trace group, or no "
-        "launch was made)";
-    return report;
-  }
+  report.from_aggregate_mode = db::has_aggregates(reader);
   report.available = true;
-  const auto frames = cct::load_frames(reader);
-  const auto nodes = cct::load_nodes(reader);
-  const auto ops = cct::load_operations(reader);
-  const auto phases = cct::operation_phases(reader, ops, nodes, frames);
-  report.frames = cct::resolve_frames_mode(options.frames, frames);
-  cct::FrameFolder folder(report.frames);
+  const auto frames = load_frames(reader);
+  const auto nodes = load_nodes(reader);
+  report.frames = resolve_frames_mode(options.frames, frames);
+  FrameFolder folder(report.frames);
   const bool several_processes = db::cct_process_count(reader) > 1;
   RowTree tree(report);
 
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    const CctPhase phase = phases[i].phase;
+  for (const OperationGroup& op : groups) {
+    const CctPhase phase = op.phase.phase;
+    const std::int64_t count = op.cost.launches;
     report.phase_total[static_cast<int>(phase)] += op.cost;
     report.has_phases = report.has_phases || phase != CctPhase::Unknown;
     if (options.phase && *options.phase != phase) continue;
     report.total += op.cost;
-    if (op.node < 0) ++report.unattributed_operations;
+    if (op.node < 0) report.unattributed_operations += count;
     if (phase == CctPhase::Backward)
-      ++(phases[i].forward_node >= 0 ? report.backward_linked : report.backward_unlinked);
-    auto steps = fold_steps(steps_of(op, phases[i], nodes, frames, options.show_internal), folder);
-    if (op.graph_node != 0) ++report.graph_operations;
+      (op.phase.forward_node >= 0 ? report.backward_linked : report.backward_unlinked) += count;
+    auto steps =
+        fold_steps(steps_of(op.node, op.phase, nodes, frames, options.show_internal), folder);
+    if (op.graph) report.graph_operations += count;
     if (op.at_capture_site) {  // CUDA graphs: under the capture site, the replay site kept
-      ++report.graph_at_capture_site;
+      report.graph_at_capture_site += count;
       const auto replay = op.replay_node < 0 ? std::vector<const Frame*>{}
                                              : nodes.path(op.replay_node, frames, false);
       steps.push_back({CctRow::Kind::GraphReplay, cct::graph_replay_label(replay), nullptr});
@@ -452,6 +532,19 @@ CctReport calling_context_report(const db::Reader& reader, const CctOptions& opt
   }
   sort_children(report);
   return report;
+}
+
+}  // namespace cct
+
+CctReport calling_context_report(const db::Reader& reader, const CctOptions& options) {
+  if (auto missing = cct::calling_contexts_missing(reader)) {
+    CctReport report;
+    report.view = options.view;
+    report.metric = options.metric;
+    report.unavailable_reason = std::move(*missing);
+    return report;
+  }
+  return cct::report_from_groups(reader, cct::operation_groups(reader), options);
 }
 
 }  // namespace fuselens::analyzer

@@ -124,6 +124,9 @@ struct CctReport {
   std::int64_t backward_unlinked = 0;  ///< backward operations placed under their thread
   std::int64_t graph_operations = 0;       ///< operations replayed from a CUDA graph
   std::int64_t graph_at_capture_site = 0;  ///< of those, charged to their capture site
+  /// Aggregate mode (docs/aggregate.md): the costs are the whole run's, from the per-node
+  /// aggregate rows (phases from native frames only: no NVTX or autograd links there).
+  bool from_aggregate_mode = false;
   std::vector<CctRow> rows;        ///< rows[0] is the root; children before grandchildren
 };
 

@@ -3,6 +3,7 @@
 // the PyTorch phase of each operation (CallingContextPhase.cpp). Private to the analyzer.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -106,5 +107,35 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
 /// the last Python frame, or, without Python frames, the frames before the first libtorch/libc10
 /// frame (the whole path when that leaves nothing).
 std::vector<const Frame*> forward_context(const std::vector<const Frame*>& path);
+
+/// GPU operations that every view, metric, phase filter and frames mode treats alike (same
+/// launch context, label, graph placement and phase), with their costs summed: what the views
+/// need of the operations, and the stored form of cct (analyzer/store/AnalysisStore.h). Groups
+/// are in the order of their first operation, so that rows are created, and ties sorted, as from
+/// the operations one by one. cost.launches is the number of operations.
+struct OperationGroup {
+  std::string label;
+  std::int64_t node = -1;
+  bool graph = false;  // replayed from a CUDA graph (Operation::graph_node != 0)
+  bool at_capture_site = false;
+  std::int64_t replay_node = -1;
+  OperationPhase phase;
+  CctCost cost;
+};
+
+/// Groups `ops` (with their `phases`, same order) as OperationGroup says.
+std::vector<OperationGroup> group_operations(const std::vector<Operation>& ops,
+                                             const std::vector<OperationPhase>& phases);
+/// Loads the operations of the capture open in `reader` (its window) and groups them. Reads every
+/// kernel, copy and memset; throws db::Error when a query fails.
+std::vector<OperationGroup> operation_groups(const db::Reader& reader);
+/// Why the capture has no calling contexts to show (calling_context_report's unavailable
+/// reason), or nullopt when it has some.
+std::optional<std::string> calling_contexts_missing(const db::Reader& reader);
+/// The report of `options` over `groups` (reads frames and tree nodes of `reader`, not the
+/// operations). Throws db::Error for a path deeper than kMaxPathDepth, std::out_of_range for a
+/// group whose node the tree lacks when the capture has several processes.
+CctReport report_from_groups(const db::Reader& reader, const std::vector<OperationGroup>& groups,
+                             const CctOptions& options);
 
 }  // namespace fuselens::analyzer::cct

@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "summary/SummaryAggregate.h"
 #include "summary/SummaryStore.h"
 
 namespace fuselens::analyzer {
@@ -286,6 +288,9 @@ Summary summarize(const db::Reader& reader, NameKind kernel_names, NvtxProjectio
   summary.api = api_rows(reader, strings, aggregates);
   summary.nvtx = nvtx_rows(reader, strings, aggregates, nvtx_projection);
   summary.device_memory = device_memory_rows(reader, summary.devices);
+  if (db::has_aggregates(reader)) {
+    apply_aggregates(summary, db::read_aggregates(reader), kernel_names);
+  }
 
   Totals& t = summary.totals;
   t.kernel_count = sum_count(summary.kernels);

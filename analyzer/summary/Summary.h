@@ -135,6 +135,16 @@ struct Summary {
   /// the Thread one; the Process projection is computed from the rows); the figures are the same
   /// either way.
   bool from_stored_aggregates = false;
+  /// Aggregate mode (docs/aggregate.md): the kernel, memory-operation and device-memory tables
+  /// are the whole run's statistics from the aggregate tables (db/AggregateStore.h): counts,
+  /// totals, min and max exact; median_ns from the merged DDSketch of each name, within relative
+  /// error `sketch_alpha` of the exact median (rank floor((n-1)/2)); stddev_ns 0 (not kept);
+  /// memory operations' size statistics hold count and total only; device memory sums each CUDA
+  /// context's peak (an upper bound of the device's). API and NVTX tables are the windows' trace
+  /// (`traced_records` rows; 0: no window, empty tables).
+  bool from_aggregate_mode = false;
+  double sketch_alpha = 0;
+  std::int64_t traced_records = 0;
   /// How NVTX ranges were projected onto the GPU (NvtxRow::kernel_count).
   NvtxProjection nvtx_projection = NvtxProjection::Process;
 

@@ -322,6 +322,12 @@ void write_header(std::ostream& out, const Summary& s) {
   if (!s.cuda_used) {
     line("CUDA:", "the workload never initialized CUDA; nothing to summarize");
   }
+  if (s.from_aggregate_mode) {
+    line("Mode:", fmt::format("aggregate: kernel, memory and device-memory tables are the whole "
+                              "run's; medians from a DDSketch (relative accuracy {:g} %), StdDev "
+                              "not kept; API and NVTX tables from the windows' trace ({} rows)",
+                              s.sketch_alpha * 100, s.traced_records));
+  }
   const Totals& t = s.totals;
   line("Totals:",
        fmt::format("{} kernels ({} GPU time), {} memcpys ({}), {} memsets ({}), "
@@ -335,7 +341,19 @@ void write_header(std::ostream& out, const Summary& s) {
 
 json optional_json(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
+json run_fields(const Summary& s);
+
 json run_json(const Summary& s) {
+  json out = run_fields(s);
+  if (s.from_aggregate_mode) {  // only then, so that trace captures' JSON is unchanged
+    out["aggregate_mode"] = true;
+    out["sketch_alpha"] = s.sketch_alpha;
+    out["traced_records"] = s.traced_records;
+  }
+  return out;
+}
+
+json run_fields(const Summary& s) {
   const auto& r = s.run;
   return {{"path", s.path},
           {"command_line", r.info.command_line},

@@ -13,6 +13,7 @@
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "timeline/TimelineLod.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -98,14 +99,36 @@ class LaneSet {
   std::vector<TimelineLane> lanes_;
 };
 
-/// Gpu lanes are per (device, stream, pid): processes sharing a device and stream keep their own
-/// lanes.
-void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu) {
-  const auto lane_of = [&](std::int64_t device, std::int64_t stream, std::int64_t pid) -> auto& {
-    return gpu.get(u32(device), u32(stream), u32(pid));
-  };
-  auto kernels = db::kernel_details(reader, kind);
+/// A window load (load_timeline_window): the stored level of detail gives the Gpu and Api lanes
+/// and rows; only the items overlapping [t0, t1) are read. Null in Window* arguments: everything.
+struct Window {
+  const TimelineLod* lod = nullptr;
+  std::int64_t t0 = 0, t1 = 0;
+  /// t0 less `back` (an item that long starting then reaches t0), saturating.
+  std::int64_t from(std::int64_t back) const {
+    std::int64_t v = 0;
+    return __builtin_sub_overflow(t0, back, &v) ? std::numeric_limits<std::int64_t>::min() : v;
+  }
+  bool keeps(std::int64_t start, std::int64_t end) const { return start < t1 && end >= t0; }
+};
+
+/// The filters of one window's reads of a Gpu lane (served by kernel_by_start for kernels).
+db::ActivityFilter gpu_filter(const Window& w, const LodRow& row) {
+  db::ActivityFilter f;
+  f.pid = row.pid;
+  f.device_id = row.device_id;
+  f.stream_id = row.stream_id;
+  f.t0_ns = w.from(row.max_duration_ns);
+  f.t1_ns = w.t1;
+  return f;
+}
+
+template <typename LaneOf>
+void load_gpu_part(const db::Reader& reader, NameKind kind, Names& names, Timeline& t,
+                   LaneOf&& lane_of, const db::ActivityFilter& filter, const Window* window) {
+  auto kernels = db::kernel_details(reader, kind, filter);
   while (auto k = kernels.next()) {
+    if (window && !window->keeps(k->start_ns, k->end_ns)) continue;
     TimelineLane& lane = lane_of(k->device_id, k->stream_id, k->pid);
     if (lane.rows.empty()) lane.pid = u32(k->pid);
     KernelDetail d;
@@ -126,8 +149,9 @@ void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t
                                      TimelineItemKind::Kernel});
     t.kernels.push_back(d);
   }
-  auto copies = db::copy_details(reader);
+  auto copies = db::copy_details(reader, filter);
   while (auto c = copies.next()) {
+    if (window && !window->keeps(c->start_ns, c->end_ns)) continue;
     TimelineLane& lane = lane_of(c->device_id, c->stream_id, c->pid);
     if (lane.rows.empty()) lane.pid = u32(c->pid);
     const auto copy_kind = static_cast<int>(c->copy_kind);
@@ -139,9 +163,10 @@ void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t
     t.copies.push_back(
         {u32(c->pid), u32(c->correlation_id), c->bytes, copy_kind, c->is_async != 0});
   }
-  auto sets = db::memset_details(reader);
+  auto sets = db::memset_details(reader, filter);
   const auto memset_name = names.literal("Memset");
   while (auto s = sets.next()) {
+    if (window && !window->keeps(s->start_ns, s->end_ns)) continue;
     TimelineLane& lane = lane_of(s->device_id, s->stream_id, s->pid);
     if (lane.rows.empty()) lane.pid = u32(s->pid);
     row_at(lane, 0).items.push_back({s->start_ns, s->end_ns, memset_name,
@@ -149,6 +174,27 @@ void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t
                                      TimelineItemKind::Memset});
     t.copies.push_back({u32(s->pid), u32(s->correlation_id), s->bytes, -1, s->is_async != 0});
   }
+}
+
+/// Gpu lanes are per (device, stream, pid): processes sharing a device and stream keep their own
+/// lanes.
+void load_gpu(const db::Reader& reader, NameKind kind, Names& names, Timeline& t, LaneSet& gpu,
+              const Window* window) {
+  const auto lane_of = [&](std::int64_t device, std::int64_t stream, std::int64_t pid) -> auto& {
+    return gpu.get(u32(device), u32(stream), u32(pid));
+  };
+  std::vector<db::ActivityFilter> filters(1);  // everything, or one per Gpu row of the window
+  if (window) {
+    filters.clear();
+    for (const auto& row : window->lod->rows) {
+      if (row.kind != LaneKind::Gpu) continue;
+      TimelineLane& lane = lane_of(row.device_id, row.stream_id, row.pid);
+      lane.pid = row.pid;
+      row_at(lane, 0);
+      if (window->t1 > window->t0) filters.push_back(gpu_filter(*window, row));
+    }
+  }
+  for (const auto& filter : filters) load_gpu_part(reader, kind, names, t, lane_of, filter, window);
 }
 
 void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
@@ -181,9 +227,10 @@ void load_nvtx(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lan
   }
 }
 
-void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes) {
+void load_api_part(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes,
+                   const db::ActivityFilter& filter, const Window* window) {
   // Ordered per thread by start, longest first, so that a call's enclosing call comes first.
-  auto calls = db::api_calls_by_thread(reader);
+  auto calls = db::api_calls_by_thread(reader, filter);
   std::vector<std::int64_t> open_ends;  // ends of the calls enclosing the current one
   std::pair<std::int64_t, std::int64_t> thread{-1, -1};
   while (auto a = calls.next()) {
@@ -197,6 +244,9 @@ void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lane
     const std::size_t depth = open_ends.size();
     open_ends.push_back(end);
     TimelineLane& lane = lanes.get(u32(key.first), u32(key.second));
+    // A window keeps the rows of the level of detail: calls looked back at only to find the
+    // depth of the others, and any deeper than the stored rows, are left out.
+    if (window && (!window->keeps(start, end) || depth >= lane.rows.size())) continue;
     lane.pid = u32(key.first);
     lane.tid = u32(key.second);
     row_at(lane, depth)
@@ -205,6 +255,34 @@ void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lane
                           TimelineItemKind::Api});
     t.api_calls.push_back({lane.pid, lane.tid, u32(a->correlation_id), u32(a->return_code),
                            a->domain == static_cast<int>(db::ApiDomain::Driver)});
+  }
+}
+
+void load_api(const db::Reader& reader, Names& names, Timeline& t, LaneSet& lanes,
+              const Window* window) {
+  if (!window) {
+    load_api_part(reader, names, t, lanes, {}, nullptr);
+    return;
+  }
+  // Per thread: its rows, and the longest call of any depth (how far back to read).
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> longest;
+  for (const auto& row : window->lod->rows) {
+    if (row.kind != LaneKind::Api) continue;
+    TimelineLane& lane = lanes.get(row.pid, row.tid);
+    lane.pid = row.pid;
+    lane.tid = row.tid;
+    row_at(lane, row.depth);
+    auto& l = longest[{row.pid, row.tid}];
+    l = std::max(l, row.max_duration_ns);
+  }
+  if (window->t1 <= window->t0) return;
+  for (const auto& [thread, back] : longest) {
+    db::ActivityFilter f;
+    f.pid = thread.first;
+    f.tid = thread.second;
+    f.t0_ns = window->from(back);
+    f.t1_ns = window->t1;
+    load_api_part(reader, names, t, lanes, f, window);
   }
 }
 
@@ -342,7 +420,9 @@ std::size_t Timeline::item_count() const {
   return n;
 }
 
-Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
+namespace {
+
+Timeline load_timeline_impl(const db::Reader& reader, NameKind name_kind, const Window* window) {
   Timeline t;
   t.path = reader.path();
   std::unordered_map<std::uint32_t, std::int32_t> rank_of;  // pid -> rank
@@ -355,13 +435,16 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   std::vector<MemoryDelta> memory;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> thread_names;
   auto api_done = std::async(std::launch::async, [&] {
-    const db::Reader api_reader(reader.path());
+    // A window reads few API calls through cursors, which check each row's times: the full
+    // timestamp check of api_call (every row) is left to the readers that read them all.
+    const db::Reader api_reader(reader.path(), window ? db::TimestampCheck::DeferLargeTables
+                                                      : db::TimestampCheck::All);
     Names api_names(api_reader, api_part.names);
-    load_api(api_reader, api_names, api_part, api);
+    load_api(api_reader, api_names, api_part, api, window);
   });
   try {
     Names names(reader, t.names);
-    load_gpu(reader, name_kind, names, t, gpu);
+    load_gpu(reader, name_kind, names, t, gpu, window);
     load_nvtx(reader, names, t, nvtx);
     memory = load_memory_events(reader);
     if (reader.has_table("thread")) {
@@ -417,6 +500,13 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
         process_end.try_emplace(e.pid, std::numeric_limits<std::int64_t>::min()).first->second;
     last = std::max(last, e.time_ns);
   }
+  if (window) {  // the items not loaded: as the whole capture's, from the level of detail
+    for (const auto& row : window->lod->rows) {
+      auto& last =
+          process_end.try_emplace(row.pid, std::numeric_limits<std::int64_t>::min()).first->second;
+      if (row.item_count > 0) last = std::max(last, row.last_ns);
+    }
+  }
   t.several_processes = process_end.size() > 1;
   if (t.has_ranks || t.several_processes) group_by_process(rank_of, t.lanes);
 
@@ -437,6 +527,13 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
   for (const auto& e : memory) {
     begin = std::min(begin, e.time_ns);
     end = std::max(end, e.time_ns);
+  }
+  if (window) {
+    for (const auto& row : window->lod->rows) {
+      if (row.item_count == 0) continue;
+      begin = std::min(begin, row.first_ns);
+      end = std::max(end, row.last_ns);
+    }
   }
   if (begin > end) begin = end = 0;
   // A process's memory is dropped when it ends: its exit (process.end_utc_ns on its CUPTI clock)
@@ -485,6 +582,18 @@ Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
                      std::tie(b.pid, b.correlation_id, b.row);
             });
   return t;
+}
+
+}  // namespace
+
+Timeline load_timeline(const db::Reader& reader, NameKind name_kind) {
+  return load_timeline_impl(reader, name_kind, nullptr);
+}
+
+Timeline load_timeline_window(const db::Reader& reader, const TimelineLod& lod, std::int64_t t0,
+                              std::int64_t t1, NameKind name_kind) {
+  const Window window{&lod, t0, t1};
+  return load_timeline_impl(reader, name_kind, &window);
 }
 
 std::size_t first_visible(const TimelineRow& row, std::int64_t t0) {

@@ -176,6 +176,7 @@ Window resolve_window(const db::Reader& reader, const WindowSpec& spec,
                       const StepOptions& step_options) {
   Window w;
   w.spec = spec;
+  w.sampling = summarize_sampling(reader);
   const auto [first, last] = capture_extent(reader);
   w.capture_start_ns = first;
   w.captured_ns = last - first;

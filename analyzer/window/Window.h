@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fuselens/db/Reader.h"
+#include "sampling/Sampling.h"
 #include "steps/Steps.h"
 
 namespace fuselens::analyzer {
@@ -73,6 +74,9 @@ struct Window {
   std::string label;        ///< short, for CSV cells and status bars: "steps 6-65 of 65 (steady)"
   std::string description;  ///< "steps 6-65 of 65 (steady), 0.82 s of 8.38 s captured;
                             ///< start-up 7.5 s excluded"
+  /// What a sampled capture traced (prof-run --sample; sampling/Sampling.h), read from the whole
+  /// capture whatever the window; nullopt when it was not sampled.
+  std::optional<SamplingSummary> sampling;
 
   /// True when time `t_ns` lies in the window.
   bool contains(std::int64_t t_ns) const;

@@ -65,6 +65,13 @@ CaptureControl::CaptureControl(const CollectorConfig& config, Switch& target, st
       reason_ = config_.steps ? "steps" : "time";
       break;
   }
+  if (config_.sample_every > 0) {
+    // One step in N: the steps schedule N-1:0:1, repeated to the end (step k traced when
+    // k % N == N - 1, 0-based), and every step's launch calls counted.
+    config_.steps = StepSchedule{config_.sample_every - 1, 0, 1, 0};
+    reason_ = "sample 1/" + std::to_string(config_.sample_every);
+    counts_ = std::make_unique<StepLaunchCounts>();
+  }
 }
 
 CaptureControl::~CaptureControl() { finish(); }
@@ -90,6 +97,27 @@ bool CaptureControl::start(CUpti_SubscriberHandle subscriber) noexcept {
       log("capture control: cannot observe cudaProfilerStart/Stop; nothing will be recorded");
       return false;
     }
+  }
+  if (counts_) {
+    // The launch calls, counted on every step traced or not (their callbacks stay on while
+    // recording is off: counts_callback). The same prefixes as the calling contexts' selection.
+    constexpr std::string_view kCounted[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset"};
+    int enabled = 0;
+    for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE && id < counted_.size(); ++id) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name) {
+        continue;
+      }
+      const std::string_view n(name);
+      bool wanted = false;
+      for (const auto prefix : kCounted) wanted = wanted || n.substr(0, prefix.size()) == prefix;
+      if (wanted && subscriber &&
+          cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS) {
+        counted_[id] = true;
+        ++enabled;
+      }
+    }
+    if (enabled == 0) log("sampling: cannot count launch calls; the steps' counts will be 0");
   }
   if (records_at_start()) {
     open();
@@ -208,6 +236,7 @@ bool CaptureControl::step_begins() noexcept {
   const std::uint64_t cycle = std::uint64_t{s.wait} + s.warmup + s.active;
   const std::uint64_t k = steps_seen_.fetch_add(1);
   t_ranges.step_position = k;
+  if (counts_) counts_->step_begins(k, cupti_now());
   if (s.repeat != 0 && k / cycle >= s.repeat) return false;
   const bool active = k % cycle >= std::uint64_t{s.wait} + s.warmup;
   if (active) open();
@@ -217,6 +246,7 @@ bool CaptureControl::step_begins() noexcept {
 void CaptureControl::step_ends(bool active, std::uint64_t position) noexcept {
   const StepSchedule& s = *config_.steps;
   const std::uint64_t cycle = std::uint64_t{s.wait} + s.warmup + s.active;
+  if (counts_) counts_->step_ends(cupti_now(), active);
   if (active && position % cycle == cycle - 1) close();  // the cycle's last active step
 }
 
@@ -313,6 +343,13 @@ void CaptureControl::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId i
     on_nvtx(id, data);
     return;
   }
+  if (counts_ && domain == CUPTI_CB_DOMAIN_DRIVER_API && id < counted_.size() && counted_[id]) {
+    // --sample: the launch path between traced steps; one relaxed atomic add.
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
+      counts_->count(id);
+    }
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
       config_.capture_range.kind == CaptureRange::Kind::ProfilerApi) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
@@ -324,6 +361,11 @@ void CaptureControl::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId i
       close();
     }
   }
+}
+
+bool CaptureControl::counts_callback(CUpti_CallbackDomain domain,
+                                     CUpti_CallbackId id) const noexcept {
+  return counts_ && domain == CUPTI_CB_DOMAIN_DRIVER_API && id < counted_.size() && counted_[id];
 }
 
 bool CaptureControl::keeps(std::uint64_t start_ns) const noexcept {
@@ -363,6 +405,21 @@ void CaptureControl::write_final(CaptureSink& sink) noexcept {
           windows_lost_.load(), kMaxWindows);
     }
     if (n == 0) log("capture control: no window opened; nothing was recorded");
+    if (counts_) {
+      const auto name = [](std::uint32_t id) {
+        const char* text = nullptr;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &text) != CUPTI_SUCCESS || !text) {
+          return "callback " + std::to_string(id);
+        }
+        return std::string(text);
+      };
+      const auto sampling = counts_->record(pid_, config_.sample_every, state_.load() == 1, name);
+      sink.handle_sampling(sampling);
+      if (sampling.steps_lost > 0) {
+        log("sampling: {} steps beyond the first {} were counted but not stored",
+            sampling.steps_lost, StepLaunchCounts::kMaxSteps);
+      }
+    }
   } catch (const std::exception& e) {
     log("capture control: cannot store the windows: {}", e.what());
   }

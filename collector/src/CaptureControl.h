@@ -14,6 +14,11 @@
 // the state makes one thread do each switch; no lock is held across a CUPTI call, nothing is
 // allocated on a callback (the window log is a fixed array).
 //
+// --sample 1/N is the schedule N-1:0:1 of --steps (step k, 1-based, traced when k % N == 0),
+// plus StepLaunchCounts: the driver API callbacks of the launch calls (cuLaunch*, cuGraphLaunch*,
+// cuMemcpy*, cuMemset*) stay enabled between the traced steps, and every step's calls are counted
+// (counts_callback tells the session which callback ids to leave on when recording stops).
+//
 // NVTX: ASCII messages (nvtxRangePushA/StartA, and the Ex forms with NVTX_MESSAGE_TYPE_ASCII),
 // domains named by nvtxDomainCreateA; registered and wide-character messages are not matched.
 // Nesting is tracked per thread up to depth 64 across all domains.
@@ -24,12 +29,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "CallbackHandler.h"
 #include "CaptureWriter.h"
+#include "StepLaunchCounts.h"
 #include "fuselens/collector/Config.h"
 
 namespace fuselens::collector {
@@ -61,6 +68,9 @@ class CaptureControl final : public CallbackHandler, public CaptureWriter::ApiFi
   void write_final(CaptureSink& sink) noexcept override;
   /// True when `start_ns` (CUPTI ns) lies in a window opened so far (an open one has no end).
   bool keeps(std::uint64_t start_ns) const noexcept override;
+  /// --sample: true for a driver API callback id whose calls are counted (its callback must stay
+  /// enabled while recording is off).
+  bool counts_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id) const noexcept;
 
  private:
   struct WindowEntry {  // written by the switching thread, read by the writer thread
@@ -108,6 +118,11 @@ class CaptureControl final : public CallbackHandler, public CaptureWriter::ApiFi
   std::atomic<std::uint64_t> step_thread_{0};
   std::atomic<std::uint64_t> steps_seen_{0};
   std::atomic<int> step_pattern_{-1};
+
+  // --sample: the launch calls of every step (null without --sample), and which driver callback
+  // ids it counts (bit per id below StepLaunchCounts::kMaxIds; set in start, read-only after)
+  std::unique_ptr<StepLaunchCounts> counts_;
+  std::array<bool, StepLaunchCounts::kMaxIds> counted_{};
 
   std::mutex timer_mutex_;  // guards timer_stop_ (never held across a CUPTI call)
   std::condition_variable timer_wake_;

@@ -63,6 +63,9 @@ class CaptureSink {
   virtual void handle_kernel_args(const std::vector<db::KernelArgRecord>& args) = 0;
   /// Stores the windows recorded under capture control (one transaction; empty is allowed).
   virtual void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) = 0;
+  /// Stores a process's sampled tracing (prof-run --sample: every step's launch calls; one
+  /// transaction). A sink that does not store it keeps this default, which drops it.
+  virtual void handle_sampling(const db::SamplingRecord& /*sampling*/) {}
 
   /// Stores every buffer and device handed over so far, runs `epilogue` and stops serving.
   /// Waits at most `timeout` for that; returns false (and logs) when the time ran out (the

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "ActivityBuffers.h"
@@ -14,6 +15,7 @@ CaptureWriter::CaptureWriter(db::Writer writer, ActivityBuffers& buffers, std::u
     : writer_(std::move(writer)),
       buffers_(buffers),
       converter_(pid, &ActivityConverter::cupti_api_name),
+      converter_pid_(pid),
       max_buffers_(max_buffers) {
   queue_.reserve(max_buffers_);
 }
@@ -26,6 +28,12 @@ CaptureWriter::~CaptureWriter() {
   }
   wake_.notify_all();
   thread_.join();
+}
+
+void CaptureWriter::set_aggregate(bool with_contexts, bool keep_trace) {
+  aggregator_ = std::make_unique<db::Aggregator>(converter_pid_, with_contexts);
+  aggregate_contexts_ = with_contexts;
+  aggregate_keep_trace_ = keep_trace;
 }
 
 void CaptureWriter::start() {
@@ -66,7 +74,72 @@ void CaptureWriter::handle_threads(const std::vector<db::ThreadInfo>& threads) {
 }
 
 void CaptureWriter::handle_calling_contexts(const db::CallingContextTree& tree) {
-  writer_.write_calling_contexts(tree);
+  if (!aggregator_) {
+    writer_.write_calling_contexts(tree);
+    return;
+  }
+  write_aggregates(&tree);
+}
+
+void CaptureWriter::write_aggregates(const db::CallingContextTree* tree) noexcept {
+  if (aggregates_written_ || broken_) return;
+  aggregates_written_ = true;
+  try {
+    // The node of each call, by correlation id (sorted pairs: 8 bytes a call).
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> node_of_call;
+    std::vector<std::int64_t> node_ids;
+    if (tree) {
+      node_of_call.reserve(tree->contexts.size());
+      for (const auto& c : tree->contexts) node_of_call.emplace_back(c.correlation_id, c.node);
+      std::sort(node_of_call.begin(), node_of_call.end());
+      // Only the contexts of the rows stored (the windows'): the others are in the aggregates.
+      db::CallingContextTree kept;
+      kept.pid = tree->pid;
+      kept.nodes = tree->nodes;
+      kept.frames = tree->frames;
+      kept.graph_nodes = tree->graph_nodes;
+      for (const auto& c : tree->contexts) {
+        if (traced_calls_.count(c.correlation_id) != 0) kept.contexts.push_back(c);
+      }
+      node_ids = writer_.write_calling_contexts(kept);
+    }
+    const auto set = aggregator_->finish([&](std::uint32_t correlation) -> std::int64_t {
+      const auto it = std::lower_bound(node_of_call.begin(), node_of_call.end(),
+                                       std::make_pair(correlation, std::uint32_t{0}));
+      return it != node_of_call.end() && it->first == correlation ? it->second : -1;
+    });
+    writer_.write_aggregates(set, node_ids);
+  } catch (const std::exception& e) {
+    log("cannot record the aggregates: {}", e.what());
+  }
+}
+
+void CaptureWriter::aggregate_and_filter(db::RecordBatch& batch) {
+  aggregator_->add(batch);
+  const ApiFilter* filter = api_filter_.load();
+  auto keeps = [this, filter](std::uint64_t start_ns) {
+    return aggregate_keep_trace_ || (filter && filter->keeps(start_ns));
+  };
+  std::erase_if(batch.api_calls, [&](const db::ApiCallRecord& r) { return !keeps(r.start_ns); });
+  for (const auto& a : batch.api_calls) traced_calls_.insert(a.correlation_id);
+  auto gpu = [&](auto& records) {
+    std::erase_if(records, [&](const auto& r) {
+      return !keeps(r.start_ns) && traced_calls_.count(r.correlation_id) == 0;
+    });
+    for (const auto& r : records) traced_calls_.insert(r.correlation_id);
+  };
+  gpu(batch.kernels);
+  gpu(batch.memcpys);
+  gpu(batch.memsets);
+  std::erase_if(batch.memory_events,
+                [&](const db::MemoryEventRecord& r) { return !keeps(r.timestamp_ns); });
+  std::erase_if(batch.nvtx_ranges,
+                [&](const db::NvtxRangeRecord& r) { return !keeps(r.start_ns); });
+  std::erase_if(batch.nvtx_marks,
+                [&](const db::NvtxMarkRecord& r) { return !keeps(r.timestamp_ns); });
+  std::erase_if(batch.syncs, [&](const db::SyncRecord& r) { return !keeps(r.start_ns); });
+  std::erase_if(batch.overheads, [&](const db::OverheadRecord& r) { return !keeps(r.start_ns); });
+  aggregator_->add_traced(batch.size());
 }
 
 void CaptureWriter::handle_kernel_args(const std::vector<db::KernelArgRecord>& args) {
@@ -75,6 +148,10 @@ void CaptureWriter::handle_kernel_args(const std::vector<db::KernelArgRecord>& a
 
 void CaptureWriter::handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) {
   writer_.write_capture_windows(windows);
+}
+
+void CaptureWriter::handle_sampling(const db::SamplingRecord& sampling) {
+  writer_.write_sampling(sampling);
 }
 
 bool CaptureWriter::finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept {
@@ -128,7 +205,9 @@ void CaptureWriter::writer_loop() noexcept {
     for (const auto& item : work) {
       try {
         converter_.convert_buffer(item.buffer, item.valid_size, batch);
-        if (const ApiFilter* filter = api_filter_.load()) {
+        if (aggregator_) {
+          aggregate_and_filter(batch);
+        } else if (const ApiFilter* filter = api_filter_.load()) {
           std::erase_if(batch.api_calls, [filter](const db::ApiCallRecord& r) {
             return !filter->keeps(r.start_ns);
           });
@@ -146,8 +225,15 @@ void CaptureWriter::writer_loop() noexcept {
     converter_.flush_open_ranges(batch);
   } catch (...) {
   }
+  if (aggregator_) {
+    try {
+      aggregate_and_filter(batch);
+    } catch (...) {
+    }
+  }
   write_batch(batch);
   if (epilogue) epilogue->write_final(*this);
+  if (aggregator_) write_aggregates(nullptr);  // no calling contexts arrived
   {
     std::lock_guard lock(mutex_);
     done_ = true;

@@ -25,8 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include <memory>
+#include <unordered_set>
 #include "ActivityConverter.h"
 #include "CaptureSink.h"
+
+#include "fuselens/db/Aggregate.h"
 #include "fuselens/db/Writer.h"
 
 namespace fuselens::collector {
@@ -42,6 +46,17 @@ class CaptureWriter final : public CaptureSink {
   /// Stops and joins the writer thread if finalize() did not (for tests; the collector never
   /// destroys its sink).
   ~CaptureWriter() override;
+
+  /// Aggregate mode (CollectorConfig::aggregate, docs/aggregate.md); call before start(). Every
+  /// converted record goes to a db::Aggregator; only the records inside the windows of the
+  /// filter (set_api_filter; none without one) are stored as rows: API calls, NVTX ranges and
+  /// marks, memory, synchronization and overhead records by their start, kernels, copies and
+  /// memsets by their start or their launch call's being stored. `with_contexts`: the calling
+  /// contexts arrive through handle_calling_contexts, which then also stores the aggregates
+  /// (attributed to the nodes) and only the contexts of stored rows; otherwise the aggregates are
+  /// stored after the Epilogue. `keep_trace`: every record is also stored as a row
+  /// (CollectorConfig::aggregate_keep_trace).
+  void set_aggregate(bool with_contexts, bool keep_trace = false);
 
   /// Starts the writer thread. Throws std::system_error when no thread can be started.
   void start();
@@ -74,6 +89,7 @@ class CaptureWriter final : public CaptureSink {
   /// Sets the filter (nullptr: keep every record); the filter must outlive the writer.
   void set_api_filter(const ApiFilter* filter) noexcept { api_filter_.store(filter); }
   void handle_capture_windows(const std::vector<db::CaptureWindowRecord>& windows) override;
+  void handle_sampling(const db::SamplingRecord& sampling) override;
 
   bool finalize(Epilogue& epilogue, std::chrono::seconds timeout) noexcept override;
 
@@ -84,12 +100,16 @@ class CaptureWriter final : public CaptureSink {
   };
 
   void writer_loop() noexcept;
+  // Aggregate mode: aggregates `batch` and keeps in it only the records of the windows.
+  void aggregate_and_filter(db::RecordBatch& batch);
+  void write_aggregates(const db::CallingContextTree* tree) noexcept;
   std::atomic<const ApiFilter*> api_filter_{nullptr};
   void write_batch(db::RecordBatch& batch) noexcept;
 
   db::Writer writer_;
   ActivityBuffers& buffers_;
   ActivityConverter converter_;  // writer thread only
+  std::uint32_t converter_pid_;
   const std::size_t max_buffers_;
 
   std::mutex mutex_;  // guards queue_, devices_, stop_, epilogue_, done_
@@ -104,6 +124,13 @@ class CaptureWriter final : public CaptureSink {
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> discarded_{0};  // records converted but not stored (write errors)
   bool broken_ = false;                      // writer thread only (after start)
+
+  // Aggregate mode, writer thread only.
+  std::unique_ptr<db::Aggregator> aggregator_;
+  bool aggregate_contexts_ = false;
+  bool aggregate_keep_trace_ = false;
+  bool aggregates_written_ = false;
+  std::unordered_set<std::uint32_t> traced_calls_;  // correlation ids of the rows stored
 };
 
 }  // namespace fuselens::collector

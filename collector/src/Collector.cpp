@@ -37,8 +37,10 @@ constexpr std::chrono::seconds kWriterFinishTimeout{30};
 // the run row of prof-run's (Config.h per_process_output).
 db::Writer open_capture(const CollectorConfig& config, std::uint32_t pid) {
   if (!config.per_process) return db::Writer::open(config.output);
-  const db::RunInfo run = db::Reader(config.output).run().info;
-  return db::Writer::create(per_process_output(config.output, pid), run);
+  // The layout too is prof-run's capture's (prof-run --layout).
+  const db::Reader reader(config.output);
+  return db::Writer::create(per_process_output(config.output, pid), reader.run().info,
+                            reader.lean() ? db::TraceLayout::Lean : db::TraceLayout::Full);
 }
 
 std::uint64_t utc_now_ns() {
@@ -96,6 +98,10 @@ bool Collector::start() noexcept {
       log("cannot open the capture: {}; not collecting", e.what());
       delete collector;
       return false;
+    }
+    if (collector->config_.aggregate) {
+      collector->sink_->set_aggregate((collector->config_.trace & kTraceContext) != 0,
+                                      collector->config_.aggregate_keep_trace);
     }
     collector->buffers_.attach(*collector->sink_);
     collector->start_utc_ns_ = utc_now_ns();
@@ -229,15 +235,17 @@ bool Collector::enable_cupti() noexcept {
   if (controlled_ && control) {
     switch_api_ = config_.window_api != CollectorConfig::WindowApi::kFilter;
     switch_driver_api_ = config_.window_api == CollectorConfig::WindowApi::kBoth;
-    // Records of a selection left on are dropped outside windows by the writer.
-    if (config_.window_api != CollectorConfig::WindowApi::kBoth) {
+    // Records of a selection left on are dropped outside windows by the writer; in aggregate
+    // mode every record outside windows (recording is never switched off there).
+    if (config_.aggregate || config_.window_api != CollectorConfig::WindowApi::kBoth) {
       sink_->set_api_filter(control.get());
     }
     const bool at_start = control->records_at_start();
     if (!at_start) set_recording(false);  // off until the first window opens
-    if (control->start(subscriber_)) {
-      handlers_.add(std::move(control));
-    } else if (!at_start) {
+    control_ = control.get();  // set_recording leaves the callbacks it counts on (--sample)
+    const bool started = control->start(subscriber_);
+    if (!started || !handlers_.add(std::move(control))) control_ = nullptr;
+    if (!started && !at_start) {
       log("capture control: no window can open; the run is not recorded");
     }
   }
@@ -423,6 +431,9 @@ void Collector::enable_graph_nodes() noexcept {
 }
 
 void Collector::set_recording(bool on) noexcept {
+  // Aggregate mode: every record is aggregated, so recording stays on; the windows only choose
+  // which records the writer also stores as rows (CaptureWriter::set_aggregate).
+  if (config_.aggregate) return;
   // Called by CaptureControl, one thread at a time; no lock of ours is held. On opening, the API
   // activity comes first and the GPU kinds after it (a kernel recorded in the window has its
   // launch call); on closing, the reverse.
@@ -464,13 +475,20 @@ void Collector::set_recording(bool on) noexcept {
       for (const auto id : driver_api_ids_) cuptiActivityEnableDriverApi(id, on ? 1 : 0);
     }
   };
+  // Off: the calling-context path stops first; on: it starts once the activity is back (below).
+  if (!on) recording_.store(false, std::memory_order_relaxed);
   if (subscriber_) {
-    for (const auto id : context_ids_) cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+    for (const auto id : context_ids_) {
+      // --sample: a launch callback stays on to count the step's calls (CaptureControl).
+      if (!on && control_ && control_->counts_callback(context_domain_, id)) continue;
+      cuptiEnableCallback(flag, subscriber_, context_domain_, id);
+    }
   }
   if (graph_nodes_) graph_nodes_->record_created(on);  // nodes made between windows: unknown
   if (on) {
     api();
     kinds();
+    recording_.store(true, std::memory_order_relaxed);
   } else {
     kinds();
     api();
@@ -497,6 +515,8 @@ void CUPTIAPI Collector::on_callback(void* userdata, CUpti_CallbackDomain domain
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto& call = *static_cast<const CUpti_CallbackData*>(data);
     if (!self->contexts_enabled_.load(std::memory_order_relaxed)) return;
+    // --sample between traced steps: the call was counted (a handler above), nothing more.
+    if (!self->recording_.load(std::memory_order_relaxed)) return;
     if (call.callbackSite == CUPTI_API_ENTER) {
       self->on_api_enter(call);
     } else if (self->graph_nodes_) {

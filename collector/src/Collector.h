@@ -101,11 +101,15 @@ class Collector final : private ExitGuard::Target,
   std::unique_ptr<ContextCapture> capture_;  // set before contexts_enabled_
   std::unique_ptr<GraphNodes> graph_nodes_;  // with capture_, when its callbacks could be enabled
   std::atomic<bool> contexts_enabled_{false};
+  // Whether recording is on (set_recording): under --sample the launch callbacks stay enabled
+  // while it is off, to count, and the calling contexts are not recorded then.
+  std::atomic<bool> recording_{true};
 
   CallbackHandlers handlers_;  // the callback walk, filled at start (enable_cupti)
 
   // What capture control switches (filled once in enable_cupti, read by set_recording)
   bool controlled_ = false;
+  const CaptureControl* control_ = nullptr;  // owned by handlers_ once started; null otherwise
   // How API activity follows the windows (CollectorConfig::window_api): the runtime selection
   // switched with them unless "filter"; the driver selection too only in "both" (otherwise left
   // on, its records outside windows dropped by the writer).

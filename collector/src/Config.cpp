@@ -1,6 +1,7 @@
 #include "fuselens/collector/Config.h"
 
 #include "fuselens/collector/LaunchFilter.h"
+#include "fuselens/db/Printable.h"
 
 #include <algorithm>
 #include <array>
@@ -116,14 +117,25 @@ void CollectorConfig::validate() const {
   }
   check_range("metric pass", metric_pass, 0, 1000);
   const bool range = capture_range.kind != CaptureRange::Kind::None;
+  const bool sample = sample_every > 0;
   if (range && steps) throw ConfigError("a capture range and --steps both choose what to record");
-  if ((delay_ms > 0 || duration_ms > 0) && (range || steps)) {
-    throw ConfigError("--delay/--duration cannot be combined with a capture range or --steps");
+  if (sample && (range || steps)) {
+    throw ConfigError("--sample chooses the steps to record: not with --capture-range or --steps");
+  }
+  if (sample_every > 1'000'000) throw ConfigError("--sample 1/N: N must be at most 1000000");
+  if ((delay_ms > 0 || duration_ms > 0) && (range || steps || sample)) {
+    throw ConfigError(
+        "--delay/--duration cannot be combined with a capture range, --steps or --sample");
   }
   if (capture_range_windows != 1 && !range) {
     throw ConfigError("--capture-range-end needs --capture-range");
   }
-  if (!step_range.empty() && !steps) throw ConfigError("--step-range needs --steps");
+  if (!step_range.empty() && !steps && !sample) {
+    throw ConfigError("--step-range needs --steps or --sample");
+  }
+  if (aggregate && !metrics.empty()) {
+    throw ConfigError("counters (--metrics) are per launch: they cannot be aggregated");
+  }
   if (controlled() && !metrics.empty()) {
     throw ConfigError("counters (--metrics) cannot be limited to windows; profile the whole run");
   }
@@ -187,6 +199,27 @@ std::uint32_t parse_capture_range_end(std::string_view text) {
                     "': expected stop, repeat or repeat:N with N >= 1");
 }
 
+std::uint32_t parse_sample(std::string_view text) {
+  const std::string shown = db::printable(text, 64);
+  if (text.substr(0, 2) != "1/") {
+    if (text.find('/') != std::string_view::npos &&
+        text.find_first_of("0123456789") != std::string_view::npos &&
+        text.find_first_of("mnus") != std::string_view::npos) {
+      throw ConfigError("--sample '" + shown +
+                        "': a time duty cycle is not supported; sample steps with 1/N");
+    }
+    throw ConfigError("--sample '" + shown + "': expected 1/N (one step in N, N >= 1)");
+  }
+  const std::string_view n = text.substr(2);
+  std::uint32_t v = 0;
+  const auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+  if (n.empty() || n.front() == '0' || ec != std::errc() || ptr != n.data() + n.size() ||
+      v > 1'000'000) {
+    throw ConfigError("--sample '" + shown + "': N must be a whole number from 1 to 1000000");
+  }
+  return v;
+}
+
 StepSchedule parse_steps(std::string_view text) {
   std::string_view fields[5];
   std::size_t n = 0, begin = 0;
@@ -248,12 +281,20 @@ CollectorConfig CollectorConfig::from_environment() {
   flag(kEnvContextStats, config.context_stats);
   flag(kEnvPerProcess, config.per_process);
   flag(kEnvExitShim, config.exit_shim);
+  flag(kEnvAggregateKeepTrace, config.aggregate_keep_trace);
   if (auto v = env(kEnvApiSelect)) {
     if (*v != "kind" && *v != "ids") {
       throw ConfigError(std::string(kEnvApiSelect) + ": '" + std::string(*v) +
                         "' is not kind or ids");
     }
     config.api_select = *v == "ids" ? ApiSelect::kIds : ApiSelect::kKind;
+  }
+  if (auto v = env(kEnvMode); v && !v->empty()) {
+    if (*v != "trace" && *v != "aggregate") {
+      throw ConfigError(std::string(kEnvMode) + ": '" + std::string(*v) +
+                        "' is not trace or aggregate");
+    }
+    config.aggregate = *v == "aggregate";
   }
   if (auto v = env(kEnvControlApi)) {
     if (*v == "runtime") {
@@ -287,6 +328,12 @@ CollectorConfig CollectorConfig::from_environment() {
   config.duration_ms = u64(kEnvDurationMs);
   config.start_utc_ns = u64(kEnvStartUtcNs);
   if (auto v = env(kEnvSteps); v && !v->empty()) config.steps = parse_steps(*v);
+  if (auto v = env(kEnvSample); v && !v->empty()) config.sample_every = parse_sample(*v);
+  // Sampling idles between its steps with nothing but the counting callbacks on: driver-ids
+  // unless the variable asks otherwise (Config.h window_api).
+  if (config.sample_every > 0 && !env(kEnvControlApi)) {
+    config.window_api = WindowApi::kDriverIds;
+  }
   // Launch filters: empty values are unset (prof-run always sets them).
   if (auto v = env(kEnvKernelName); v && !v->empty()) config.filter.kernel_name = std::string(*v);
   if (auto v = env(kEnvKernelNameBase); v && !v->empty()) {

@@ -4,6 +4,8 @@
 //
 //   taskset -c 0 writer_benchmark --benchmark_counters_tabular=true
 //
+// The third argument is the trace layout (Layout.h): 0 full (the default), 1 lean
+// (`prof-run --layout lean`).
 // Mixes (per kernel record; the first argument):
 //   0 "launch loop": `launch_overhead` (docs/BENCHMARKS.md, "Ten million kernels"): one kernel
 //     name, and per kernel its cudaLaunchKernel call record and that call's api_context row.
@@ -32,6 +34,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -224,6 +227,7 @@ double thread_cpu_s() {
 void BM_Writer(benchmark::State& state) {
   const int which = static_cast<int>(state.range(0));
   const auto total = static_cast<std::size_t>(state.range(1));
+  const auto layout = state.range(2) == 1 ? TraceLayout::Lean : TraceLayout::Full;
   const auto path =
       (std::filesystem::temp_directory_path() / "fuselens_writer_bench.sqlite").string();
   const Workload w = make_workload(which, total);
@@ -233,7 +237,7 @@ void BM_Writer(benchmark::State& state) {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
     const double c0 = thread_cpu_s();
     const auto t0 = std::chrono::steady_clock::now();
-    auto writer = Writer::create(path, RunInfo{});
+    auto writer = Writer::create(path, RunInfo{}, layout);
     for (const auto& b : w.batches) writer.write(b);
     writer.write_calling_contexts(w.tree);
     const auto t1 = std::chrono::steady_clock::now();
@@ -247,6 +251,14 @@ void BM_Writer(benchmark::State& state) {
     finalize_s += std::chrono::duration<double>(t2 - t1).count();
     bytes = std::filesystem::file_size(path);
   }
+  // WRITER_BENCHMARK_KEEP=DIR keeps the last capture of each benchmark there, for a look at
+  // where its bytes go (sqlite3's dbstat: SELECT name, SUM(pgsize) FROM dbstat GROUP BY name).
+  if (const char* keep = std::getenv("WRITER_BENCHMARK_KEEP"); keep != nullptr && *keep) {
+    const std::string name = "writer_mix" + std::to_string(which) + "_" + std::to_string(total) +
+                             (layout == TraceLayout::Lean ? "_lean" : "_full") + ".sqlite";
+    std::filesystem::copy_file(path, std::filesystem::path(keep) / name,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["kernels_per_s"] =
       benchmark::Counter(static_cast<double>(w.kernels) * iterations, benchmark::Counter::kIsRate);
@@ -257,16 +269,21 @@ void BM_Writer(benchmark::State& state) {
   state.counters["finalize_s"] = finalize_s / iterations;
   state.counters["finalize_cpu_s"] = finalize_cpu_s / iterations;
   state.counters["bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(w.kernels);
-  state.SetLabel(which == 0 ? "launch loop" : "PyTorch");
+  state.SetLabel(std::string(which == 0 ? "launch loop" : "PyTorch") +
+                 (layout == TraceLayout::Lean ? ", lean" : ", full"));
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
 }
 
 BENCHMARK(BM_Writer)
-    ->ArgNames({"mix", "kernels"})
-    ->Args({0, 100000})
-    ->Args({1, 100000})
-    ->Args({0, 1000000})
-    ->Args({1, 1000000})
+    ->ArgNames({"mix", "kernels", "lean"})
+    ->Args({0, 100000, 0})
+    ->Args({1, 100000, 0})
+    ->Args({0, 100000, 1})
+    ->Args({1, 100000, 1})
+    ->Args({0, 1000000, 0})
+    ->Args({1, 1000000, 0})
+    ->Args({0, 1000000, 1})
+    ->Args({1, 1000000, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);

@@ -118,11 +118,38 @@ const std::vector<TableRule>& table_rules() {
       {"capture_window",
        Action::Copy,
        {{"id", Kind::Id}, {"start_ns", Kind::Time}, {"end_ns", Kind::Time}}},
+      // Version 10, aggregate mode: durations and counts, no times to shift.
+      {"aggregate_process", Action::Copy, {}},
+      {"aggregate_kernel",
+       Action::Copy,
+       {{"id", Kind::Id},
+        {"cct_node_id", Kind::Ref, "cct_node"},
+        {"short_name_id", Kind::String},
+        {"demangled_name_id", Kind::String},
+        {"mangled_name_id", Kind::String}}},
+      {"aggregate_transfer",
+       Action::Copy,
+       {{"id", Kind::Id}, {"cct_node_id", Kind::Ref, "cct_node"}}},
+      {"aggregate_memory", Action::Copy, {}},
+      // Version 10, sampled tracing: every step's launch calls.
+      {"sampling", Action::Copy, {}},
+      {"sample_step", Action::Copy, {{"start_ns", Kind::Time}, {"end_ns", Kind::Time}}},
+      {"sample_step_api", Action::Copy, {{"api_id", Kind::String}}},
+      // The lean layout's tables (schema version 10): empty in the full-layout captures merge
+      // reads (open_input refuses lean ones).
+      {"kernel_config", Action::Skip, {}},
+      {"kernel_lean", Action::Skip, {}},
+      {"api_config", Action::Skip, {}},
+      {"api_call_lean", Action::Skip, {}},
       {"summary_source", Action::Skip, {}},
       {"summary_duration", Action::Skip, {}},
       {"summary_nvtx_work", Action::Skip, {}},
       {"step_detection", Action::Skip, {}},
+      {"stored_analysis_source", Action::Skip, {}},
+      {"stored_analysis", Action::Skip, {}},
       {"step", Action::Skip, {}},
+      {"timeline_lod_source", Action::Skip, {}},  // derived: the merged capture has none, and
+      {"timeline_lod", Action::Skip, {}},         // prof-gui reads its rows
   };
   return rules;
 }
@@ -252,6 +279,11 @@ Input open_input(const std::string& path) {
                      "; merge reads versions " + std::to_string(kMergeOldestVersion) + " to " +
                      std::to_string(kSchemaVersion) +
                      " only (captures of FuseLens with ranks): record the run again");
+  }
+  if (input.reader->lean()) {
+    throw MergeError("'" + path +
+                     "' is a lean capture (prof-run --layout lean): merge reads full-layout "
+                     "captures only; record the runs without --layout lean to merge them");
   }
   if (!has_table(input.handle(), "run") ||
       !query_optional_int(input.handle(), "SELECT COUNT(*) FROM run").value_or(0)) {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "fuselens/db/Cursor.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Printable.h"
 #include "fuselens/db/Writer.h"
 
@@ -146,12 +147,15 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
       columns = start + ", " + end;
     }
     bad += ")";
-    auto exists =
-        connection.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    // A table, or in a lean capture the reader's TEMP view of that name (the lean tables' rows
+    // with the full layout's columns, id its rows' id).
+    auto exists = connection.prepare(
+        "SELECT 'rowid' FROM main.sqlite_master WHERE type = 'table' AND name = ?1 UNION ALL "
+        "SELECT 'id' FROM temp.sqlite_master WHERE type = 'view' AND name = ?1");
     exists.bind(1, std::string_view(t.table));
     if (!exists.step()) continue;  // absent in older schema versions: nothing to check
-    auto s = connection.prepare("SELECT rowid, " + columns + " FROM " + t.table + " WHERE " + bad +
-                                " LIMIT 1");
+    auto s = connection.prepare("SELECT " + exists.text(0) + ", " + columns + " FROM " + t.table +
+                                " WHERE " + bad + " LIMIT 1");
     if (!s.step()) continue;
     auto value = [&](int i) { return s.is_null(i) ? std::string("NULL") : s.text(i); };
     std::string what =
@@ -279,11 +283,28 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
     // could stand in for a table and bypass the checks below (issue 22).
     auto other = connection_.prepare(
         "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index')");
+    const bool lean = capture_layout(connection_) == TraceLayout::Lean;
     while (other.step()) {
       if (other.text(0) == "view" && is_schema_view(other.text(1))) continue;
+      // A lean capture's views kernel and api_call: shadowed below by this reader's own.
+      if (lean && other.text(0) == "view" &&
+          (other.text(1) == "kernel" || other.text(1) == "api_call"))
+        continue;
       throw Error("'" + path + "' holds a " + other.text(0) + " '" + other.text(1) +
                   "', which FuseLens never writes: the capture is damaged or was not written by "
                   "FuseLens");
+    }
+    if (lean) {
+      // The lean tables read as the full layout's (Layout.h) through TEMP views, which SQLite
+      // finds before the file's views of the same names: every query of db/ reads them
+      // unchanged. Two levels so that restrict_to can replace kernel and api_call by windows
+      // over fl_lean_kernel and fl_lean_api_call.
+      lean_ = true;
+      connection_.exec(
+          lean_view_sql("CREATE TEMP VIEW", "fl_lean_kernel", "fl_lean_api_call", "main."));
+      connection_.exec(
+          "CREATE TEMP VIEW kernel AS SELECT * FROM temp.fl_lean_kernel;"
+          "CREATE TEMP VIEW api_call AS SELECT * FROM temp.fl_lean_api_call;");
     }
   } catch (const Error& e) {
     if (std::string_view(e.what()).rfind("'" + path + "' holds", 0) == 0) throw;
@@ -325,7 +346,8 @@ void Reader::check_table_timestamps(std::string_view table) const {
 }
 
 bool Reader::has_table(std::string_view name) const {
-  auto s = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  if (lean_ && (name == "kernel" || name == "api_call")) return true;
+  auto s = prepare("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?");
   s.bind(1, name);
   return s.step();
 }
@@ -440,6 +462,12 @@ std::vector<DeviceInfo> Reader::devices() const {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+std::string Reader::source(std::string_view table) const {
+  if (lean_ && (table == "kernel" || table == "api_call"))
+    return "temp.fl_lean_" + std::string(table);
+  return "main." + std::string(table);
 }
 
 std::int64_t Reader::gpu_record_count() const {

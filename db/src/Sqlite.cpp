@@ -80,6 +80,12 @@ Statement& Statement::bind_null(int index) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+  const int rc = sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) fail(db_, "binding a blob", rc);
+  return *this;
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -118,6 +124,17 @@ std::string Statement::text(int column) const {
   if (p == nullptr) return std::string();
   return printable(std::string_view(reinterpret_cast<const char*>(p),
                                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))));
+}
+
+std::string Statement::blob(int column) const {
+  const void* p = sqlite3_column_blob(stmt_, column);
+  if (p == nullptr) return std::string();
+  return std::string(static_cast<const char*>(p),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+bool Statement::type_is_blob(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_BLOB;
 }
 
 std::string Statement::raw_text(int column) const {

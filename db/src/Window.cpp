@@ -36,17 +36,32 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
       insert.run();
     }
   }
+  // A lean capture has no index on its calls' correlation ids (Layout.h): the launch of each
+  // correlation id is found once into a keyed TEMP table, instead of a scan of every call per
+  // GPU row.
+  std::string calls = source("api_call");
+  if (lean_) {
+    connection_.exec(
+        "CREATE TEMP TABLE fl_launch (pid INTEGER, correlation_id INTEGER, start_ns INTEGER, "
+        "PRIMARY KEY (pid, correlation_id)) WITHOUT ROWID");
+    connection_.exec(
+        "INSERT INTO temp.fl_launch SELECT pid, correlation_id, MIN(start_ns) FROM " + calls +
+        " WHERE pid IS NOT NULL AND correlation_id IS NOT NULL GROUP BY pid, correlation_id");
+    calls = "temp.fl_launch";
+  }
   // GPU work: the ids of the rows whose launch started inside the window, found once.
   for (const char* table : {"kernel", "memcpy", "memset"}) {
     if (!has_table(table)) continue;
     const std::string t = table;
-    const std::string launch =
-        "COALESCE((SELECT MIN(a.start_ns) FROM main.api_call AS a WHERE a.pid = g.pid AND "
-        "a.correlation_id = g.correlation_id), g.start_ns)";
+    const std::string launch = "COALESCE((SELECT MIN(a.start_ns) FROM " + calls +
+                               " AS a WHERE a.pid = g.pid AND "
+                               "a.correlation_id = g.correlation_id), g.start_ns)";
     connection_.exec("CREATE TEMP TABLE fl_" + t + "_ids (id INTEGER PRIMARY KEY)");
     connection_.exec("INSERT INTO temp.fl_" + t + "_ids SELECT id FROM (SELECT g.id AS id, " +
-                     launch + " AS at FROM main." + t + " AS g) WHERE " + inside("at"));
-    connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM main." + t +
+                     launch + " AS at FROM " + source(t) + " AS g) WHERE " + inside("at"));
+    // A lean capture's kernel is already a TEMP view (Reader.cpp): replaced by the window's.
+    connection_.exec("DROP VIEW IF EXISTS temp." + t);
+    connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM " + source(t) +
                      " WHERE id IN temp.fl_" + t + "_ids");
   }
   // Activities placed by their own start (or timestamp).
@@ -56,7 +71,8 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
   for (const auto& [table, column] : timed) {
     if (!has_table(table)) continue;
     const std::string t = table;
-    connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM main." + t + " AS x WHERE " +
+    connection_.exec("DROP VIEW IF EXISTS temp." + t);
+    connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM " + source(t) + " AS x WHERE " +
                      inside(std::string("x.") + column));
   }
   restricted_ = true;

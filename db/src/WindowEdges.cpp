@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "fuselens/db/Layout.h"
+
 namespace fuselens::db {
 namespace {
 
@@ -36,6 +38,7 @@ std::string outside(const std::string& table) {
 WindowEdgeRecords leave_out_window_edge_records(Connection& connection) {
   WindowEdgeRecords left;
   if (connection.query_int("SELECT COUNT(*) FROM capture_window") == 0) return left;
+  const bool lean = capture_layout(connection) == TraceLayout::Lean;
   in_transaction(connection, [&] {
     connection.exec("DROP TABLE IF EXISTS temp.fl_window_calls");
     connection.exec(kSpans);
@@ -46,8 +49,9 @@ WindowEdgeRecords leave_out_window_edge_records(Connection& connection) {
       const auto n = connection.query_int("SELECT COUNT(*)" + rows);
       *counts[i] = n > 0 ? static_cast<std::uint64_t>(n) : 0;
       if (n > 0) {
-        connection.exec(std::string("DELETE FROM ") + tables[i] +
-                        " WHERE rowid IN (SELECT g.rowid" + rows + ")");
+        // A lean capture's kernel is a view (Layout.h): its rows are kernel_lean's, same ids.
+        const std::string target = lean && i == 0 ? "kernel_lean" : tables[i];
+        connection.exec("DELETE FROM " + target + " WHERE id IN (SELECT g.id" + rows + ")");
       }
     }
     connection.exec("DROP TABLE temp.fl_window_calls");

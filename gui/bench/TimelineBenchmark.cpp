@@ -14,6 +14,13 @@
 //   search       TimelineSearch's searchTimeline over the loaded timeline (the Timeline page's
 //                search field): every kernel of a name, every launch call, a regex, no match.
 // Goals (issue 7): first paint under 2 s, zoomed-out repaint under 16 ms on 2 cores.
+//
+// gui_benchmark --open CAPTURE [--store-lod] [--width W] [--height H]: the Timeline page's path
+// on a given capture (issue 21: ten million kernels): openCapture and the Timeline job
+// (loadAnalysis: the stored level of detail when the capture has one, else load_timeline),
+// setCapture and the first paint, the peak RSS then (VmHWM), 30 repaints zoomed out, then a zoom
+// to 10 ms in the middle (its window load, then 30 repaints) and back out. --store-lod first
+// stores the level of detail into CAPTURE (analyzer::store_timeline_lod; it is changed).
 
 #include <QAbstractItemView>
 #include <QApplication>
@@ -28,6 +35,9 @@
 #include <QThread>
 
 #include <ctime>
+#include <cstring>
+#include <fstream>
+#include <string>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -151,6 +161,94 @@ void measureWindow(QTextStream& out, const QString& path, const QString& slug, i
   out.flush();
 }
 
+/// A field of /proc/self/status in MB (VmHWM: peak RSS; VmRSS: now).
+double statusMb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::strlen(field) + 1)) / 1024.0;
+  }
+  return -1;
+}
+
+int measureOpen(QTextStream& out, const QString& path, bool storeLod, int width, int height) {
+  out << "load average at start: " << loadAverage() << " (" << QThread::idealThreadCount()
+      << " cores)\n";
+  if (storeLod) {
+    const auto s0 = Clock::now();
+    fuselens::analyzer::store_timeline_lod(path.toStdString());
+    out << "store_timeline_lod: " << ms(Clock::now() - s0) << " ms\n";
+  }
+  auto t0 = Clock::now();
+  double c0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
+  std::shared_ptr<fuselens::gui::CaptureData> data;
+  try {
+    data = fuselens::gui::openCapture(path);
+  } catch (const std::exception& e) {
+    out << "gui_benchmark: " << e.what() << "\n";
+    return 1;
+  }
+  const double openMs = ms(Clock::now() - t0);
+  const double openCpuMs = cpuMs(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  t0 = Clock::now();
+  c0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
+  fuselens::gui::loadAnalysis(fuselens::gui::Analysis::Timeline, *data);
+  const double loadMs = ms(Clock::now() - t0);
+  const double loadCpuMs = cpuMs(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  if (!data->error(fuselens::gui::Analysis::Timeline).isEmpty()) {
+    out << "gui_benchmark: timeline: " << data->error(fuselens::gui::Analysis::Timeline) << "\n";
+    return 1;
+  }
+  out << "open " << openMs << " ms wall (" << openCpuMs << " ms CPU); timeline job " << loadMs
+      << " ms wall (" << loadCpuMs << " ms CPU; "
+      << (data->timelineLod ? QStringLiteral("stored level of detail, %1 rows")
+                                  .arg(data->timelineLod->rows.size())
+                            : QStringLiteral("every item: ") + data->timelineLodNote)
+      << ")\n";
+  fuselens::gui::TimelineWidget widget;
+  widget.resize(width, height);
+  QImage image(widget.size(), QImage::Format_ARGB32_Premultiplied);
+  t0 = Clock::now();
+  c0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
+  widget.setCapture(data);
+  {
+    QPainter p(&image);
+    widget.paintTimeline(p, image.rect());
+  }
+  const double paintMs = ms(Clock::now() - t0);
+  out << "setCapture + first paint " << paintMs << " ms wall ("
+      << cpuMs(CLOCK_PROCESS_CPUTIME_ID) - c0 << " ms CPU); time to first paint (open + job + paint) "
+      << openMs + loadMs + paintMs << " ms (goal < 2000); peak RSS at first paint "
+      << statusMb("VmHWM:") << " MB (goal < 1024)\n";
+  const Repaint all = repaint(widget, image, 30);
+  out << "repaint zoomed out (" << widget.width() << "x" << widget.height() << "): median "
+      << all.median_ms << " ms wall, " << all.median_cpu_ms << " ms CPU, worst " << all.worst_ms
+      << " ms wall (goal < 16); "
+      << (widget.drawsLevelOfDetail() ? "level of detail, " : "rows, ") << all.stats.lodColumns
+      << " columns from buckets, " << all.stats.items << " items, " << all.stats.blocks
+      << " merged blocks standing for " << all.stats.mergedItems << " items\n";
+  const double mid = (widget.viewStart() + widget.viewEnd()) / 2;
+  t0 = Clock::now();
+  widget.setView(mid, mid + 1e7);
+  const double windowMs = ms(Clock::now() - t0);
+  const Repaint zoomed = repaint(widget, image, 30);
+  out << "zoom to 10 ms: " << windowMs << " ms (" << widget.windowLoads()
+      << " window loads); repaint median " << zoomed.median_ms << " ms wall, "
+      << zoomed.median_cpu_ms << " ms CPU, worst " << zoomed.worst_ms
+      << " ms; " << (widget.drawsLevelOfDetail() ? "level of detail, " : "rows, ")
+      << zoomed.stats.items << " items at full size, " << zoomed.stats.mergedItems
+      << " merged\n";
+  t0 = Clock::now();
+  widget.zoomAll();
+  widget.setView(mid, mid + 1e7);
+  out << "zoom out and back in to 10 ms: " << ms(Clock::now() - t0) << " ms ("
+      << widget.windowLoads() << " window loads in all)\n";
+  out << "peak RSS at end " << statusMb("VmHWM:") << " MB; load average at end: " << loadAverage()
+      << "\n";
+  out.flush();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,8 +266,18 @@ int main(int argc, char** argv) {
                              QStringLiteral("FILE"));
   QCommandLineOption reuseOpt(QStringLiteral("reuse"), QStringLiteral("Use this capture (from --keep) instead."),
                               QStringLiteral("FILE"));
-  parser.addOptions({kernelsOpt, widthOpt, heightOpt, keepOpt, reuseOpt});
+  QCommandLineOption openOpt(QStringLiteral("open"),
+                             QStringLiteral("Only measure the Timeline page on this capture."),
+                             QStringLiteral("FILE"));
+  QCommandLineOption storeLodOpt(QStringLiteral("store-lod"),
+                                 QStringLiteral("With --open: store the level of detail first."));
+  parser.addOptions({kernelsOpt, widthOpt, heightOpt, keepOpt, reuseOpt, openOpt, storeLodOpt});
   parser.process(app);
+  if (parser.isSet(openOpt)) {
+    QTextStream out(stdout);
+    return measureOpen(out, parser.value(openOpt), parser.isSet(storeLodOpt),
+                       parser.value(widthOpt).toInt(), parser.value(heightOpt).toInt());
+  }
   const std::int64_t kernels = parser.value(kernelsOpt).toLongLong();
   const std::string path = parser.isSet(reuseOpt) ? parser.value(reuseOpt).toStdString()
                            : parser.isSet(keepOpt)

@@ -50,6 +50,8 @@ void CaptureData::take(Analysis analysis, CaptureData&& part) {
   switch (analysis) {
     case Analysis::Timeline:
       timeline = std::move(part.timeline);
+      timelineLod = std::move(part.timelineLod);
+      timelineLodNote = std::move(part.timelineLodNote);
       break;
     case Analysis::Steps:
       steps = std::move(part.steps);
@@ -81,7 +83,14 @@ std::shared_ptr<CaptureData> openCapture(const QString& path) {
   auto data = std::make_shared<CaptureData>();
   data->path = path;
   data->displayName = QFileInfo(path).fileName();
-  data->capture = analyzer::open_capture(path.toStdString());  // throws db::Error with the reason
+  // A capture with a stored level of detail opens without checking every kernel's and launch
+  // call's timestamps (a full scan of ten million rows); the rows read are checked as read, and
+  // the other analyses' readers check everything. Any other capture is checked in full here.
+  data->capture = analyzer::open_capture(path.toStdString(), db::TimestampCheck::DeferLargeTables);
+  if (!analyzer::has_timeline_lod(
+          *data->capture->open_reader(db::TimestampCheck::DeferLargeTables))) {
+    data->capture = analyzer::open_capture(path.toStdString());  // throws db::Error with the reason
+  }
   data->openMilliseconds = timer.elapsed();
   data->loadMilliseconds = data->openMilliseconds;
   return data;
@@ -93,13 +102,26 @@ void loadAnalysis(Analysis analysis, CaptureData& into) {
   const std::size_t i = CaptureData::index(analysis);
   try {
     if (!into.capture) into.capture = analyzer::open_capture(into.path.toStdString());
-    const auto opened = windowed(analysis) && into.window ? into.capture->open_reader(*into.window)
-                                                          : into.capture->open_reader();
+    const auto opened = analysis == Analysis::Timeline
+                            ? into.capture->open_reader(db::TimestampCheck::DeferLargeTables)
+                        : windowed(analysis) && into.window
+                            ? into.capture->open_reader(*into.window)
+                            : into.capture->open_reader();
     const auto& reader = *opened;
     switch (analysis) {
-      case Analysis::Timeline:
-        into.timeline = analyzer::load_timeline(reader);
+      case Analysis::Timeline: {
+        std::string why;
+        if (auto lod = analyzer::load_timeline_lod(reader, &why)) {
+          into.timelineLod = std::make_shared<const analyzer::TimelineLod>(std::move(*lod));
+          into.timeline = analyzer::load_timeline_window(reader, *into.timelineLod, 0, 0);
+        } else {
+          into.timelineLodNote = QString::fromStdString(why);
+          reader.check_table_timestamps("kernel");  // deferred above: every row is read now
+          reader.check_table_timestamps("api_call");
+          into.timeline = analyzer::load_timeline(reader);
+        }
         break;
+      }
       case Analysis::Steps: {
         // The window's step search is the steps analysis (default methods): done once.
         into.window.reset();

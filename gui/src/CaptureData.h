@@ -27,6 +27,7 @@
 #include "steps/Steps.h"
 #include "summary/Summary.h"
 #include "timeline/Timeline.h"
+#include "timeline/TimelineLod.h"
 #include "window/Window.h"
 
 namespace fuselens::gui {
@@ -53,8 +54,15 @@ struct CaptureData {
   analyzer::CapturePtr capture;
   /// Analysis::Summary: kernel names demangled, as `prof-analyze summary`.
   analyzer::Summary summary;
-  /// Analysis::Timeline: kernel names short, as Nsight Systems' timeline.
+  /// Analysis::Timeline: kernel names short, as Nsight Systems' timeline. With a stored level of
+  /// detail (timelineLod), the lanes, NVTX ranges and counters only: TimelineWidget loads the
+  /// kernels and API calls of the visible window itself (analyzer::load_timeline_window).
   analyzer::Timeline timeline;
+  /// Analysis::Timeline: the capture's stored level of detail when it is trusted
+  /// (analyzer/timeline/TimelineLod.h); null: `timeline` holds every item (captures before
+  /// schema 10, or whose stored one is stale or damaged: timelineLodNote says why in one line).
+  std::shared_ptr<const analyzer::TimelineLod> timelineLod;
+  QString timelineLodNote;
   std::optional<analyzer::FlagsReport> flags;  ///< Analysis::Flags: default rules and thresholds
   std::vector<analyzer::RangeStats> ranges;    ///< Analysis::Ranges: analyzer::range_stats
   /// Analysis::Steps: analyzer::analyze_steps (default methods) of the whole capture.

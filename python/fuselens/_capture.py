@@ -90,6 +90,14 @@ def _check(db, p):
             f"to version {SCHEMA_VERSION}: upgrade FuseLens")
     if version < 1:
         raise FuselensError(f"'{p}' has no FuseLens schema version")
+    lean = db.execute(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kernel_lean')"
+        " AND NOT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kernel')"
+    ).fetchone()[0]
+    if lean:
+        raise FuselensError(
+            f"'{p}' is a lean capture (prof-run --layout lean), which this package does not read "
+            "yet: prof-analyze reads it, or record without --layout lean")
     views = reference().views
     for kind, name in db.execute(
             "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index')"):

@@ -11,7 +11,7 @@ import importlib.resources
 import sqlite3
 
 APPLICATION_ID = 0x46534C4E  # "FSLN": PRAGMA application_id of every capture
-SCHEMA_VERSION = 9  # the newest schema this package reads (db/include/fuselens/db/Records.h)
+SCHEMA_VERSION = 10  # the newest schema this package reads (db/include/fuselens/db/Records.h)
 
 
 @functools.lru_cache(maxsize=1)

@@ -106,3 +106,57 @@ TEST(CaptureWriter, StopsItsThreadWhenDestroyedWithoutFinalize) {
   db::Reader reader(dir.file("capture.fuselens"));
   EXPECT_EQ(reader.devices().size(), 1u);
 }
+
+namespace {
+
+// Hands the sink a calling context tree of two calls, as the collector's session does at exit.
+class ContextsEpilogue final : public CaptureSink::Epilogue {
+ public:
+  void write_final(CaptureSink& sink) noexcept override {
+    db::CallingContextTree tree;
+    tree.pid = kPid;
+    tree.frames.push_back({db::FrameKind::Native, "/bin/app", 16, "main", "", 0});
+    tree.nodes = {{0, 0}, {0, 0}};
+    tree.contexts = {{1, kPid, 1}, {2, kPid, 1}};
+    try {
+      sink.handle_calling_contexts(tree);
+    } catch (...) {
+      ADD_FAILURE() << "the sink threw";
+    }
+  }
+};
+
+}  // namespace
+
+TEST(CaptureWriter, AggregateModeStoresTheTreeAndItsAggregatesButNoContextOfUnstoredRows) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("capture.fuselens");
+  ActivityBuffers buffers(4096, 2);
+  {
+    CaptureWriter sink(new_capture(path), buffers, kPid, 2);
+    sink.set_aggregate(true);
+    sink.start();
+    ContextsEpilogue epilogue;
+    EXPECT_TRUE(sink.finalize(epilogue, std::chrono::seconds(30)));
+  }
+  db::Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM aggregate_process WHERE pid = 4242"), 1);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM cct_node"), 2);
+  // No window: no row was stored, so no call's context either (the aggregates hold them).
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM api_context"), 0);
+}
+
+TEST(CaptureWriter, AggregateModeWithoutContextsStoresItsAggregatesAfterTheEpilogue) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("capture.fuselens");
+  ActivityBuffers buffers(4096, 2);
+  {
+    CaptureWriter sink(new_capture(path), buffers, kPid, 2);
+    sink.set_aggregate(false);
+    sink.start();
+    ProcessRowEpilogue epilogue;
+    EXPECT_TRUE(sink.finalize(epilogue, std::chrono::seconds(30)));
+  }
+  db::Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM aggregate_process WHERE pid = 4242"), 1);
+}

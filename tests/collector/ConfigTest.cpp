@@ -265,3 +265,104 @@ TEST(Config, ReadsCaptureControlFromTheEnvironment) {
        {kEnvCaptureRange, kEnvCaptureRangeEnd, kEnvSteps, kEnvStepRange, kEnvDelayMs})
     unsetenv(v);
 }
+
+TEST(Config, ReadsTheModeAndRefusesAggregatingCounters) {
+  unsetenv(kEnvMode);
+  unsetenv(kEnvAggregateKeepTrace);
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  setenv(kEnvMode, "aggregate", 1);
+  setenv(kEnvAggregateKeepTrace, "1", 1);
+  auto c = CollectorConfig::from_environment();
+  EXPECT_TRUE(c.aggregate);
+  EXPECT_TRUE(c.aggregate_keep_trace);
+  c.metrics = "roofline";
+  EXPECT_THROW(c.validate(), ConfigError);
+  setenv(kEnvMode, "trace", 1);
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  setenv(kEnvMode, "", 1);  // prof-run's "unset"
+  EXPECT_FALSE(CollectorConfig::from_environment().aggregate);
+  for (const char* bad : {"Aggregate", "aggregate ", "agg", "trace,aggregate"}) {
+    setenv(kEnvMode, bad, 1);
+    EXPECT_THROW(CollectorConfig::from_environment(), ConfigError) << '"' << bad << '"';
+  }
+  setenv(kEnvMode, "trace", 1);
+  setenv(kEnvAggregateKeepTrace, "yes", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  unsetenv(kEnvMode);
+  unsetenv(kEnvAggregateKeepTrace);
+}
+
+// --sample 1/N (docs/capture-control.md, "Sampled tracing").
+TEST(Config, ParsesSampleOneInN) {
+  EXPECT_EQ(parse_sample("1/10"), 10u);
+  EXPECT_EQ(parse_sample("1/1"), 1u);
+  EXPECT_EQ(parse_sample("1/1000000"), 1000000u);
+  for (const char* bad : {"",       "1/",   "1/0",  "1/01",  "1/-3",      "1/+3",
+                          "1/ 3",   "1/3 ", "2/10", "1/1.5", "1/1000001", "1/99999999999999999999",
+                          "1/10/2", "/10",  "10",   "1//10", "1/0x10",    "1/10\n",
+                          "1/nan",  "1/inf"}) {
+    EXPECT_THROW(parse_sample(bad), ConfigError) << bad;
+  }
+  // A time duty cycle is named as not supported rather than as malformed.
+  try {
+    parse_sample("10ms/100ms");
+    ADD_FAILURE() << "accepted a duty cycle";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("time duty cycle"), std::string::npos) << e.what();
+  }
+  // The message shows a hostile value in printable form, on one line.
+  try {
+    parse_sample("1/\x1b[2J\n");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_EQ(m.find('\x1b'), std::string::npos) << m;
+  }
+}
+
+TEST(Config, SampleIsCaptureControlAndMixesWithNoOtherKind) {
+  CollectorConfig c;
+  c.sample_every = 10;
+  c.validate();
+  EXPECT_TRUE(c.controlled());
+  c.step_range = "iter*";  // --step-range goes with --sample too
+  c.validate();
+  c.steps = parse_steps("1:0:1");
+  EXPECT_THROW(c.validate(), ConfigError);
+  c.steps.reset();
+  c.capture_range = parse_capture_range("nvtx:a");
+  EXPECT_THROW(c.validate(), ConfigError);
+  c.capture_range = {};
+  c.duration_ms = 5;
+  EXPECT_THROW(c.validate(), ConfigError);
+  c.duration_ms = 0;
+  c.metrics = "roofline";
+  EXPECT_THROW(c.validate(), ConfigError);  // counters are not windowed
+  c.metrics.clear();
+  c.sample_every = 2'000'000;  // set directly, past the parser
+  EXPECT_THROW(c.validate(), ConfigError);
+}
+
+TEST(Config, SampleReadFromTheEnvironmentIdlesInDriverIdsUnlessAsked) {
+  setenv(kEnvSample, "1/4", 1);
+  unsetenv(kEnvControlApi);
+  auto c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.sample_every, 4u);
+  EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kDriverIds);
+  setenv(kEnvControlApi, "runtime", 1);  // an explicit choice is kept
+  c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kRuntime);
+  unsetenv(kEnvControlApi);
+  setenv(kEnvSample, "", 1);  // prof-run sets it empty when unused
+  c = CollectorConfig::from_environment();
+  EXPECT_EQ(c.sample_every, 0u);
+  EXPECT_EQ(c.window_api, CollectorConfig::WindowApi::kRuntime);
+  setenv(kEnvSample, "1/0", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  setenv(kEnvSample, "1/3", 1);
+  setenv(kEnvSteps, "0:0:1", 1);
+  EXPECT_THROW(CollectorConfig::from_environment(), ConfigError);
+  unsetenv(kEnvSteps);
+  unsetenv(kEnvSample);
+}

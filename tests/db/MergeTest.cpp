@@ -138,6 +138,13 @@ void write_capture(const std::string& path, const Rank& r) {
   w.write_calling_contexts(tree);
   w.write_kernel_args({{r.pid, 10, 0, 0x7f0000001000ull}});
   w.write_capture_windows({{r.pid, t, t + 600, "steps"}});
+  // Sampled tracing (schema 10): a step traced and one still open at exit.
+  w.write_sampling({r.pid,
+                    10,
+                    2,
+                    0,
+                    {{0, t + 10, t + 20, false, {{"cuLaunchKernel", 3}}},
+                     {1, t + 30, 0, true, {{"cuMemcpyAsync", 1}}}}});
   RunEnd end;
   end.reason = EndReason::Exited;
   end.exit_status = 0;
@@ -239,8 +246,9 @@ TEST(Merge, SameHostKeepsTimesAndEveryRow) {
         a.integer("SELECT COUNT(*) FROM " + table) + b.integer("SELECT COUNT(*) FROM " + table))
         << table;
   }
-  for (const std::string table : {"process", "thread", "process_rank", "cct_node", "api_context",
-                                  "kernel_arg", "frame", "capture_window"}) {
+  for (const std::string table :
+       {"process", "thread", "process_rank", "cct_node", "api_context", "kernel_arg", "frame",
+        "capture_window", "sampling", "sample_step", "sample_step_api"}) {
     EXPECT_EQ(
         merged.integer("SELECT COUNT(*) FROM " + table),
         a.integer("SELECT COUNT(*) FROM " + table) + b.integer("SELECT COUNT(*) FROM " + table))
@@ -322,6 +330,25 @@ TEST(Merge, OtherHostIsShiftedByTheOffsetDifference) {
           << table << "." << c;
     }
   }
+  // The sampled steps move with their process; a step open at exit stays open; API names are
+  // the moved process's own.
+  for (const std::string c : {"start_ns", "end_ns"}) {
+    const auto original = b.rows("SELECT " + c + " FROM sample_step ORDER BY step");
+    const auto moved =
+        merged.rows("SELECT " + c + " FROM sample_step WHERE pid = 101 ORDER BY step");
+    ASSERT_EQ(moved.size(), original.size());
+    for (std::size_t i = 0; i < original.size(); ++i) {
+      if (original[i][0] == "NULL") {
+        EXPECT_EQ(moved[i][0], "NULL");
+      } else {
+        EXPECT_EQ(std::stoll(moved[i][0]), std::stoll(original[i][0]) + shift) << c;
+      }
+    }
+  }
+  EXPECT_EQ(merged.rows("SELECT s.value, a.calls FROM sample_step_api a JOIN strings s ON s.id = "
+                        "a.api_id WHERE a.pid = 101 ORDER BY a.step"),
+            b.rows("SELECT s.value, a.calls FROM sample_step_api a JOIN strings s ON s.id = "
+                   "a.api_id ORDER BY a.step"));
   // UTC = t + clock_offset_ns still holds for the moved process.
   EXPECT_EQ(merged.integer("SELECT clock_offset_ns FROM process WHERE pid = 101"),
             offset_b - shift);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -38,9 +39,10 @@ ApiCallRecord call(std::uint32_t pid, std::uint32_t correlation, std::uint64_t s
 
 // Process 7 ran two windows, [1000, 2000] with calls 10-12 and [5000, open) with calls 40-41;
 // process 8 ran no window; process 9 ran one window but traced no API calls.
-std::string write_capture(const fuselens::test::TempDir& dir) {
+std::string write_capture(const fuselens::test::TempDir& dir,
+                          TraceLayout layout = TraceLayout::Full) {
   const auto path = dir.file("w.sqlite");
-  auto w = Writer::create(path, RunInfo{});
+  auto w = Writer::create(path, RunInfo{}, layout);
   RecordBatch b;
   for (std::uint32_t c : {10u, 11u, 12u}) b.api_calls.push_back(call(7, c, 1000 + 100 * c));
   for (std::uint32_t c : {40u, 41u}) b.api_calls.push_back(call(7, c, 5000 + 100 * c));
@@ -100,6 +102,26 @@ TEST(WindowEdges, LeavesOutOnlyTheWorkLaunchedOutsideEveryWindow) {
   EXPECT_TRUE(ids(c, "memcpy", 7).empty());
   EXPECT_EQ(ids(c, "memset", 7), (std::vector<std::int64_t>{12}));
   // A second pass finds nothing more, and the capture still reads.
+  EXPECT_EQ(leave_out_window_edge_records(c).total(), 0u);
+  Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 10);
+}
+
+// The lean layout (Layout.h): `kernel` is a view over kernel_lean, which the deletion must reach
+// (a DELETE of the view failed, so prof-run could not finalize a lean capture with windows).
+TEST(WindowEdges, LeavesOutTheSameRecordsOfALeanCapture) {
+  fuselens::test::TempDir dir;
+  const auto path = write_capture(dir, TraceLayout::Lean);
+  Connection c(path, Connection::Mode::ReadWrite);
+  ASSERT_EQ(capture_layout(c), TraceLayout::Lean);
+  const auto left = leave_out_window_edge_records(c);
+  EXPECT_EQ(left.kernels, 2u);  // ids 9 and 20
+  EXPECT_EQ(left.memcpys, 1u);  // id 30
+  EXPECT_EQ(left.memsets, 0u);
+  EXPECT_EQ(ids(c, "kernel", 7), (std::vector<std::int64_t>{0, 10, 11, 11, 12, 40, 41, 50}));
+  EXPECT_EQ(ids(c, "kernel", 8), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(ids(c, "kernel", 9), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(c.query_int("SELECT COUNT(*) FROM kernel_lean"), 10);
   EXPECT_EQ(leave_out_window_edge_records(c).total(), 0u);
   Reader reader(path);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), 10);

@@ -129,3 +129,32 @@ TEST_F(CaptureControlGpu, DelayLeavesOutTheStartUp) {
   EXPECT_EQ(counts.count("warmup_kernel"), 0u);
   EXPECT_EQ(counts.count("tail_kernel"), 1u);
 }
+
+// --sample 1/N (docs/capture-control.md, "Sampled tracing"): steps 4, 8, 12, 16 (1-based) traced
+// of 16, and every step's launch calls counted from the callbacks, traced or not.
+TEST_F(CaptureControlGpu, SampleTracesOneStepInNAndCountsEveryStepsLaunches) {
+  const auto launched = capture({"--sample", "1/4"}, {"--steps", "16"});
+  EXPECT_EQ(recorded_kernels(), expected(launched, {3, 7, 11, 15}));
+  fuselens::db::Reader reader(dir.file("c.sqlite"));
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sampling WHERE every = 4 AND steps = 16 AND "
+                             "steps_lost = 0"),
+            1);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sample_step"), 16);
+  for (int s = 0; s < 16; ++s) {
+    SCOPED_TRACE(s);
+    const std::string step = std::to_string(s);
+    EXPECT_EQ(reader.query_int("SELECT traced FROM sample_step WHERE step = " + step),
+              s % 4 == 3 ? 1 : 0);
+    long calls = launched["steps"][s]["copies"].get<long>();
+    for (const auto& [name, n] : launched["steps"][s]["kernels"].items()) calls += n.get<long>();
+    EXPECT_EQ(reader.query_int("SELECT COALESCE(SUM(calls), 0) FROM sample_step_api WHERE step = " +
+                               step),
+              calls);
+  }
+  // Every analysis says what was sampled.
+  const auto r = run({binary("prof-analyze", PROF_ANALYZE_PATH), "summary", dir.file("c.sqlite")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sampled: 1 step in 4 traced (steps 4, 8, 12 …: 4 of 16)"),
+            std::string::npos)
+      << r.out;
+}

@@ -68,6 +68,18 @@ TEST(ProfRunCli, RefusesBadOrContradictoryCaptureControlAndWritesNothing) {
       {{"--duration", "0"}, "--duration"},
       {{"--delay", "1", "--capture-range", "cudaProfilerApi"}, "cannot be combined"},
       {{"--steps", "0:0:1", "--metrics", "roofline"}, "--metrics"},
+      // --sample 1/N (docs/capture-control.md, "Sampled tracing")
+      {{"--sample", ""}, "expected 1/N"},
+      {{"--sample", "1/0"}, "from 1 to 1000000"},
+      {{"--sample", "1/-10"}, "from 1 to 1000000"},
+      {{"--sample", "1/1000001"}, "from 1 to 1000000"},
+      {{"--sample", "1/18446744073709551617"}, "from 1 to 1000000"},
+      {{"--sample", "3/10"}, "expected 1/N"},
+      {{"--sample", "10ms/100ms"}, "time duty cycle"},
+      {{"--sample", "1/10", "--steps", "1:0:1"}, "--sample"},
+      {{"--sample", "1/10", "--capture-range", "nvtx:a"}, "--sample"},
+      {{"--sample", "1/10", "--delay", "1"}, "cannot be combined"},
+      {{"--sample", "1/10", "--metrics", "roofline"}, "--metrics"},
   };
   for (const auto& [options, fragment] : cases) {
     std::vector<std::string> argv = {PROF_RUN_PATH, "-o", out};
@@ -87,6 +99,8 @@ TEST(ProfRunCli, AcceptsEachCaptureControlForm) {
       {"--capture-range", "cudaProfilerApi", "--capture-range-end", "stop"},
       {"--steps", "2:1:3:2", "--step-range", "step#*"},
       {"--delay", "0.5", "--duration", "2"},
+      {"--sample", "1/10"},
+      {"--sample", "1/1", "--step-range", "iter*"},
   };
   for (const auto& options : forms) {
     std::vector<std::string> argv = {PROF_RUN_PATH, "-o", dir.file("a.sqlite"), "--force"};

@@ -185,6 +185,12 @@ std::vector<Command> commands() {
        {"merge", "--help"},
        {"merge", "-o", "@OUT", kCapture, kCapture},
        {{"--output", {}}, {"--force", {}, true}}},
+      {"prof-analyze convert",  // issue 21: the lean trace layout
+       analyze,
+       a,
+       {"convert", "--help"},
+       {"convert", kCapture, "--layout", "lean", "-o", "@OUT"},
+       {{"--output", {}}, {"--layout", {"medium", "full"}}, {"--force", {}, true}}},
       {"prof-analyze ranks",
        analyze,
        a,
@@ -200,6 +206,8 @@ std::vector<Command> commands() {
        {{"--output", {}},
         {"--force", {}, true},
         {"--torch-modules", {"maybe", ""}},
+        {"--layout", {"medium", "Lean", ""}},       // issue 21
+        {"--mode", {"sideways", "Aggregate", ""}},  // issue 21: aggregate mode
         {"--trace", {"no_such_group", "+nope"}},
         {"--buffer-kib", {"abc", "1", "-64"}},
         {"--max-buffers", {"abc", "1", "100000"}},
@@ -222,6 +230,7 @@ std::vector<Command> commands() {
         {"--delay", {"-1", "abc", "1e30"}},
         {"--duration", {"0", "-2", "abc"}},
         {"--steps", {"1:1", "1:1:0", "a:b:c", "1:1:1:1:1"}},
+        {"--sample", {"1/0", "", "2/3", "1/-1", "10ms/100ms", "1/99999999999999999999"}},
         {"--step-range", {""}},
         {"--color", {"sometimes", "Always", ""}}}},  // issue 23
       {"prof-ceilings",

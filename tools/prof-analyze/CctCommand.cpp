@@ -16,7 +16,9 @@
 #include "CommandProgress.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Reader.h"
+#include "store/AnalysisStore.h"
 
 namespace fuselens::cli {
 namespace {
@@ -56,11 +58,30 @@ int run_cct(const CctOptions& o) {
   analyzer::StepOptions steps;
   if (const int rc = parse_window_options(o.window, spec, steps)) return rc;
   CommandProgress progress("cct");  // on a terminal, after 1 s (CommandProgress.h)
-  db::Reader reader(o.file);
+  // Kernel and api_call timestamps are checked only where their rows are read (the row path).
+  db::Reader reader(o.file, db::TimestampCheck::DeferLargeTables);
   analyzer::Window window;
   // torch.compile kernels' source lines: their marks precede the window, read them first.
   auto kernel_sources = analyzer::compiled_kernel_sources(reader);
-  if (const int rc = open_window(reader, spec, steps, window)) return rc;
+  // An aggregate capture holds the whole run's statistics: read them unless --window asks for the
+  // windows' trace (docs/aggregate.md). Stored results are for the default window only, so an
+  // aggregate capture's whole-run answer is computed (from its aggregate rows: small).
+  const bool whole_run = fuselens::db::has_aggregates(reader) && !o.window.window;
+  if (whole_run) spec = analyzer::parse_window("all");
+  // The groups stored when the run ended (analyzer/store/AnalysisStore.h), else the rows.
+  std::optional<std::vector<analyzer::cct::OperationGroup>> stored;
+  if (auto w = analyzer::stored_results_window(reader, spec, steps)) {
+    stored = analyzer::load_stored_cct(reader, *w);
+    if (stored) {
+      window = std::move(*w);
+      note_aggregate_capture(reader, whole_run);  // as open_window would have
+    }
+  }
+  if (!stored) {
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+    if (const int rc = open_window(reader, spec, steps, window, {}, whole_run)) return rc;
+  }
   analyzer::CctOptions options;
   options.kernel_sources = std::move(kernel_sources);
   options.view = o.view == "bottom-up" ? analyzer::CctView::BottomUp
@@ -75,7 +96,8 @@ int run_cct(const CctOptions& o) {
   if (o.phase == "unknown") options.phase = analyzer::CctPhase::Unknown;
   options.split_phase = o.split_phase;
   options.frames = *analyzer::parse_frames_mode(o.frames);
-  const auto report = analyzer::calling_context_report(reader, options);
+  const auto report = stored ? analyzer::cct::report_from_groups(reader, *stored, options)
+                             : analyzer::calling_context_report(reader, options);
   if (!report.available)
     return fail("'" + o.file + "': " + report.unavailable_reason, kExitCapture);
   std::ostringstream text;

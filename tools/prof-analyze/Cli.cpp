@@ -76,6 +76,10 @@ const char* examples(const std::string& command) {
        "Examples:\n"
        "  prof-analyze modules run.sqlite\n"
        "  prof-analyze modules run.sqlite --depth 2 --format csv"},
+      {"convert",
+       "Examples:\n"
+       "  prof-analyze convert run.sqlite --layout lean -o run.lean.sqlite\n"
+       "  prof-analyze convert big.sqlite --layout lean -o big.lean.sqlite --force"},
       {"merge",
        "Examples:\n"
        "  prof-analyze merge rank0.sqlite rank1.sqlite -o ddp.sqlite\n"

@@ -87,9 +87,17 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
 /// kExitWindow when the window selects nothing, kExitOk otherwise. `before_restrict`, when set,
 /// runs between the two on the unrestricted reader (an analysis that numbers steps over the
 /// whole capture: ranks).
+/// On an aggregate capture (docs/aggregate.md) it first prints note_aggregate_capture's line.
 int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
                 const analyzer::StepOptions& steps, analyzer::Window& window,
-                const std::function<void(const analyzer::Window&)>& before_restrict = {});
+                const std::function<void(const analyzer::Window&)>& before_restrict = {},
+                bool reads_aggregates = false);
+/// On an aggregate capture (docs/aggregate.md) prints one line on standard error: with
+/// `reads_aggregates` (summary and cct without --window), that the output is the whole run's
+/// statistics; otherwise that the analysis needs a trace and shows the capture windows' trace
+/// (which windows, how many rows), or that the capture holds none. Nothing on other captures.
+/// open_window prints it; an analysis answering from stored results (analyzer/store) calls it.
+void note_aggregate_capture(const db::Reader& reader, bool reads_aggregates);
 /// Writes `text` (an analysis written in `format`) naming the window(s) it describes: a
 /// "Window: ..." line above a table, a `window` column appended to every CSV table, a "window"
 /// member in JSON (its object, or {"window", "rows"} around an array). Two windows are the
@@ -109,5 +117,6 @@ Runner add_steps_command(CLI::App& app);
 Runner add_modules_command(CLI::App& app);
 Runner add_merge_command(CLI::App& app);
 Runner add_ranks_command(CLI::App& app);
+Runner add_convert_command(CLI::App& app);
 
 }  // namespace fuselens::cli

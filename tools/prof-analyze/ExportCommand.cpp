@@ -40,6 +40,12 @@
 namespace fuselens::cli {
 namespace {
 
+// The window as the exports name it (otherData.window of a Chrome trace, the report's window
+// line), with the sampled line of a sampled capture (prof-run --sample) after it.
+std::string window_text(const analyzer::Window& w) {
+  return w.sampling ? w.description + "; " + analyzer::sampling_line(*w.sampling) : w.description;
+}
+
 namespace analyzer = fuselens::analyzer;
 
 struct ExportOptions {
@@ -129,7 +135,7 @@ int run_export(const ExportOptions& options) {
   }
 
   if (*format == analyzer::ExportFormat::ChromeTrace) {
-    analyzer::ChromeTraceOptions trace{kernel_names, kGenerator, windows.front().description, {}};
+    analyzer::ChromeTraceOptions trace{kernel_names, kGenerator, window_text(windows.front()), {}};
     if (options.rank) {
       for (const auto& r : readers.front()->process_ranks()) {
         if (r.rank == *options.rank) trace.pids.push_back(r.pid);
@@ -155,7 +161,7 @@ int run_export(const ExportOptions& options) {
                                              *format == analyzer::ExportFormat::Html,
                                              comparison ? &*comparison : nullptr, &windows[i],
                                              *analyzer::parse_frames_mode(options.frames)));
-    runs.back().window = windows[i].description;
+    runs.back().window = window_text(windows[i]);
     if (runs.back().analyses && !windows[i].whole) {
       runs.back().analyses->ranks = std::move(ranks[i]);
       runs.back().analyses->ranks_note = ranks_notes[i];

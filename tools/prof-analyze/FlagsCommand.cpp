@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "flags/Flags.h"
 #include "flags/FlagsFormat.h"
 #include "fuselens/db/Reader.h"
+#include "store/AnalysisStore.h"
 
 namespace fuselens::cli {
 namespace {
@@ -77,12 +79,29 @@ int run_flags_command(const FlagsOptions& options) {
   analyzer::StepOptions steps;
   if (const int rc = parse_window_options(options.window, spec, steps)) return rc;
   CommandProgress progress("flags");  // on a terminal, after 1 s (CommandProgress.h)
-  fuselens::db::Reader reader(options.file);
+  // Kernel and api_call timestamps are checked only where their rows are read (the row path).
+  fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
   analyzer::Window window;
-  if (const int rc = open_window(reader, spec, steps, window)) return rc;
+  const auto names = name_kind(options.names);
+  const auto frames = *analyzer::parse_frames_mode(options.frames);
+  // The report stored when the run ended (analyzer/store/AnalysisStore.h), else the rows.
+  std::optional<analyzer::FlagsReport> stored;
+  if (analyzer::stored_flags_config(config, names, frames)) {
+    if (auto w = analyzer::stored_results_window(reader, spec, steps)) {
+      stored = analyzer::load_stored_flags(reader, *w);
+      if (stored) {
+        window = std::move(*w);
+        note_aggregate_capture(reader, false);  // as open_window would have
+      }
+    }
+  }
+  if (!stored) {
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+    if (const int rc = open_window(reader, spec, steps, window)) return rc;
+  }
   const analyzer::FlagsReport report =
-      analyzer::run_flags(reader, config, name_kind(options.names), &window,
-                          *analyzer::parse_frames_mode(options.frames));
+      stored ? std::move(*stored) : analyzer::run_flags(reader, config, names, &window, frames);
   if (!report.cuda_used) {
     return fail("'" + options.file + "': the workload never initialized CUDA; nothing to flag",
                 kExitCapture);

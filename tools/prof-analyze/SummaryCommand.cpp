@@ -24,6 +24,7 @@
 #include "Cli.h"
 #include "CommandProgress.h"
 #include "export/ExportFile.h"
+#include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Reader.h"
 #include "summary/NsysReports.h"
 #include "summary/NvtxGpuProjection.h"
@@ -137,7 +138,11 @@ int run_summary(const SummaryOptions& options) {
   CommandProgress progress("summary");  // on a terminal, after 1 s (CommandProgress.h)
   fuselens::db::Reader reader(options.file, fuselens::db::TimestampCheck::DeferLargeTables);
   analyzer::Window window;
-  if (const int rc = open_window(reader, spec, steps, window)) return rc;
+  // An aggregate capture holds the whole run's statistics: read them unless --window asks for the
+  // windows' trace (docs/aggregate.md).
+  const bool whole_run = fuselens::db::has_aggregates(reader) && !options.window.window;
+  if (whole_run) spec = analyzer::parse_window("all");
+  if (const int rc = open_window(reader, spec, steps, window, {}, whole_run)) return rc;
   const analyzer::Summary summary =
       analyzer::summarize(reader, name_kind(options.names), nvtx_projection(options.projection));
   if (!summary.cuda_used) {

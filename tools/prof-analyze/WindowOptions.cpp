@@ -1,12 +1,14 @@
 // --window and the step-method options every analysing subcommand shares, and how its output
 // names the window (docs/windows.md).
 
+#include <iostream>
 #include <nlohmann/json.hpp>
-
 #include <sstream>
 
 #include "Cli.h"
+#include "Color.h"
 #include "ProgressLine.h"
+#include "fuselens/db/AggregateStore.h"
 #include "summary/SummaryFormat.h"
 
 namespace fuselens::cli {
@@ -84,9 +86,33 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
   return kExitOk;
 }
 
+void note_aggregate_capture(const db::Reader& reader, bool reads_aggregates) {
+  if (db::has_aggregates(reader)) {
+    tools::ProgressLine::erase_open_line();
+    const auto trace = db::trace_windows(reader);
+    std::cerr << tools::diagnostic_prefix("prof-analyze", tools::Tone::Note);
+    if (reads_aggregates) {
+      std::cerr << "aggregate capture (docs/aggregate.md): the whole run's statistics; "
+                   "--window reads the trace of its "
+                << trace.windows << " capture window(s) instead\n";
+    } else if (trace.traced == 0) {
+      std::cerr << "aggregate capture (docs/aggregate.md): this analysis needs a trace and "
+                   "the capture holds none (no capture window was recorded); summary and cct "
+                   "show the whole run\n";
+    } else {
+      std::cerr << "aggregate capture (docs/aggregate.md): this analysis needs a trace; it "
+                   "shows the trace of the "
+                << trace.windows << " capture window(s) (" << trace.reasons << "; " << trace.traced
+                << " records), not the whole run\n";
+    }
+  }
+}
+
 int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
                 const analyzer::StepOptions& steps, analyzer::Window& window,
-                const std::function<void(const analyzer::Window&)>& before_restrict) {
+                const std::function<void(const analyzer::Window&)>& before_restrict,
+                bool reads_aggregates) {
+  note_aggregate_capture(reader, reads_aggregates);
   if (spec.kind != analyzer::WindowKind::All) {  // the step search reads every launch
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");
@@ -112,12 +138,21 @@ void write_windowed(std::ostream& out, const std::string& text, analyzer::Output
     label += (i ? "; " : "") + std::string(side) + windows[i]->label;
     description += (i ? "; " : "") + std::string(side) + windows[i]->description;
   }
+  // A sampled capture (prof-run --sample) says so in every output: a line under the window's.
+  std::string sampled, sampled_csv;
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    if (!windows[i]->sampling) continue;
+    const char* side = windows.size() == 2 ? (i == 0 ? "baseline " : "candidate ") : "";
+    const std::string line = side + analyzer::sampling_line(*windows[i]->sampling) + "\n";
+    sampled += line;
+    sampled_csv += "# " + line;  // a comment line, as the CSV tables use them
+  }
   switch (format) {
     case analyzer::OutputFormat::Table:
-      out << "Window: " << description << "\n\n" << text;
+      out << "Window: " << description << "\n" << sampled << "\n" << text;
       return;
     case analyzer::OutputFormat::Csv:
-      out << with_window_column(text, label);
+      out << sampled_csv << with_window_column(text, label);
       return;
     case analyzer::OutputFormat::Json: {
       auto doc = nlohmann::json::parse(text);
@@ -135,6 +170,19 @@ void write_windowed(std::ostream& out, const std::string& text, analyzer::Output
         nlohmann::json spans = nlohmann::json::array();
         for (const auto& i : w->intervals) spans.push_back({i.start_ns, i.end_ns});
         j["intervals_ns"] = std::move(spans);
+        if (w->sampling) {
+          const auto& sm = *w->sampling;
+          j["sampling"] = {{"line", analyzer::sampling_line(sm)},
+                           {"every", sm.every},
+                           {"mixed", sm.mixed},
+                           {"processes", sm.processes},
+                           {"steps", sm.steps},
+                           {"steps_lost", sm.steps_lost},
+                           {"traced_steps", sm.traced_steps},
+                           {"launch_calls", sm.calls},
+                           {"traced_launch_calls", sm.traced_calls},
+                           {"scale", sm.scale}};
+        }
         list.push_back(std::move(j));
       }
       nlohmann::json window = list.size() == 1 ? list[0] : list;

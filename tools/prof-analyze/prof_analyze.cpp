@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   add(&cli::add_modules_command);
   add(&cli::add_merge_command);
   add(&cli::add_ranks_command);
+  add(&cli::add_convert_command);
 
   try {
     app.parse(argc, argv);

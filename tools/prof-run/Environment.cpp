@@ -75,6 +75,7 @@ std::string check_user_environment(const CollectorConfig& config, bool metrics_f
   env.set(kEnvMaxBuffers, std::to_string(config.max_buffers));
   env.set(kEnvFlushMs, std::to_string(config.flush_period_ms));
   env.set(kEnvPerProcess, config.per_process ? "1" : "0");
+  env.set(kEnvMode, "trace");  // prof-run's --mode replaces the user's value
   if (metrics_from_options) {
     env.set(kEnvMetrics, config.metrics);
     env.set(kEnvMetricReplay, config.metric_replay);
@@ -88,7 +89,9 @@ std::string check_user_environment(const CollectorConfig& config, bool metrics_f
   }
   env.set(kEnvKernelNameBase, "function");
   // Capture control is checked with prof-run's options (validate()); here it is left out.
-  for (const char* name : {kEnvCaptureRange, kEnvSteps, kEnvStepRange}) env.set(name, "");
+  for (const char* name : {kEnvCaptureRange, kEnvSteps, kEnvStepRange, kEnvSample}) {
+    env.set(name, "");
+  }
   env.set(kEnvCaptureRangeEnd, "stop");
   for (const char* name : {kEnvDelayMs, kEnvDurationMs, kEnvStartUtcNs}) env.set(name, "0");
   try {

@@ -8,7 +8,7 @@
 //            [--launch-skip-before-match N] [-c|--launch-count N] [--nvtx-include EXPR]...
 //            [--nvtx-exclude EXPR]...]
 //            [--measure-ceilings] [--per-process]
-//            [--torch-modules on|hooks|off] -- CMD ARGS...
+//            [--torch-modules on|hooks|off] [--mode trace|aggregate] -- CMD ARGS...
 //
 // Every CUDA process the command starts (children by fork or exec inherit the collector through
 // the environment) appends to the one capture FILE, its rows tagged with its pid, the process
@@ -24,6 +24,8 @@
 // The exit shim (libfuselens_exit_shim.so, beside the collector: collector/shim/ExitShim.h) is
 // added to LD_PRELOAD, after the user's preloads, so that a process ending in _exit, exit_group
 // or exec flushes its capture first; FUSELENS_EXIT_SHIM=0 leaves it out.
+// --mode aggregate: the whole run's statistics per distinct context (docs/aggregate.md), and
+// trace rows only inside the windows of --steps, --capture-range or --delay/--duration.
 // The workload gets SIGTERM when prof-run dies (PR_SET_PDEATHSIG), so it is never left running
 // on its own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to prof-run are forwarded to it.
 //
@@ -72,7 +74,9 @@
 #include "fuselens/db/WindowEdges.h"
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
+#include "store/AnalysisStore.h"
 #include "summary/SummaryStore.h"
+#include "timeline/TimelineLod.h"
 
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
@@ -235,6 +239,7 @@ struct Options {
   bool force = false;
   bool per_process = false;       // --per-process: a capture per CUDA process
   bool measure_ceilings = false;  // --measure-ceilings (RooflineSteps.h)
+  std::string layout = "full";    // --layout: the capture's trace layout (db/.../Layout.h)
   std::string trace = fuselens::collector::trace_to_string(fuselens::collector::kTraceDefault);
   std::string torch_modules;  // --torch-modules on|off; empty: FUSELENS_TORCH_MODULES as set
   std::string python_dir;     // the Python instrumentation's folder (find_python_dir)
@@ -242,7 +247,7 @@ struct Options {
   CollectorConfig config;
   std::vector<std::string> command;
   // capture control (docs/capture-control.md), as given
-  std::string capture_range, capture_range_end, steps;
+  std::string capture_range, capture_range_end, steps, sample;
   std::optional<double> delay_s, duration_s;
   fuselens::tools::FilterOptions filters;  // counter launch filters, as given
 };
@@ -276,6 +281,13 @@ Options parse(int argc, char** argv) {
                  "Activity groups: cuda,sync,memory,api,runtime,driver,nvtx,overhead,context,args "
                  "or all; +GROUP/-GROUP change the default (--trace +args adds kernel arguments)")
       ->capture_default_str();
+  app.add_option("--layout", o.layout,
+                 "Trace layout: full (every kernel and API call a row with all its columns, "
+                 "indexed) or lean (the same records interned and delta-coded, no kernel or call "
+                 "indexes: about a quarter of the size; analyses give the same results and sort "
+                 "what they read)")
+      ->check(CLI::IsMember({"full", "lean"}))
+      ->capture_default_str();
   app.add_option("--buffer-kib", o.config.buffer_kib, "Activity buffer size in KiB (64..262144)");
   app.add_option("--max-buffers", o.config.max_buffers, "Activity buffer pool cap (2..4096)");
   app.add_option("--flush-ms", o.config.flush_period_ms, "Flush period in ms (10..60000)");
@@ -305,6 +317,13 @@ Options parse(int argc, char** argv) {
                  "hooks record NVTX ranges per call, forward and backward: slower; the fallback "
                  "on CPython other than 3.11/3.12) or off")
       ->check(CLI::IsMember({"on", "hooks", "off"}));
+  std::string mode = "trace";
+  app.add_option("--mode", mode,
+                 "trace (every record a row, the default) or aggregate (the whole run's "
+                 "statistics per calling context, kernel and launch configuration, with the "
+                 "trace of the --steps/--capture-range/--delay windows only; docs/aggregate.md)")
+      ->check(CLI::IsMember({"trace", "aggregate"}))
+      ->capture_default_str();
   app.add_option("--capture-range", o.capture_range,
                  "Record only inside NVTX ranges named NAME (nvtx:NAME, nvtx:NAME@DOMAIN, "
                  "nvtx:NAME@* for any domain) or between cudaProfilerStart and cudaProfilerStop "
@@ -318,9 +337,13 @@ Options parse(int argc, char** argv) {
   app.add_option("--steps", o.steps,
                  "WAIT:WARMUP:ACTIVE[:REPEAT] on the step ranges (torch.profiler.schedule): skip "
                  "WAIT and WARMUP steps, record ACTIVE steps, REPEAT cycles (0: to the end)");
+  app.add_option("--sample", o.sample,
+                 "1/N: trace one step in N (steps N, 2N, ... of the step ranges) with activity "
+                 "off in between, and count the launch calls of every step "
+                 "(docs/capture-control.md, \"Sampled tracing\")");
   app.add_option("--step-range", o.config.step_range,
-                 "With --steps: the step ranges are the NVTX ranges matching GLOB (default "
-                 "ProfilerStep#*, then *step*, then *iteration*)");
+                 "With --steps or --sample: the step ranges are the NVTX ranges matching GLOB "
+                 "(default ProfilerStep#*, then *step*, then *iteration*)");
   std::string color = "auto";
   app.add_option("--color", color,
                  "Colour prof-run's error/warning labels: auto (only on a terminal), always or "
@@ -333,7 +356,11 @@ Options parse(int argc, char** argv) {
       "  prof-run -o run.sqlite -- python3 train.py\n"
       "  prof-run --capture-range nvtx:train --capture-range-end repeat:3 -- ./app\n"
       "  prof-run --steps 5:2:3 -- python3 train.py        (record steps 8-10 only)\n"
+      "  prof-run --sample 1/10 -- python3 train.py        (trace steps 10, 20, ...; count "
+      "every step's launches)\n"
       "  prof-run --delay 20 --duration 5 -- ./server\n"
+      "  prof-run --mode aggregate --steps 10:0:5:1 -- python3 train.py   (statistics of the "
+      "whole run, the trace of steps 11-15)\n"
       "  prof-run --metrics roofline -k regex:gemm -s 1 -c 2 -- ./app   (counters for the 2nd "
       "and 3rd GEMM launches)\n"
       "  prof-run --metrics roofline --nvtx-include 'train/' -- python3 train.py\n"
@@ -382,10 +409,12 @@ Options parse(int argc, char** argv) {
     if (o.delay_s) o.config.delay_ms = milliseconds("--delay", *o.delay_s, true);
     if (o.duration_s) o.config.duration_ms = milliseconds("--duration", *o.duration_s, false);
     if (app.count("--steps") > 0) o.config.steps = c::parse_steps(o.steps);
+    if (app.count("--sample") > 0) o.config.sample_every = c::parse_sample(o.sample);
     if (app.count("--step-range") > 0 && o.config.step_range.empty()) {
       throw UsageError("--step-range: expected a non-empty GLOB");
     }
     o.config.trace = fuselens::collector::parse_trace(o.trace);
+    o.config.aggregate = mode == "aggregate";
     o.filters.apply(app, !o.config.metrics.empty(), o.config.filter);
     o.config.validate();
   } catch (const fuselens::collector::ConfigError& e) {
@@ -486,6 +515,30 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
+    // The results of cct and flags for the default window (AnalysisStore.h). Optional too.
+    if (reader) {
+      try {
+        progress.step("cct and flags", 0, 0);
+        fuselens::analyzer::store_analyses(*reader);
+        progress.done();
+      } catch (const std::exception& e) {
+        progress.done();
+        std::cerr << "[fuselens] cct and flags results not stored (they will read every row): "
+                  << e.what() << '\n';
+      }
+    }
+    // The timeline's level of detail (analyzer/timeline/TimelineLod.h), so that prof-gui opens
+    // a big capture without reading every kernel. Optional: without it prof-gui reads the rows.
+    if (reader) {
+      try {
+        progress.step("timeline level of detail", 0, 0);
+        fuselens::analyzer::store_timeline_lod(*reader);
+        progress.done();
+      } catch (const std::exception& e) {
+        progress.done();
+        std::cerr << "[fuselens] timeline level of detail not stored: " << e.what() << '\n';
+      }
+    }
     progress.done();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -555,6 +608,7 @@ int run_workload(const Options& options, const std::string& executable,
     // launch filters, always set so that a stray value in the user's environment is replaced
     fuselens::tools::set_filter_environment(options.config.filter);
     ::setenv(fuselens::collector::kEnvPerProcess, options.per_process ? "1" : "0", 1);
+    ::setenv(fuselens::collector::kEnvMode, options.config.aggregate ? "aggregate" : "trace", 1);
     if (!options.exit_shim.empty()) {  // after the user's preloads (libasan must stay first)
       const char* old = std::getenv("LD_PRELOAD");
       const std::string preload = (old && *old ? std::string(old) + ":" : "") + options.exit_shim;
@@ -586,6 +640,7 @@ int run_workload(const Options& options, const std::string& executable,
       ::setenv(c::kEnvDelayMs, std::to_string(cfg.delay_ms).c_str(), 1);
       ::setenv(c::kEnvDurationMs, std::to_string(cfg.duration_ms).c_str(), 1);
       ::setenv(c::kEnvSteps, options.steps.c_str(), 1);
+      ::setenv(c::kEnvSample, options.sample.c_str(), 1);
       ::setenv(c::kEnvStepRange, cfg.step_range.c_str(), 1);
       ::setenv(c::kEnvStartUtcNs, std::to_string(launch_utc_ns).c_str(), 1);
     }
@@ -740,7 +795,8 @@ int main(int argc, char** argv) {
     run.trace = fuselens::collector::trace_to_string(options.config.trace);
     run.start_utc_ns = utc_now_ns();
     start_utc_ns = run.start_utc_ns;
-    fuselens::db::Writer::create(output.string(), run);
+    fuselens::db::Writer::create(output.string(), run,
+                                 *fuselens::db::parse_trace_layout(options.layout));
     if (options.measure_ceilings) {
       fuselens::collector::measure_ceilings(ceilings_directory(), output.string());
     }

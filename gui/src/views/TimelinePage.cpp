@@ -264,7 +264,7 @@ void TimelinePage::showCallPath(const TimelineItem* item) {
                        "or API call to see the frames that launched it."));
     return;
   }
-  const auto& t = data_->timeline;
+  const auto& t = *timeline_->timeline();  // the timeline (or loaded window) holding `item`
   std::uint32_t pid = 0, correlation = 0;
   switch (item->kind) {
     case TimelineItemKind::Kernel:
@@ -333,7 +333,7 @@ void TimelinePage::showDetails(const TimelineItem* item) {
     details_->clear();
     return;
   }
-  const auto& t = data_->timeline;
+  const auto& t = *timeline_->timeline();  // the timeline (or loaded window) holding `item`
   const auto name = [&](std::uint32_t i) { return toQString(t.names[i]).toHtmlEscaped(); };
   const double origin = static_cast<double>(t.begin_ns);
   QString html = QStringLiteral("<b>%1</b> &nbsp; <i>%2</i><br>")

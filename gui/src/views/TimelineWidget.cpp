@@ -74,27 +74,51 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
   });
 }
 
-const analyzer::Timeline* TimelineWidget::timeline() const {
-  return data_ ? &data_->timeline : nullptr;
-}
+const analyzer::Timeline* TimelineWidget::timeline() const { return data_ ? &tl() : nullptr; }
 
 void TimelineWidget::setCapture(const CaptureDataPtr& capture) {
   data_ = capture;
   selected_ = nullptr;
+  selectedOwner_.reset();
   highlighted_.clear();
-  names_.clear();
-  colors_.clear();
-  if (data_) {
-    const auto& t = data_->timeline;
-    names_.reserve(t.names.size());
-    colors_.reserve(t.names.size());
-    for (const auto& n : t.names) {
-      names_.push_back(toQString(n));
-      colors_.push_back(colorForName(names_.back()));
+  cache_.clear();
+  window_.reset();
+  reader_.reset();
+  lodRows_.clear();
+  lodMode_ = false;
+  if (data_ && data_->timelineLod) {
+    // Each Gpu and Api row's stored level of detail, by lane and depth.
+    const auto& rows = data_->timelineLod->rows;
+    for (const auto& lane : data_->timeline.lanes) {
+      auto& of = lodRows_.emplace_back(lane.rows.size(), -1);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        const bool match = lane.kind == LaneKind::Gpu
+                               ? r.kind == LaneKind::Gpu && r.device_id == lane.device_id &&
+                                     r.stream_id == lane.stream_id && r.pid == lane.pid
+                               : lane.kind == LaneKind::Api && r.kind == LaneKind::Api &&
+                                     r.pid == lane.pid && r.tid == lane.tid;
+        if (match && r.depth < of.size()) of[r.depth] = static_cast<int>(i);
+      }
     }
+    lodMode_ = true;
   }
+  takeNames();
   layoutTracks();
   zoomAll();
+}
+
+void TimelineWidget::takeNames() {
+  names_.clear();
+  colors_.clear();
+  if (!data_) return;
+  const auto& t = tl();
+  names_.reserve(t.names.size());
+  colors_.reserve(t.names.size());
+  for (const auto& n : t.names) {
+    names_.push_back(toQString(n));
+    colors_.push_back(colorForName(names_.back()));
+  }
 }
 
 void TimelineWidget::setEmptyText(const QString& text) {
@@ -106,7 +130,7 @@ void TimelineWidget::layoutTracks() {
   tracks_.clear();
   int y = 0;
   if (data_) {
-    const auto& t = data_->timeline;
+    const auto& t = tl();
     auto addLane = [&](int laneIndex) {
       const auto& lane = t.lanes[static_cast<std::size_t>(laneIndex)];
       for (std::size_t r = 0; r < lane.rows.size(); ++r) {
@@ -154,7 +178,7 @@ void TimelineWidget::layoutTracks() {
 QStringList TimelineWidget::trackTitles() const {
   QStringList out;
   if (!data_) return out;
-  const auto& t = data_->timeline;
+  const auto& t = tl();
   for (const auto& track : tracks_) {
     if (track.lane == -2) {
       out << QStringLiteral("Steps (%1)").arg(stepLaneItemCount());
@@ -180,14 +204,14 @@ int TimelineWidget::rowCenterY(int lane, int row) const {
 }
 
 std::int64_t TimelineWidget::groupKey(int lane) const {
-  const auto& l = data_->timeline.lanes[static_cast<std::size_t>(lane)];
-  if (data_->timeline.has_ranks && l.rank >= 0) return l.rank;
-  if (data_->timeline.has_ranks) return -1;  // processes without a rank: one group
+  const auto& l = tl().lanes[static_cast<std::size_t>(lane)];
+  if (tl().has_ranks && l.rank >= 0) return l.rank;
+  if (tl().has_ranks) return -1;  // processes without a rank: one group
   return -2 - static_cast<std::int64_t>(l.pid);
 }
 
 QString TimelineWidget::groupTitle(int lane) const {
-  const auto& t = data_->timeline;
+  const auto& t = tl();
   const auto& l = t.lanes[static_cast<std::size_t>(lane)];
   if (t.has_ranks) {
     return l.rank >= 0 ? QStringLiteral("Rank %1").arg(l.rank) : QStringLiteral("Without rank");
@@ -263,6 +287,7 @@ void TimelineWidget::setView(double startNs, double endNs) {
   }
   viewStart_ = startNs;
   viewEnd_ = endNs;
+  updateWindow();
   update();
   Q_EMIT viewChanged();
 }
@@ -296,6 +321,7 @@ void TimelineWidget::reveal(std::int64_t startNs, std::int64_t endNs) {
 
 void TimelineWidget::select(const TimelineItem* item) {
   selected_ = item;
+  selectedOwner_ = item ? window_ : nullptr;
   update();
   Q_EMIT itemSelected(item);
 }
@@ -341,8 +367,8 @@ QColor TimelineWidget::itemColor(const TimelineItem& item) const {
     case TimelineItemKind::Memset:
       return QColor(0xd4, 0xb1, 0x2f);
     case TimelineItemKind::Api:
-      return data_->timeline.api_calls[item.detail].driver ? QColor(0xb8, 0xc4, 0xa8)
-                                                           : QColor(0xa9, 0xbc, 0xd6);
+      return tl().api_calls[item.detail].driver ? QColor(0xb8, 0xc4, 0xa8)
+                                                : QColor(0xa9, 0xbc, 0xd6);
     case TimelineItemKind::Nvtx:
       return colors_[item.name].lighter(118);
     case TimelineItemKind::Kernel:
@@ -367,7 +393,8 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
                emptyText_.isEmpty() ? QStringLiteral("No capture open") : emptyText_);
     return;
   }
-  const auto& t = data_->timeline;
+  updateWindow();
+  const auto& t = tl();
   QFont small = font();
   small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
   p.setFont(small);
@@ -407,8 +434,12 @@ void TimelineWidget::paintTimeline(QPainter& p, const QRect& target) {
       }
       p.save();
       p.setClipRect(area.intersected(QRect(area.left(), y, area.width(), track.height)));
-      paintRow(p, lane, lane.rows[static_cast<std::size_t>(track.row)], area, y + 1,
-               track.height - 2);
+      if (const auto* stored = lodMode_ ? lodRow(track.lane, track.row) : nullptr) {
+        paintLodRow(p, lane.kind, *stored, area, y + 1, track.height - 2);
+      } else {
+        paintRow(p, lane, lane.rows[static_cast<std::size_t>(track.row)], area, y + 1,
+                 track.height - 2);
+      }
       p.restore();
     } else {
       const auto& counter = t.counters[static_cast<std::size_t>(track.counter)];
@@ -508,7 +539,7 @@ void TimelineWidget::paintRuler(QPainter& p, const QRect& area, int top) {
   p.fillRect(QRect(0, top, width(), kRulerHeight), kGutter);
   const double nsPerPx = (viewEnd_ - viewStart_) / area.width();
   const double step = niceStep(nsPerPx * 110);
-  const double origin = static_cast<double>(data_->timeline.begin_ns);
+  const double origin = static_cast<double>(tl().begin_ns);
   const double first = std::ceil((viewStart_ - origin) / step) * step + origin;
   p.setPen(QColor(0x55, 0x5b, 0x63));
   // When the label of the first tick cannot tell ticks apart (deep zoom far into the capture),
@@ -653,6 +684,10 @@ std::vector<double> TimelineWidget::coverage(int lane, int row) const {
   if (row < 0 || static_cast<std::size_t>(row) >= l.rows.size()) return out;
   const int width = timeArea().width();
   out.reserve(static_cast<std::size_t>(width));
+  if (const auto* stored = lodMode_ ? lodRow(lane, row) : nullptr) {
+    for (int c = 0; c < width; ++c) out.push_back(lodColumnCoverage(*stored, c, width));
+    return out;
+  }
   for (int c = 0; c < width; ++c) {
     out.push_back(columnCoverage(l.rows[static_cast<std::size_t>(row)], c, width));
   }
@@ -704,7 +739,7 @@ void TimelineWidget::paintCounter(QPainter& p, const analyzer::CounterTrack& tra
 }
 
 QString TimelineWidget::tooltipFor(const TimelineItem& item) const {
-  const auto& t = data_->timeline;
+  const auto& t = tl();
   return QStringLiteral("<b>%1</b><br>%2, %3<br>starts at %4")
       .arg(names_[item.name].toHtmlEscaped(), QString::fromUtf8(analyzer::to_string(item.kind)),
            formatDuration(static_cast<double>(item.end_ns - item.start_ns)),

@@ -13,6 +13,16 @@
 // coverage costs two more, so a repaint costs O(width x log n) per row, not O(n). Counters are
 // drawn as one step polygon with each pixel column's maximum.
 //
+// Stored level of detail (CaptureData::timelineLod, analyzer/timeline/TimelineLod.h; captures of
+// schema 10 with it): the capture's timeline then holds no kernels or API calls. While the visible
+// window holds more than kWindowItems of them (by the stored counts), each Gpu and Api row is
+// drawn from the stored buckets by the same coverage bars (one O(1) lookup per pixel column:
+// the coarsest level not wider than a column); once it holds fewer, the items of the view (and
+// as much again on each side) are loaded through the start-time indexes
+// (analyzer::load_timeline_window) and drawn as above, every kernel at full size. The last
+// kWindowCache windows are kept, so zooming and panning back do not read again. Selection,
+// tooltips and the details pane work on the loaded window's items.
+//
 // Captures of several processes (or ranks) show a header above each process's group of lanes
 // ("Process 810", or "Rank 1" / "Without rank" with ranks) and lane titles that name the
 // process and the thread (analyzer/timeline/Timeline.h).
@@ -37,6 +47,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "CaptureData.h"
@@ -54,7 +65,27 @@ class TimelineWidget : public QWidget {
   void setCapture(const CaptureDataPtr& capture);
   /// The text drawn when no capture is shown ("No capture open", "Loading the timeline…").
   void setEmptyText(const QString& text);
+  /// The timeline drawn: the capture's, or with a stored level of detail the loaded window's
+  /// (whose items are the ones selection and itemAt return) while one covers the view.
   const analyzer::Timeline* timeline() const;
+  /// True while the Gpu and Api rows are drawn from the stored level of detail (the view holds
+  /// more than kWindowItems items, or nothing is loaded yet).
+  bool drawsLevelOfDetail() const { return lodMode_; }
+  /// [t0, t1) of the loaded window in use; t1 <= t0 when none.
+  std::pair<std::int64_t, std::int64_t> loadedWindow() const;
+  /// Windows read through load_timeline_window so far (benchmarks, tests of the cache).
+  int windowLoads() const { return windowLoads_; }
+  /// Sets the most items a view may hold for them to be loaded (kWindowItems by default; 0:
+  /// always draw the stored level of detail) and applies it to the current view.
+  void setWindowItemLimit(std::int64_t items) {
+    windowItems_ = items;
+    if (window_) {  // chosen under the old limit
+      window_.reset();
+      takeNames();
+    }
+    updateWindow();
+    update();
+  }
 
   /// Visible time span, absolute ns (CUPTI clock).
   double viewStart() const { return viewStart_; }
@@ -118,6 +149,7 @@ class TimelineWidget : public QWidget {
   /// stand for.
   struct PaintStats {
     std::int64_t items = 0, blocks = 0, mergedItems = 0;
+    std::int64_t lodColumns = 0;  ///< pixel columns drawn from the stored level of detail
   };
   const PaintStats& lastPaintStats() const { return stats_; }
 
@@ -131,6 +163,10 @@ class TimelineWidget : public QWidget {
   /// a 12 ms step (0.8, the fine step with Ctrl, takes 16).
   static constexpr double kWheelZoom = 0.5;
   static constexpr double kFineWheelZoom = 0.8;
+  /// With a stored level of detail: items (by its counts) a view may hold for its items to be
+  /// loaded and drawn one by one (about 10 MB and 0.1-0.3 s of reading on the 2-core machine).
+  static constexpr std::int64_t kWindowItems = 200'000;
+  static constexpr int kWindowCache = 4;  ///< loaded windows kept
 
  Q_SIGNALS:
   void itemSelected(const fuselens::analyzer::TimelineItem* item);
@@ -184,6 +220,32 @@ class TimelineWidget : public QWidget {
   /// ranks), else -2 - pid.
   std::int64_t groupKey(int lane) const;
   double columnCoverage(const analyzer::TimelineRow& row, int column, int width) const;
+  /// The current timeline (see timeline()).
+  const analyzer::Timeline& tl() const { return window_ ? *window_ : data_->timeline; }
+  /// Rebuilds names_ and colors_ from tl().
+  void takeNames();
+  /// With a stored level of detail: picks (loading when needed) the window the view needs, or
+  /// the level of detail (TimelineWidgetLod.cpp).
+  void updateWindow();
+  /// The stored row of lane `lane`, row `row` (nullptr: none, or no level of detail).
+  const analyzer::LodRow* lodRow(int lane, int row) const;
+  void paintLodRow(QPainter& p, analyzer::LaneKind kind, const analyzer::LodRow& row,
+                   const QRect& area, int y, int h);
+  double lodColumnCoverage(const analyzer::LodRow& row, int column, int width) const;
+
+  struct LoadedWindow {
+    std::int64_t t0 = 0, t1 = 0;
+    std::shared_ptr<const analyzer::Timeline> timeline;
+  };
+  std::vector<LoadedWindow> cache_;                   ///< most recently used last
+  std::shared_ptr<const analyzer::Timeline> window_;  ///< in use; null: data_->timeline
+  std::int64_t windowT0_ = 0, windowT1_ = 0;
+  std::shared_ptr<const analyzer::Timeline> selectedOwner_;  ///< keeps selected_ alive
+  std::unique_ptr<const fuselens::db::Reader> reader_;       ///< window loads, GUI thread only
+  std::vector<std::vector<int>> lodRows_;                    ///< per lane and row: index or -1
+  bool lodMode_ = false;
+  int windowLoads_ = 0;
+  std::int64_t windowItems_ = kWindowItems;
 
   CaptureDataPtr data_;
   QString emptyText_;

@@ -30,6 +30,8 @@ inline constexpr const char* kEnvContextStats = "FUSELENS_CONTEXT_STATS";    // 
 inline constexpr const char* kEnvPerProcess = "FUSELENS_PER_PROCESS";  // 1: a capture per process
 inline constexpr const char* kEnvExitShim = "FUSELENS_EXIT_SHIM";    // 0: no exit shim (default 1)
 inline constexpr const char* kEnvApiSelect = "FUSELENS_API_SELECT";  // kind (default) | ids
+inline constexpr const char* kEnvMode = "FUSELENS_MODE";             // trace (default) | aggregate
+inline constexpr const char* kEnvAggregateKeepTrace = "FUSELENS_AGGREGATE_KEEP_TRACE";  // 1 or 0
 inline constexpr const char* kEnvControlApi =
     "FUSELENS_CONTROL_API";  // runtime (default)|filter|both
 // Capture control (docs/capture-control.md; prof-run --capture-range, --capture-range-end,
@@ -41,6 +43,7 @@ inline constexpr const char* kEnvDurationMs = "FUSELENS_DURATION_MS";  // ms of 
 inline constexpr const char* kEnvSteps = "FUSELENS_STEPS";           // WAIT:WARMUP:ACTIVE[:REPEAT]
 inline constexpr const char* kEnvStepRange = "FUSELENS_STEP_RANGE";  // glob of the step ranges
 inline constexpr const char* kEnvStartUtcNs = "FUSELENS_START_UTC_NS";  // prof-run's launch time
+inline constexpr const char* kEnvSample = "FUSELENS_SAMPLE";            // 1/N: trace one step in N
 // Which launches get counters (LaunchFilter.h; prof-run --kernel-name, --kernel-name-base,
 // --launch-skip, --launch-count, --nvtx-include, --nvtx-exclude). Empty or unset: no filter.
 inline constexpr const char* kEnvKernelName = "FUSELENS_KERNEL_NAME";           // NAME or regex:RE
@@ -149,6 +152,13 @@ struct StepSchedule {
 /// Parses "W:U:A" or "W:U:A:R" (decimal, ACTIVE >= 1, each below 10^9). Throws ConfigError.
 StepSchedule parse_steps(std::string_view text);
 
+/// --sample 1/N (docs/capture-control.md, "Sampled tracing"): trace one step in N on the step
+/// ranges of --steps (step k, 1-based, traced when k % N == 0: the schedule N-1:0:1 of
+/// --steps), count the launch calls of every step. Parses "1/N" with N a decimal whole number in
+/// 1..1000000 (no sign, spaces or leading zero); returns N. Throws ConfigError for anything else,
+/// naming a time duty cycle ("10ms/100ms") as not supported.
+std::uint32_t parse_sample(std::string_view text);
+
 /// Glob match, `*` and `?`, ASCII case-insensitive (db/Glob.h: iterative, no allocation; the
 /// collector's NVTX callbacks use it).
 using db::glob_match_nocase;
@@ -229,7 +239,9 @@ struct CollectorConfig {
   /// Counter runs (`metrics` set) keep the per-call selection they were validated with.
   enum class ApiSelect { kKind, kIds };
   ApiSelect api_select = ApiSelect::kKind;
-  /// How a capture window switches the API records (kEnvControlApi): "runtime" (the default)
+  /// How a capture window switches the API records (kEnvControlApi): under --sample, unless the
+  /// variable is set, "driver-ids" (the off state between sampled steps must be nearly free:
+  /// docs/capture-control.md, "Sampled tracing"); otherwise "runtime" (the default)
   /// switches the runtime selection with the window and leaves the driver selection on, its
   /// records outside windows dropped by the writer; "filter" leaves both on and filtered;
   /// "both" switches both kinds, which CUPTI makes costly: with the driver kind enabled a
@@ -243,28 +255,41 @@ struct CollectorConfig {
   enum class WindowApi { kRuntime, kFilter, kBoth, kDriverIds };
   WindowApi window_api = WindowApi::kRuntime;
 
+  /// Aggregate mode (kEnvMode "aggregate"; prof-run --mode aggregate; docs/aggregate.md): the
+  /// writer thread keeps the whole run's statistics per distinct context (db/Aggregate.h) and
+  /// stores trace rows only inside the capture windows below, which then mark the windows
+  /// without switching recording off ("trace", the default: every record is a row).
+  bool aggregate = false;
+  /// With aggregate: also store every record as a row (kEnvAggregateKeepTrace=1), to check the
+  /// aggregates against the trace of the same run (scripts/device/compare_aggregate.py); the
+  /// capture then grows as a trace does.
+  bool aggregate_keep_trace = false;
+
   // Capture control (docs/capture-control.md). Without any of these the whole run is recorded.
   CaptureRange capture_range;
   std::uint32_t capture_range_windows = 1;  ///< parse_capture_range_end: 0 = unlimited
   std::uint64_t delay_ms = 0;               ///< record from this long after prof-run's launch
   std::uint64_t duration_ms = 0;            ///< then for this long (0: to the end)
   std::optional<StepSchedule> steps;        ///< --steps
+  std::uint32_t sample_every = 0;           ///< --sample 1/N: N; 0: not sampling
   std::string step_range;  ///< glob of the step ranges; empty: ProfilerStep#*, *step*, *iteration*
   std::uint64_t start_utc_ns = 0;  ///< prof-run's launch time (0: unknown, the collector's start)
 
   /// True when anything above limits what is recorded.
   bool controlled() const {
     return capture_range.kind != CaptureRange::Kind::None || delay_ms > 0 || duration_ms > 0 ||
-           steps.has_value();
+           steps.has_value() || sample_every > 0;
   }
 
   /// Throws ConfigError when a value is outside its documented range
   /// (buffer 64 KiB..256 MiB, 2..4096 buffers, flush 10..60000 ms), `metrics` names an
   /// unknown set (known: roofline), `metric_replay` is not kernel|application, `cache_control`
   /// is not all|none; or the capture
-  /// control mixes kinds (a capture range with --steps, --delay/--duration with either, a window
+  /// control mixes kinds (a capture range, --steps and --sample with each other,
+  /// --delay/--duration with any of them, a window
   /// count other than 1 without a capture range, counters with any capture control); or a launch
-  /// filter is given without counters or does not compile (LaunchFilter's constructor).
+  /// filter is given without counters or does not compile (LaunchFilter's constructor); or
+  /// aggregate mode is asked for with counters.
   void validate() const;
   /// Reads the kEnv* variables; unset ones keep their defaults. Throws ConfigError.
   static CollectorConfig from_environment();

@@ -107,8 +107,15 @@ class Reader {
   Connection& connection() { return connection_; }
   std::int64_t query_int(std::string_view sql) const { return connection_.query_int(sql); }
 
-  /// True when the capture has table `name` (version-1 captures lack the version-2 tables).
+  /// True when the capture has table `name` (version-1 captures lack the version-2 tables); in a
+  /// lean capture (Layout.h) true for kernel and api_call, which it reads through TEMP views.
   bool has_table(std::string_view name) const;
+  /// True when the capture is in the lean layout (schema version 10, `prof-run --layout lean`).
+  bool lean() const { return lean_; }
+  /// What a query names to read `table` of the file itself, not a window's view of it (Window.cpp):
+  /// "main.TABLE", or for a lean capture's kernel and api_call the reader's views of the lean
+  /// tables.
+  std::string source(std::string_view table) const;
 
   RunSummary run() const;
   std::vector<ProcessInfo> processes() const;
@@ -142,6 +149,7 @@ class Reader {
   int schema_version_ = 0;
   bool deferred_ = false;
   bool restricted_ = false;
+  bool lean_ = false;
   mutable bool deferred_checked_[std::size(kDeferredTables)] = {};
 };
 

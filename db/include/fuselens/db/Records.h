@@ -13,7 +13,7 @@
 
 namespace fuselens::db {
 
-inline constexpr int kSchemaVersion = 9;  ///< db/schema.sql; readers also read versions 1 to 8
+inline constexpr int kSchemaVersion = 10;  ///< db/schema.sql; readers also read versions 1 to 9
 inline constexpr std::int32_t kApplicationId = 0x46534C4E;  // "FSLN"
 
 enum class MemcpyKind : int {
@@ -224,6 +224,23 @@ struct CaptureWindowRecord {
   std::uint32_t pid = 0;
   std::uint64_t start_ns = 0, end_ns = 0;
   std::string reason;  ///< "nvtx:NAME", "cudaProfilerApi", "time", "steps 3-5"
+};
+
+/// Sampled tracing of one process (prof-run --sample 1/N; schema 10: sampling, sample_step,
+/// sample_step_api). Step k (0-based) was traced when k % every == every - 1; every step has its
+/// launch calls counted from CUPTI's callbacks. CUPTI ns; end_ns 0 when the process ended inside
+/// the step.
+struct SampleStepRecord {
+  std::uint64_t step = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  bool traced = false;
+  std::vector<std::pair<std::string, std::uint64_t>> calls;  ///< (driver API function, calls)
+};
+struct SamplingRecord {
+  std::uint32_t pid = 0;
+  std::uint32_t every = 1;
+  std::uint64_t steps = 0, steps_lost = 0;  ///< seen; of them not in `step_rows`
+  std::vector<SampleStepRecord> step_rows;
 };
 
 /// A batch of records committed in one transaction.

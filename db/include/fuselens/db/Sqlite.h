@@ -33,6 +33,8 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind_null(int index);
+  /// Binds `bytes` as a BLOB (copied by SQLite).
+  Statement& bind_blob(int index, std::string_view bytes);
   template <typename T>
   Statement& bind(int index, const std::optional<T>& value) {
     return value ? bind(index, static_cast<std::int64_t>(*value)) : bind_null(index);
@@ -57,6 +59,10 @@ class Statement {
   /// document) and whose parts are then made printable.
   std::string raw_text(int column) const;
   bool is_null(int column) const;
+  /// The column's bytes as a BLOB ("" for NULL); check type_is_blob first where it matters.
+  std::string blob(int column) const;
+  /// True when the column's value is a BLOB.
+  bool type_is_blob(int column) const;
   /// The file of the database the statement reads ("main"; empty for an in-memory database).
   std::string database_path() const;
 

@@ -37,7 +37,9 @@ struct WindowEdgeRecords {
 /// of a process with no api_call row at all (API records not traced) and records of correlation
 /// id 0 (no launch call). Returns how many rows
 /// were deleted. Needs the capture's correlation indexes (Writer::finalize builds them) to run in
-/// time proportional to the rows outside the ranges. Throws db::Error on an SQLite error.
+/// time proportional to the rows outside the ranges (a lean capture, Layout.h, has none: its
+/// kernels are deleted from kernel_lean, and each record outside the ranges scans the calls).
+/// Throws db::Error on an SQLite error.
 WindowEdgeRecords leave_out_window_edge_records(Connection& connection);
 
 }  // namespace fuselens::db

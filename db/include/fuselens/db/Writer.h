@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fuselens/db/Aggregate.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Records.h"
 
 namespace fuselens::db {
@@ -35,9 +37,15 @@ class Writer {
  public:
   /// Creates a new capture at `path` (db::Error if the file exists or cannot be created), writes
   /// the schema, PRAGMA application_id / user_version and the run row, and leaves it in WAL mode.
-  static Writer create(const std::string& path, const RunInfo& run);
-  /// Opens a capture made by create() to append records (db::Error if it is not one).
+  /// `layout` Lean (prof-run --layout lean, issue 21): kernels and API calls go to the lean
+  /// tables (Layout.h), read back through views named kernel and api_call with the same values.
+  static Writer create(const std::string& path, const RunInfo& run,
+                       TraceLayout layout = TraceLayout::Full);
+  /// Opens a capture made by create() to append records (db::Error if it is not one), in the
+  /// layout it was created with.
   static Writer open(const std::string& path);
+  /// The layout records are written in.
+  TraceLayout layout() const;
 
   Writer(Writer&&) noexcept;
   Writer& operator=(Writer&&) noexcept;
@@ -53,13 +61,21 @@ class Writer {
   void write_threads(const std::vector<ThreadInfo>& threads);
   /// Stores a process's calling context tree, the context of each traced API call and its CUDA
   /// graph nodes (table graph_node), in one transaction; node and frame indices are renumbered
-  /// into table ids.
-  void write_calling_contexts(const CallingContextTree& tree);
+  /// into table ids. Returns the cct_node id of each tree node (same order).
+  std::vector<std::int64_t> write_calling_contexts(const CallingContextTree& tree);
+  /// Stores aggregate mode's rows (schema version 10, Aggregate.h) in one transaction. A row's
+  /// node is an index into `node_ids` (what write_calling_contexts returned for its process),
+  /// stored as that cct_node id; a node of -1 or outside `node_ids` is stored as NULL.
+  void write_aggregates(const AggregateSet& set, const std::vector<std::int64_t>& node_ids);
   /// Stores kernel arguments (schema version 3, table kernel_arg) in one transaction; a row of
   /// the same (pid, correlation id, index) is replaced.
   void write_kernel_args(const std::vector<KernelArgRecord>& args);
   /// Stores the windows a process recorded under capture control (one transaction).
   void write_capture_windows(const std::vector<CaptureWindowRecord>& windows);
+  /// Stores a process's sampled tracing (schema 10: sampling, sample_step, sample_step_api; one
+  /// transaction, the process's earlier rows replaced). Throws db::Error on a capture older than
+  /// version 10 (no tables to store into).
+  void write_sampling(const SamplingRecord& sampling);
   /// Inserts the device unless a row with its ordinal exists.
   void write_device(const DeviceInfo& device);
   /// Records how the run ended, sums dropped records over processes, builds the indexes the

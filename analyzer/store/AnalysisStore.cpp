@@ -1,0 +1,208 @@
+#include "store/AnalysisStore.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "flags/FlagsTrace.h"
+#include "fuselens/db/AnalysisStore.h"
+#include "store/FlagsStoreJson.h"
+#include "store/StoredJson.h"
+
+namespace fuselens::analyzer {
+namespace {
+
+using store::BadStore;
+using store::Json;
+
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+Json cct_to_json(const std::vector<cct::OperationGroup>& groups) {
+  Json out = Json::array();
+  for (const auto& g : groups) {
+    out.push_back({{"label", g.label},
+                   {"node", g.node},
+                   {"graph", g.graph},
+                   {"at_capture_site", g.at_capture_site},
+                   {"replay_node", g.replay_node},
+                   {"phase", static_cast<int>(g.phase.phase)},
+                   {"backward_op", g.phase.backward_op},
+                   {"forward_node", g.phase.forward_node},
+                   {"thread", g.phase.thread},
+                   {"gpu_time_ns", g.cost.gpu_time_ns},
+                   {"launches", g.cost.launches},
+                   {"bytes", g.cost.bytes}});
+  }
+  return out;
+}
+
+// Checked: every node a group names exists in the tree (or is -1), and the costs summed over all
+// groups fit in 64 bits, so that no row of any view can overflow.
+std::vector<cct::OperationGroup> cct_from_json(const Json& j, const cct::NodeTable& nodes) {
+  if (!j.is_array()) throw BadStore("cct: not an array");
+  std::vector<cct::OperationGroup> groups;
+  CctCost total;
+  const auto node_of = [&](const Json& g, const char* key) {
+    const std::int64_t node = store::int_member(g, key, -1, kMax);
+    if (node >= 0 && nodes.parent_frame.count(node) == 0) throw BadStore("cct: unknown node");
+    return node;
+  };
+  for (const Json& g : j) {
+    cct::OperationGroup out;
+    out.label = store::text_member(g, "label");
+    out.node = node_of(g, "node");
+    out.graph = store::bool_member(g, "graph");
+    out.at_capture_site = store::bool_member(g, "at_capture_site");
+    out.replay_node = node_of(g, "replay_node");
+    out.phase.phase = static_cast<CctPhase>(store::int_member(g, "phase", 0, 2));
+    out.phase.backward_op = store::text_member(g, "backward_op");
+    out.phase.forward_node = node_of(g, "forward_node");
+    out.phase.thread = store::text_member(g, "thread");
+    out.cost.gpu_time_ns = store::int_member(g, "gpu_time_ns", 0, kMax);
+    out.cost.launches = store::int_member(g, "launches", 1, kMax);
+    out.cost.bytes = store::int_member(g, "bytes", 0, kMax);
+    if (__builtin_add_overflow(total.gpu_time_ns, out.cost.gpu_time_ns, &total.gpu_time_ns) ||
+        __builtin_add_overflow(total.launches, out.cost.launches, &total.launches) ||
+        __builtin_add_overflow(total.bytes, out.cost.bytes, &total.bytes)) {
+      throw BadStore("cct: costs overflow");
+    }
+    groups.push_back(std::move(out));
+  }
+  return groups;
+}
+
+// The stored body of `analysis` for `window` when the capture's tables are those it came from
+// and the window is the one it describes; nullopt otherwise.
+std::optional<Json> fresh_body(const db::Reader& reader, const char* analysis,
+                               const Window& window) {
+  if (!db::has_stored_analyses(reader)) return std::nullopt;
+  const auto row =
+      db::read_stored_analysis(reader, analysis, window.spec.text, kMaxStoredBodyBytes);
+  if (!row || row->window_key != stored_window_key(window)) return std::nullopt;
+  const auto stored = db::read_stored_fingerprints(reader);
+  if (!stored) return std::nullopt;
+  auto now = db::table_fingerprints(reader);
+  std::sort(now.begin(), now.end());  // read_stored_fingerprints orders by table name
+  if (*stored != now) return std::nullopt;
+  Json body = Json::parse(row->body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return std::nullopt;
+  return body;
+}
+
+std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path) {
+  db::Reader reader(path, db::TimestampCheck::All);
+  const WindowSpec spec = parse_window(kStoredWindowSpec);
+  const Window window = resolve_window(reader, spec);
+  const std::string key = stored_window_key(window);
+  apply_window(reader, window);
+  std::vector<db::StoredAnalysisRow> rows;
+  if (!cct::calling_contexts_missing(reader)) {
+    rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
+  }
+  const FlagsReport flags =
+      run_flags(reader, FlagsConfig(), NameKind::Short, &window, FramesMode::Auto);
+  rows.push_back({"flags", spec.text, key, store::flags_to_json(flags).dump()});
+  return rows;
+}
+
+}  // namespace
+
+std::string stored_window_key(const Window& w) {
+  Json intervals = Json::array();
+  for (const auto& i : w.intervals) intervals.push_back(Json::array({i.start_ns, i.end_ns}));
+  const Json key{{"spec", w.spec.text},
+                 {"whole", w.whole},
+                 {"label", w.label},
+                 {"description", w.description},
+                 {"first_step", w.first_step},
+                 {"last_step", w.last_step},
+                 {"steps", w.steps ? static_cast<std::int64_t>(w.steps->steps.size()) : -1},
+                 {"capture_start_ns", w.capture_start_ns},
+                 {"captured_ns", w.captured_ns},
+                 {"inside_ns", w.inside_ns},
+                 {"startup_ns", w.startup_ns},
+                 {"intervals", std::move(intervals)}};
+  return key.dump();
+}
+
+void store_analyses(db::Reader& reader) {
+  const bool add_tables = db::analysis_tables_to_add(reader);
+  const db::TableFingerprints sources = db::table_fingerprints(reader);
+  const auto rows = compute_rows(reader.path());
+  db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
+}
+
+void store_analyses(const std::string& path) {
+  db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite),
+                    db::TimestampCheck::DeferLargeTables);
+  store_analyses(reader);
+}
+
+std::optional<Window> stored_results_window(const db::Reader& reader, const WindowSpec& spec,
+                                            const StepOptions& step_options) {
+  if (spec.kind != WindowKind::Steady || spec.text != kStoredWindowSpec ||
+      step_options.range_glob || step_options.function || step_options.automatic ||
+      step_options.pid ||
+      step_options.consecutive_kernel_delay_ns != StepOptions{}.consecutive_kernel_delay_ns ||
+      !db::has_stored_analyses(reader)) {
+    return std::nullopt;
+  }
+  try {
+    // resolve_window searches every launch when no steps are stored: only stored ones here.
+    if (!stored_step_report(reader)) return std::nullopt;
+    return resolve_window(reader, spec, step_options);
+  } catch (const WindowError&) {
+  } catch (const StepError&) {
+  } catch (const db::Error&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<cct::OperationGroup>> load_stored_cct(const db::Reader& reader,
+                                                                const Window& window) {
+  try {
+    const auto body = fresh_body(reader, "cct", window);
+    if (!body) return std::nullopt;
+    return cct_from_json(*body, cct::load_nodes(reader));
+  } catch (const BadStore&) {
+  } catch (const Json::exception&) {
+  } catch (const db::Error&) {
+  }
+  return std::nullopt;
+}
+
+bool stored_flags_config(const FlagsConfig& config, NameKind names, FramesMode frames) {
+  if (names != NameKind::Short || frames != FramesMode::Auto) return false;
+  if (config.thresholds() != FlagsConfig().thresholds()) return false;
+  for (const auto& r : flag_rules()) {
+    if (!config.enabled(r.id)) return false;
+  }
+  return true;
+}
+
+std::optional<FlagsReport> load_stored_flags(const db::Reader& reader, const Window& window) {
+  try {
+    const auto body = fresh_body(reader, "flags", window);
+    if (!body) return std::nullopt;
+    const FlagsWindow now = flags_window(reader, &window);
+    FlagsReport report = store::flags_from_json(*body, now.steps);
+    const FlagsWindow& w = report.window;
+    // The window figures the report was made with are those of the window resolved now.
+    if (w.label != now.label || w.description != now.description || w.whole != now.whole ||
+        w.step_pattern != now.step_pattern || w.startup_end_ns != now.startup_end_ns ||
+        w.startup_before != now.startup_before) {
+      return std::nullopt;
+    }
+    const FlagsConfig defaults;
+    std::vector<std::string> all;
+    for (const auto& r : flag_rules()) all.emplace_back(r.id);
+    if (report.thresholds != defaults.thresholds() || report.rules_run != all) return std::nullopt;
+    report.path = reader.path();
+    return report;
+  } catch (const BadStore&) {
+  } catch (const Json::exception&) {
+  } catch (const db::Error&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace fuselens::analyzer

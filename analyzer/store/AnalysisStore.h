@@ -1,0 +1,76 @@
+#pragma once
+// AnalysisStore: the results of `prof-analyze cct` and `prof-analyze flags` computed once when a
+// capture is finalized and stored in it (tables stored_analysis and stored_analysis_source,
+// db/schema.sql version 10; db/AnalysisStore.h), so that both answer on ten million kernels
+// without reading every launch (issue 21; docs/BENCHMARKS.md, "Ten million kernels").
+//
+// What is stored, for the default window (`--window steady`, resolved on the steps prof-run
+// stored just before; the whole capture when it has no steady steps):
+//  - cct: the window's GPU operations grouped as cct::OperationGroup (same launch context,
+//    label, graph placement and phase; costs summed), in the order of their first operation.
+//    Every view, metric, phase filter, frames mode and display option of cct is computed from
+//    these groups and the capture's frames and tree nodes, as from the operations one by one;
+//  - flags: the report of the default configuration (every rule, default thresholds, short
+//    kernel names, frames auto): its hits, verdict and window figures.
+// Other windows, step methods and flags options read the rows as before.
+//
+// The stored results are a cache, never a replacement: they are used only when every table they
+// were computed from has the fingerprint it had (db::table_fingerprints: largest rowid, or row
+// count), the window resolved now has the same key (label, description, extent, intervals), and
+// the body parses with every value plausible (types, ranges, printable text, tree nodes that
+// exist, sums that fit in 64 bits). Anything else, and captures written before version 10,
+// computes from the rows. Results are identical either way (tests/analyzer/AnalysisStoreTest.cpp
+// compares both paths' outputs on the committed captures and a synthetic one).
+//
+// Cost: storing runs what one `cct` and one `flags` run cost, once, at the end of `prof-run`;
+// reading one costs a few index descents, the stored steps and a JSON parse of the body.
+// Errors: db::Error from the capture (storing), WindowError/StepError when the default window
+// cannot be resolved (storing); reading never throws for a damaged store (it answers nullopt).
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cct/CallingContextData.h"
+#include "flags/Flags.h"
+#include "fuselens/db/Reader.h"
+#include "window/Window.h"
+
+namespace fuselens::analyzer {
+
+/// The window results are stored for.
+inline constexpr const char* kStoredWindowSpec = "steady";
+/// The largest body read back (bytes); a larger one is ignored.
+inline constexpr std::size_t kMaxStoredBodyBytes = 256u << 20;
+
+/// The key of a resolved window: JSON of its spec text, label, description, extent, steps and
+/// intervals. Two windows with the same key restrict a capture to the same rows.
+std::string stored_window_key(const Window& window);
+
+/// Computes the results of the capture open read-write in `reader` (unrestricted; prof-run's
+/// finalization connection, after the steps are stored) on a second read-only connection and
+/// stores them through `reader`'s, replacing any stored before, in one transaction.
+void store_analyses(db::Reader& reader);
+/// The same for the capture at `path`.
+void store_analyses(const std::string& path);
+
+/// The window of the stored results when `spec` and `step_options` are those they answer (the
+/// default steady window and step method), the capture holds stored results and stored steps,
+/// and the window resolves on `reader` (unrestricted); else nullopt. Reads no launch.
+std::optional<Window> stored_results_window(const db::Reader& reader, const WindowSpec& spec,
+                                            const StepOptions& step_options);
+
+/// The stored cct groups of `window` (from stored_results_window, `reader` unrestricted), or
+/// nullopt when they are absent, stale or implausible.
+std::optional<std::vector<cct::OperationGroup>> load_stored_cct(const db::Reader& reader,
+                                                                const Window& window);
+
+/// True when `config`, `names` and `frames` are those of the stored flags report.
+bool stored_flags_config(const FlagsConfig& config, NameKind names, FramesMode frames);
+
+/// The stored flags report of `window` (as load_stored_cct), with path set from `reader`, or
+/// nullopt.
+std::optional<FlagsReport> load_stored_flags(const db::Reader& reader, const Window& window);
+
+}  // namespace fuselens::analyzer

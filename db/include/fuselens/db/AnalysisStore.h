@@ -1,0 +1,78 @@
+#pragma once
+// AnalysisStore: the tables of the analyses' stored results (schema version 10, db/schema.sql:
+// stored_analysis_source, stored_analysis). The analyzer computes and checks the results
+// (analyzer/store/AnalysisStore.h says what is stored and when it is trusted); this stores and
+// reads them.
+//
+// Freshness: when results are stored, each table of kAnalysisSourceTables gets a fingerprint:
+// its largest rowid (one b-tree descent; rows are only ever appended, so a row added later
+// changes it), or its row count for the tables declared WITHOUT ROWID (api_context, kernel_arg,
+// kernel_metric: one scan of their smallest index, about 0.07 s CPU per ten million rows), or 0
+// when the capture lacks the table (as when it is empty: storing adds a version's newer tables). A
+// reader compares them with the fingerprints of now.
+//
+// Errors: db::Error (SQLite failures, a capture too old to take the tables).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fuselens/db/Reader.h"
+
+namespace fuselens::db {
+
+/// The tables whose rows the stored results are computed from: every table of the schema but
+/// the enumerations and the stored aggregates and results themselves. A lean capture's kernel
+/// and api_call are views (Layout.h; fingerprint 0): the lean tables under them are listed too,
+/// empty in a full-layout capture.
+inline constexpr std::string_view kAnalysisSourceTables[] = {
+    "strings",        "run",           "process",        "thread",        "device",
+    "kernel",         "memcpy",        "memset",         "memory_event",  "api_call",
+    "nvtx_range",     "nvtx_mark",     "sync_event",     "overhead",      "frame",
+    "cct_node",       "api_context",   "graph_node",     "process_rank",  "merge_source",
+    "ceiling",        "kernel_metric", "metric_session", "kernel_arg",    "metric_replay",
+    "step_detection", "step",          "capture_window", "kernel_config", "kernel_lean",
+    "api_config",     "api_call_lean"};
+
+/// (table, fingerprint) for every table of kAnalysisSourceTables, in that order.
+using TableFingerprints = std::vector<std::pair<std::string, std::int64_t>>;
+
+/// One stored_analysis row.
+struct StoredAnalysisRow {
+  std::string analysis;     ///< "cct" or "flags"
+  std::string window_spec;  ///< the --window text it answers ("steady")
+  std::string window_key;   ///< the resolved window it describes (compared as bytes)
+  std::string body;         ///< the result (JSON), as stored
+};
+
+/// The fingerprints of the capture's tables now (always of the `main` tables: a window's TEMP
+/// views are not the capture). Throws db::Error when a query fails.
+TableFingerprints table_fingerprints(const Reader& reader);
+
+/// Whether the capture open in `reader` needs the version-10 tables added before storing: true
+/// for a capture of versions 4 to 9 without them. Throws db::Error for an older capture ("has
+/// schema version N: no tables to store analyses into").
+bool analysis_tables_to_add(const Reader& reader);
+
+/// Replaces every stored result of the capture open read-write in `connection` with `rows` and
+/// the fingerprints with `sources`, in one transaction (adding the tables first when
+/// `add_tables`). The capture is left as it was when this throws.
+void write_stored_analyses(Connection& connection, bool add_tables,
+                           const TableFingerprints& sources,
+                           const std::vector<StoredAnalysisRow>& rows);
+
+/// True when the capture has both tables and `reader` is not restricted to a window.
+bool has_stored_analyses(const Reader& reader);
+/// The stored fingerprints; nullopt when a row is not (TEXT, INTEGER) or a table repeats.
+std::optional<TableFingerprints> read_stored_fingerprints(const Reader& reader);
+/// The stored result of `analysis` for `window_spec`; nullopt when there is none or a column is
+/// not TEXT, or the body is longer than `max_body_bytes`.
+std::optional<StoredAnalysisRow> read_stored_analysis(const Reader& reader,
+                                                      std::string_view analysis,
+                                                      std::string_view window_spec,
+                                                      std::size_t max_body_bytes);
+
+}  // namespace fuselens::db
