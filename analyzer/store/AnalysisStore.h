@@ -48,6 +48,14 @@ inline constexpr std::size_t kMaxStoredBodyBytes = 256u << 20;
 /// intervals. Two windows with the same key restrict a capture to the same rows.
 std::string stored_window_key(const Window& window);
 
+/// The most GPU records (kernels, copies, memsets) for which prof-run stores the results when a
+/// run ends. Computing them holds every launch of the window in memory as `cct` and `flags` do
+/// from the rows (measured: 5.4 GB peak and about 90 s of CPU at ten million launches, the H100's
+/// launch_overhead capture taking 173 s to finish instead of 125 s), the same bound as the stored
+/// steps (kMaxStoredStepRecords). Above it the analyses read the rows; `synthetic_capture
+/// --store-aggregates` stores them at any size.
+inline constexpr std::int64_t kMaxStoredAnalysisRecords = 2'000'000;
+
 /// Computes the results of the capture open read-write in `reader` (unrestricted; prof-run's
 /// finalization connection, after the steps are stored) on a second read-only connection and
 /// stores them through `reader`'s, replacing any stored before, in one transaction.

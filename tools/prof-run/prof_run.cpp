@@ -515,11 +515,21 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
-    // The results of cct and flags for the default window (AnalysisStore.h). Optional too.
+    // The results of cct and flags for the default window (AnalysisStore.h). Optional too, and
+    // only up to kMaxStoredAnalysisRecords: computing them holds every launch in memory.
     if (reader) {
       try {
-        progress.step("cct and flags", 0, 0);
-        fuselens::analyzer::store_analyses(*reader);
+        const std::int64_t records = reader->gpu_record_count();
+        if (records > fuselens::analyzer::kMaxStoredAnalysisRecords) {
+          progress.done();
+          std::cerr << fmt::format(
+              "[fuselens] cct and flags results not stored: {} GPU records, more than {} (they "
+              "will read every row)\n",
+              records, fuselens::analyzer::kMaxStoredAnalysisRecords);
+        } else {
+          progress.step("cct and flags", 0, 0);
+          fuselens::analyzer::store_analyses(*reader);
+        }
         progress.done();
       } catch (const std::exception& e) {
         progress.done();
