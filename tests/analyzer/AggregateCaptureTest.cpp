@@ -263,3 +263,29 @@ TEST(AggregateCapture, FlagsFromStoredResultsStillSayTheyNeedATrace) {
 
 }  // namespace
 }  // namespace fuselens::analyzer
+
+// The real aggregate captures from the H100 (scripts/device/plans/aggregate.sh, 2026-11-27,
+// tests/data/aggregate/): ten million launches of launch_overhead and 5,000 steps of mlp_train.py,
+// each checked on the H100 against the full trace of the same run (counts exact, totals within
+// 1 %). Here: the summary reads them (every launch counted), cct answers, the other analyses say
+// in one line that they need a trace.
+TEST(AggregateCapture, RealH100CapturesAnswerOrSayTheyNeedATrace) {
+  fuselens::test::TempDir dir;
+  const std::string data = std::string(FUSELENS_TEST_DATA_DIR) + "/aggregate/";
+  const std::pair<const char*, long> captures[] = {
+      {"launch_overhead_10m_aggregate.sqlite", 10'000'100},
+      {"mlp_train_5000_aggregate.sqlite", 140'086}};
+  for (const auto& [file, launches] : captures) {
+    const std::string path = data + file;
+    fuselens::db::Reader reader(path);
+    ASSERT_TRUE(fuselens::db::has_aggregates(reader)) << file;
+    EXPECT_EQ(reader.query_int("SELECT SUM(count) FROM aggregate_kernel"), launches) << file;
+    const auto summary = fuselens::test::run_cli(dir, {"summary", path, "--format", "json"});
+    EXPECT_EQ(summary.status, 0) << file << ": " << summary.err;
+    EXPECT_NE(summary.out.find("\"kernels\""), std::string::npos) << file;
+    const auto cct = fuselens::test::run_cli(dir, {"cct", path});
+    EXPECT_EQ(cct.status, 0) << file << ": " << cct.err;
+    const auto flags = fuselens::test::run_cli(dir, {"flags", path});
+    EXPECT_NE(flags.err.find("needs a trace"), std::string::npos) << file << ": " << flags.err;
+  }
+}
