@@ -421,7 +421,7 @@ std::optional<std::string> calling_contexts_missing(const db::Reader& reader) {
   }
   // Aggregate mode (docs/aggregate.md): the tree's nodes hold the whole run's costs.
   const bool none = db::has_aggregates(reader)
-                        ? reader.query_int("SELECT EXISTS (SELECT 1 FROM cct_node)") == 0
+                        ? !db::has_cct_nodes(reader)
                         : !db::has_launch_contexts(reader);  // EXISTS: not a count of every call
   if (none) {
     return std::string(

@@ -21,25 +21,9 @@ std::int64_t sat_add(std::int64_t a, std::int64_t b) {
              : v;
 }
 
-/// The span of the timeline load_timeline would build: every item's start and end (NVTX ranges
-/// never ended: their start), every memory event.
+/// The span of the timeline load_timeline would build (db::timeline_time_span).
 std::pair<std::int64_t, std::int64_t> capture_span(const db::Reader& reader) {
-  std::int64_t begin = kMax, end = std::numeric_limits<std::int64_t>::min();
-  const auto fold = [&](const char* table, const char* start, const char* stop) {
-    if (!reader.has_table(table)) return;
-    auto s = reader.prepare(std::string("SELECT MIN(") + start + "), MAX(MAX(" + start +
-                            ", COALESCE(" + stop + ", " + start + "))) FROM " + table);
-    if (s.step() && !s.is_null(0)) {
-      begin = std::min(begin, s.int64(0));
-      end = std::max(end, s.int64(1));
-    }
-  };
-  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "nvtx_range"}) {
-    fold(t, "start_ns", "end_ns");
-  }
-  fold("memory_event", "timestamp_ns", "timestamp_ns");
-  if (begin > end) begin = end = 0;
-  return {begin, end};
+  return db::timeline_time_span(reader);
 }
 
 /// Per-bucket sums of one row at the finest level while it is computed.
@@ -129,14 +113,7 @@ class Grid {
 };
 
 /// Kernels, copies, memsets and API calls of the capture.
-std::int64_t item_count(const db::Reader& reader) {
-  std::int64_t n = 0;
-  for (const auto table : db::kTimelineLodSourceTables) {
-    if (!reader.has_table(table)) continue;
-    n = sat_add(n, reader.query_int("SELECT COUNT(*) FROM " + std::string(table)));
-  }
-  return n;
-}
+std::int64_t item_count(const db::Reader& reader) { return db::lod_source_row_count(reader); }
 
 std::vector<db::StoredLodLevel> compute_levels(const db::Reader& reader, std::int64_t items) {
   const auto [begin, end] = capture_span(reader);

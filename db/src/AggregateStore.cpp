@@ -103,6 +103,11 @@ void insert_aggregates(
   }
 }
 
+bool has_cct_nodes(const Reader& reader) {
+  return reader.has_table("cct_node") &&
+         reader.query_int("SELECT EXISTS (SELECT 1 FROM cct_node)") != 0;
+}
+
 bool has_aggregates(const Reader& reader) {
   if (reader.restricted() || !reader.has_table("aggregate_process")) return false;
   return reader.query_int("SELECT EXISTS (SELECT 1 FROM aggregate_process)") != 0;

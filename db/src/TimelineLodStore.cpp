@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
 
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -133,6 +136,38 @@ std::vector<LodSource> read_timeline_lod_sources(const Reader& reader) {
     out.push_back({s.text(0), s.int64(1)});
   }
   return out;
+}
+
+std::int64_t lod_source_row_count(const Reader& reader) {
+  std::int64_t n = 0;
+  for (const auto table : kTimelineLodSourceTables) {
+    if (!reader.has_table(table)) continue;
+    const std::int64_t rows = reader.query_int("SELECT COUNT(*) FROM " + std::string(table));
+    n = rows > std::numeric_limits<std::int64_t>::max() - n
+            ? std::numeric_limits<std::int64_t>::max()
+            : n + rows;
+  }
+  return n;
+}
+
+std::pair<std::int64_t, std::int64_t> timeline_time_span(const Reader& reader) {
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  const auto fold = [&](const char* table, const char* start, const char* stop) {
+    if (!reader.has_table(table)) return;
+    auto s = reader.prepare(std::string("SELECT MIN(") + start + "), MAX(MAX(" + start +
+                            ", COALESCE(" + stop + ", " + start + "))) FROM " + table);
+    if (s.step() && !s.is_null(0)) {
+      begin = std::min(begin, s.int64(0));
+      end = std::max(end, s.int64(1));
+    }
+  };
+  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "nvtx_range"}) {
+    fold(t, "start_ns", "end_ns");
+  }
+  fold("memory_event", "timestamp_ns", "timestamp_ns");
+  if (begin > end) begin = end = 0;
+  return {begin, end};
 }
 
 std::int64_t lod_source_max_id(const Reader& reader, std::string_view table) {

@@ -18,6 +18,8 @@ namespace fuselens::db {
 /// aggregate capture), and the reader is not restricted to a window (the aggregates describe
 /// the whole run, not a window).
 bool has_aggregates(const Reader& reader);
+/// Whether the capture's cct_node table has a row (an aggregate capture's calling-context tree).
+bool has_cct_nodes(const Reader& reader);
 
 /// Every aggregate row of the capture (empty set when it has none); kernel rows carry their
 /// three names and cct_node ids (node -1 for NULL). Throws db::Error as above.

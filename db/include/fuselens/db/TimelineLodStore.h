@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <utility>
+
 #include "fuselens/db/Cursor.h"
 #include "fuselens/db/Reader.h"
 
@@ -54,6 +56,12 @@ void write_timeline_lod(Connection& connection, const std::vector<StoredLodLevel
 bool has_timeline_lod_tables(const Reader& reader);
 /// Every timeline_lod_source row, as stored. Throws db::Error on a NULL or non-integer max_id.
 std::vector<LodSource> read_timeline_lod_sources(const Reader& reader);
+/// The number of rows of the kTimelineLodSourceTables present in the capture (their sum).
+std::int64_t lod_source_row_count(const Reader& reader);
+/// The span the timeline covers, CUPTI ns: the least start and the greatest end (a row without an
+/// end: its start) of kernel, memcpy, memset, api_call and nvtx_range, and the memory events'
+/// times; {0, 0} for a capture without rows. Each table present is read with one aggregate query.
+std::pair<std::int64_t, std::int64_t> timeline_time_span(const Reader& reader);
 /// The largest id of `table` (one of kTimelineLodSourceTables), 0 when empty.
 std::int64_t lod_source_max_id(const Reader& reader, std::string_view table);
 /// Every timeline_lod row, ordered by its key. Throws db::Error naming the row when a column is
