@@ -15,6 +15,7 @@
 #include "Color.h"
 #include "FinalizeProgress.h"
 #include "ProgressLine.h"
+#include "RooflineSteps.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/WindowEdges.h"
