@@ -78,14 +78,16 @@ std::optional<Json> fresh_body(const db::Reader& reader, const char* analysis,
   const auto row =
       db::read_stored_analysis(reader, analysis, window.spec.text, kMaxStoredBodyBytes);
   if (!row || row->window_key != stored_window_key(window)) return std::nullopt;
-  const auto stored = db::read_stored_fingerprints(reader);
-  if (!stored) return std::nullopt;
-  auto now = db::table_fingerprints(reader);
-  std::sort(now.begin(), now.end());  // read_stored_fingerprints orders by table name
-  if (*stored != now) return std::nullopt;
+  if (!db::stored_analyses_fresh(reader)) return std::nullopt;
   Json body = Json::parse(row->body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return std::nullopt;
   return body;
+}
+
+// The capture's extent (db::kExtentAnalysis), read before any window restricts `reader`.
+db::StoredAnalysisRow extent_row(const db::Reader& reader) {
+  const auto [first, last] = capture_extent(reader);
+  return {std::string(db::kExtentAnalysis), "", "", db::extent_body(first, last)};
 }
 
 std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path) {
@@ -93,8 +95,8 @@ std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path) {
   const WindowSpec spec = parse_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
   const std::string key = stored_window_key(window);
+  std::vector<db::StoredAnalysisRow> rows{extent_row(reader)};  // before the window restricts it
   apply_window(reader, window);
-  std::vector<db::StoredAnalysisRow> rows;
   if (!cct::calling_contexts_missing(reader)) {
     rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
   }
@@ -129,6 +131,13 @@ void store_analyses(db::Reader& reader) {
   const db::TableFingerprints sources = db::table_fingerprints(reader);
   const auto rows = compute_rows(reader.path());
   db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
+}
+
+void store_extent(db::Reader& reader) {
+  const bool add_tables = db::analysis_tables_to_add(reader);
+  const db::TableFingerprints sources = db::table_fingerprints(reader);
+  const db::Reader rows(reader.path(), db::TimestampCheck::All);
+  db::write_stored_analyses(reader.connection(), add_tables, sources, {extent_row(rows)});
 }
 
 void store_analyses(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "fuselens/db/AnalysisStore.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
@@ -58,8 +59,8 @@ std::string seconds(std::int64_t ns) {
   return fmt::format("{:.0f} us", s * 1e6);
 }
 
-// The capture's first and last recorded activity (GPU work and API calls), read unrestricted.
-std::pair<std::int64_t, std::int64_t> capture_extent(const db::Reader& reader) {
+// The capture's first and last recorded activity (GPU work and API calls) from the rows.
+std::pair<std::int64_t, std::int64_t> extent_from_rows(const db::Reader& reader) {
   std::optional<std::int64_t> first, last;
   for (auto table : {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset,
                      db::TimedTable::ApiCall}) {
@@ -170,6 +171,11 @@ bool Window::contains(std::int64_t t_ns) const {
   auto it = std::upper_bound(intervals.begin(), intervals.end(), t_ns,
                              [](std::int64_t t, const TimeInterval& i) { return t < i.start_ns; });
   return it != intervals.begin() && t_ns < std::prev(it)->end_ns;
+}
+
+std::pair<std::int64_t, std::int64_t> capture_extent(const db::Reader& reader) {
+  if (const auto stored = db::stored_capture_extent(reader)) return *stored;
+  return extent_from_rows(reader);
 }
 
 Window resolve_window(const db::Reader& reader, const WindowSpec& spec,

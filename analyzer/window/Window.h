@@ -20,6 +20,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuselens/db/Reader.h"
@@ -81,6 +82,12 @@ struct Window {
   /// True when time `t_ns` lies in the window.
   bool contains(std::int64_t t_ns) const;
 };
+
+/// The capture's first start and last end of its kernels, copies, memsets and API calls (ns),
+/// {0, 0} without any: the extent stored when the capture was finalized while it is fresh
+/// (db::stored_capture_extent), else `SELECT min(start_ns), max(end_ns)` over the four tables
+/// (about 1.6 s of CPU on ten million kernels). `reader` unrestricted. Throws db::Error.
+std::pair<std::int64_t, std::int64_t> capture_extent(const db::Reader& reader);
 
 /// Resolves `spec` on `reader`'s capture (read unrestricted): finds the steps with
 /// `step_options` where the window needs them. Throws WindowError(Empty) when the window selects

@@ -1,5 +1,7 @@
 #include "fuselens/db/AnalysisStore.h"
 
+#include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "fuselens/db/Sqlite.h"
@@ -103,6 +105,34 @@ std::optional<StoredAnalysisRow> read_stored_analysis(const Reader& reader,
                         s.raw_text(1)};
   if (s.step()) return std::nullopt;  // a table without its key: two rows for one result
   return row;
+}
+
+bool stored_analyses_fresh(const Reader& reader) {
+  if (!has_stored_analyses(reader)) return false;
+  const auto stored = read_stored_fingerprints(reader);
+  if (!stored) return false;
+  auto now = table_fingerprints(reader);
+  std::sort(now.begin(), now.end());  // read_stored_fingerprints orders by table name
+  return *stored == now;
+}
+
+std::string extent_body(std::int64_t first_ns, std::int64_t last_ns) {
+  return std::to_string(first_ns) + ' ' + std::to_string(last_ns);
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> stored_capture_extent(const Reader& reader) {
+  if (!has_stored_analyses(reader)) return std::nullopt;
+  const auto row = read_stored_analysis(reader, kExtentAnalysis, "", 64);
+  if (!row || !row->window_key.empty() || !stored_analyses_fresh(reader)) return std::nullopt;
+  const std::string& b = row->body;
+  std::int64_t first = -1, last = -1;
+  const char* end = b.data() + b.size();
+  auto r = std::from_chars(b.data(), end, first);
+  if (r.ec != std::errc() || r.ptr == end || *r.ptr != ' ') return std::nullopt;
+  r = std::from_chars(r.ptr + 1, end, last);
+  if (r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  if (first < 0 || last < first || last > kMaxTimestampNs) return std::nullopt;
+  return std::make_pair(first, last);
 }
 
 }  // namespace fuselens::db

@@ -17,6 +17,7 @@
 #include "TestSupport.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
+#include "fuselens/db/AnalysisStore.h"
 #include "flags/FlagsFormat.h"
 #include "fuselens/db/Layout.h"
 #include "fuselens/db/Writer.h"
@@ -368,6 +369,73 @@ TEST(AnalysisStoreTest, AKernelAddedToALeanCaptureAfterTheStoreIsSeen) {
        "INSERT INTO kernel_lean SELECT id + 1000000, config_id, correlation_delta - 1000000, "
        "start_ns, duration_ns, graph_id, graph_node_id FROM kernel_lean ORDER BY id DESC LIMIT 1");
   EXPECT_EQ(used(), std::make_pair(false, false));
+}
+
+// The capture's extent (db::stored_capture_extent): stored with the results, read instead of the
+// four-table scan while fresh, and the rows read again once it is stale, damaged or absent.
+class StoredExtent : public StoredCapture {
+ protected:
+  std::pair<std::int64_t, std::int64_t> extent() const {
+    const db::Reader reader(path_, db::TimestampCheck::DeferLargeTables);
+    return capture_extent(reader);
+  }
+  std::pair<std::int64_t, std::int64_t> from_rows() const {
+    const std::string copy = (dir_.path() / "rows.sqlite").string();
+    fs::remove(copy);
+    fs::copy_file(path_, copy);
+    exec(copy, "DELETE FROM stored_analysis WHERE analysis = 'extent'");
+    const db::Reader reader(copy, db::TimestampCheck::DeferLargeTables);
+    return capture_extent(reader);
+  }
+};
+
+TEST_F(StoredExtent, IsStoredAndReadInsteadOfTheRows) {
+  const auto rows = from_rows();
+  EXPECT_GT(rows.second, rows.first);
+  EXPECT_EQ(extent(), rows);
+  set_body("extent", "'1 2'");  // a fresh stored value is what is read
+  EXPECT_EQ(extent(), std::make_pair(std::int64_t{1}, std::int64_t{2}));
+}
+
+TEST_F(StoredExtent, StaleOrDamagedValuesAreNotUsed) {
+  const auto rows = from_rows();
+  for (const char* body : {"'2 1'", "'-1 5'", "'x'", "'1 2 3'", "' 1 2'", "'1  2'", "'1'", "''",
+                           "'1 4611686018427387905'", "'1 99999999999999999999'", "NULL", "7"}) {
+    untyped_table();
+    set_body("extent", body);
+    EXPECT_EQ(extent(), rows) << body;
+  }
+  set_body("extent", "'1 2'");
+  exec(path_, "UPDATE stored_analysis SET window_key = 'x' WHERE analysis = 'extent'");
+  EXPECT_EQ(extent(), rows);
+  exec(path_, "UPDATE stored_analysis SET window_key = '' WHERE analysis = 'extent'");
+  ASSERT_EQ(extent(), std::make_pair(std::int64_t{1}, std::int64_t{2}));
+  exec(path_,
+       "INSERT INTO api_context (pid, correlation_id, tid, cct_node_id) SELECT pid, "
+       "correlation_id + 100000000, tid, cct_node_id FROM api_context LIMIT 1");
+  EXPECT_EQ(extent(), rows);  // a row added after the store: the rows are read again
+}
+
+TEST(AnalysisStoreTest, TheExtentAloneIsStoredForALargeRun) {
+  TempDir dir;
+  const std::string path = (dir.path() / "train_steps.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", path);
+  std::pair<std::int64_t, std::int64_t> rows;
+  {
+    const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+    rows = capture_extent(reader);
+  }
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite),
+                      db::TimestampCheck::DeferLargeTables);
+    store_extent(reader);
+  }
+  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  const auto stored = db::stored_capture_extent(reader);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(*stored, rows);
+  EXPECT_FALSE(db::read_stored_analysis(reader, "cct", kStoredWindowSpec, 1 << 20).has_value());
+  EXPECT_FALSE(db::read_stored_analysis(reader, "flags", kStoredWindowSpec, 1 << 20).has_value());
 }
 
 TEST(AnalysisStoreTest, CapturesBeforeVersionFourAreRefused) {

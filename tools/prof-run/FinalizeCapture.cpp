@@ -88,6 +88,8 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
               "[fuselens] cct and flags results not stored: {} GPU records, more than {} (they "
               "will read every row)\n",
               records, fuselens::analyzer::kMaxStoredAnalysisRecords);
+          progress.step("capture extent", 0, 0);
+          fuselens::analyzer::store_extent(*reader);  // what every window's resolution reads
         } else {
           progress.step("cct and flags", 0, 0);
           fuselens::analyzer::store_analyses(*reader);
