@@ -182,7 +182,13 @@ def main() -> int:
                         help="with --time, write every step's wall and CPU time (µs) to FILE as JSON")
     parser.add_argument("--ab-block", type=int, default=0, metavar="K",
                         help="with --time, profile every other block of K steps (cudaProfilerStart/Stop)")
+    parser.add_argument("--profiler-every", type=int, default=0, metavar="N",
+                        help="call cudaProfilerStart at the start of every Nth measured step (N, 2N, ... from "
+                             "1) and cudaProfilerStop at the start of the next, inside the timed steps: "
+                             "CUPTI's floor library switched like prof-run --sample 1/N")
     args = parser.parse_args()
+    if args.profiler_every < 0 or (args.profiler_every and args.ab_block):
+        parser.error("--profiler-every needs N >= 0 and not --ab-block")
     if args.steps < 1 or args.warmup_steps < 0:
         parser.error("need --steps >= 1 and --warmup-steps >= 0")
     if args.ab_block < 0 or (args.ab_block and (not args.time or args.ab_block <= AB_SKIP + 2
@@ -234,6 +240,11 @@ def main() -> int:
                 ab_on.append(1 if (i // args.ab_block) % 2 == 1 else 0)
             start = time.perf_counter()
             cpu_start = time.thread_time()
+            every = args.profiler_every  # inside the timed step, as prof-run --sample switches
+            if every and (i + 1) % every == 0:
+                torch.cuda.profiler.start()
+            elif every and i > 0 and i % every == 0:
+                torch.cuda.profiler.stop()
             torch.cuda.nvtx.range_push(f"{args.model}/step{i}")
             loss = train_step(model, loss_fn, optimizer, inputs[b], labels[b], annotate=True)
             torch.cuda.nvtx.range_pop()
