@@ -6,6 +6,9 @@
 # from scripts/device/stage.sh as it is (its default targets hold what this plan runs: prof-run,
 # fuselens_collector, fuselens_exit_shim, fusion_bench, gpu_tests); ncu on the PATH, PyTorch and
 # Triton installed. SECTIONS (default "results counters gpu"):
+#   appreplay ncu's application replay (one run of the program per pass, nothing restored) with
+#             the same counters, beside its kernel replay, both against FuseLens's default capture:
+#             $R/ncu_app.csv, $R/ncu_agreement_{default,app}.csv (whose writes ncu's default counts)
 #   results   the workload plain, under prof-run --metrics roofline (default: kernel replay, cache
 #             control all: the collector's replay) and with --cache-control none: its checksums
 #             must be equal (a replay that left memory modified changes inplace_add's):
@@ -75,6 +78,27 @@ if has counters; then
   # The figure: FuseLens's old default (CUPTI's replay, now --cache-control none) vs ncu's default.
   python3 scripts/device/compare_ncu_counters.py "$R/agree_none.sqlite" "$R/ncu_default.csv" \
     --label none_vs_ncu_default --out "$R/ncu_none_vs_default.csv"
+  cd /tmp || exit 1
+fi
+if has appreplay; then
+  # Whose writes: ncu's kernel replay (its default) saves device memory before the first pass and
+  # restores it before every other; its application replay runs the program once per pass with
+  # nothing to restore. The same counters in both modes against FuseLens's default capture.
+  [ -f "$R/agree_default.sqlite" ] || timed prof-run -o "$R/agree_default.sqlite" --force --metrics roofline -- "${W[@]}" \
+    > "$R/checksums_default.txt" 2> /tmp/agree_default.err
+  M=$(python3 -c "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); print(','.join(r[0] for r in db.execute('SELECT DISTINCT s.value FROM kernel_metric m JOIN strings s ON s.id = m.metric_id ORDER BY 1')))" \
+      "$R/agree_default.sqlite")
+  echo "== ncu --replay-mode application with the counters FuseLens collected"
+  [ -f "$R/ncu_default.csv" ] || timed ncu --csv --print-units base --print-kernel-base function --metrics "$M" "${W[@]}" \
+    > "$R/ncu_default.csv" 2> /tmp/ncu_default.err
+  timed ncu --replay-mode application --csv --print-units base --print-kernel-base function --metrics "$M" "${W[@]}" \
+    > "$R/ncu_app.csv" 2> /tmp/ncu_app.err
+  tail -n 2 /tmp/ncu_app.err
+  cd "$root" || exit 1
+  for v in default app; do
+    python3 scripts/device/compare_ncu_counters.py "$R/agree_default.sqlite" "$R/ncu_$v.csv" \
+      --label "ncu_$v" --out "$R/ncu_agreement_$v.csv"
+  done
   cd /tmp || exit 1
 fi
 if has gpu; then
