@@ -8,7 +8,8 @@
 # (lean_*.txt); then the full capture converted (`prof-analyze convert --layout lean`) and its
 # summary compared with the full one's (must be identical: lean_check.txt). Needs the staged
 # prof-run, prof-analyze, launch_overhead and share/fuselens/workloads/python/mlp_train.py with
-# torch (scripts/device/stage.sh's default targets). About 2 minutes.
+# torch (scripts/device/stage.sh's default targets). About 2 minutes. LAYOUTS=lean runs the lean
+# layout alone (no conversion check), e.g. for N=10000000.
 set -u
 SECTIONS=${SECTIONS:-launch mlp}
 N=${N:-1000000}
@@ -33,7 +34,7 @@ PY
 one() {  # one NAME COMMAND...: the command under prof-run in both layouts
   local name=$1
   shift
-  for layout in full lean; do
+  for layout in ${LAYOUTS:-full lean}; do
     local cap="/tmp/lean_${name}_${layout}.sqlite"
     local t0
     t0=$(date +%s.%N)
@@ -45,6 +46,10 @@ one() {  # one NAME COMMAND...: the command under prof-run in both layouts
     prof-analyze summary "$cap" > "$R/lean_${name}_${layout}.txt" 2>&1
     echo "$name $layout: summary exit $?" | tee -a "$R/lean_sizes.txt"
   done
+  if [ ! -f "/tmp/lean_${name}_full.sqlite" ]; then  # LAYOUTS=lean: nothing to convert
+    rm -f /tmp/lean_"${name}"_*.sqlite*
+    return
+  fi
   prof-analyze convert "/tmp/lean_${name}_full.sqlite" --layout lean -o "/tmp/lean_${name}_conv.sqlite" --force \
     | tee -a "$R/lean_sizes.txt"
   prof-analyze summary "/tmp/lean_${name}_conv.sqlite" > "$R/lean_${name}_conv.txt" 2>&1
