@@ -39,8 +39,8 @@ db = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
 one = lambda q: db.execute(q).fetchone()[0]
 names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
 k = one("SELECT COUNT(*) FROM kernel") if "kernel" in names else None
-if "aggregate_kernel" in names:
-    k = one("SELECT SUM(count) FROM aggregate_kernel")
+if "aggregate_kernel" in names and one("SELECT COUNT(*) FROM aggregate_kernel"):
+    k = one("SELECT SUM(count) FROM aggregate_kernel")  # an aggregate capture
 print(f"{sys.argv[1]}: {os.path.getsize(sys.argv[2])} bytes, kernels {k}, dropped {one('SELECT dropped_records FROM run')}")
 PY
   done
