@@ -144,6 +144,25 @@ void write_csv(std::ostream& out, const FlagsReport& r) {
 
 }  // namespace
 
+json verdict_to_json(const FlagsVerdict& v) {
+  return {{"window", v.window},
+          {"kind", v.kind},
+          {"headline", v.headline},
+          {"causes", v.causes},
+          {"steps", v.steps},
+          {"span_ns", v.span_ns},
+          {"busy_percent", v.busy_percent},
+          {"compute_percent", v.compute_percent},
+          {"non_compute_percent", v.non_compute_percent},
+          {"idle_percent", v.idle_percent},
+          {"host_wait_percent", v.host_wait_percent},
+          {"kernel_wait_percent", v.kernel_wait_percent},
+          {"other_wait_percent", v.other_wait_percent},
+          {"sync_percent", v.sync_percent},
+          {"startup_ns", v.startup_ns},
+          {"startup", v.startup}};
+}
+
 json flags_to_json(const FlagsReport& r) {
   json doc;
   doc["capture"] = r.path;
@@ -160,24 +179,8 @@ json flags_to_json(const FlagsReport& r) {
                               {"hits", r.hit_count(id)},
                               {"time_ns", r.time_at_stake(id)}});
   }
-  const FlagsVerdict& v = r.verdict;
-  doc["verdict"] = {{"window", v.window},
-                    {"kind", v.kind},
-                    {"headline", v.headline},
-                    {"causes", v.causes},
-                    {"steps", v.steps},
-                    {"span_ns", v.span_ns},
-                    {"busy_percent", v.busy_percent},
-                    {"compute_percent", v.compute_percent},
-                    {"non_compute_percent", v.non_compute_percent},
-                    {"idle_percent", v.idle_percent},
-                    {"host_wait_percent", v.host_wait_percent},
-                    {"kernel_wait_percent", v.kernel_wait_percent},
-                    {"other_wait_percent", v.other_wait_percent},
-                    {"sync_percent", v.sync_percent},
-                    {"startup_ns", v.startup_ns},
-                    {"startup", v.startup},
-                    {"window_inside_ns", r.window.inside_ns}};
+  doc["verdict"] = verdict_to_json(r.verdict);
+  doc["verdict"]["window_inside_ns"] = r.window.inside_ns;
   doc["hits"] = json::array();
   for (const Hit& h : r.hits) {
     json metrics = json::object();

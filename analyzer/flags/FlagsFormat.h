@@ -49,4 +49,8 @@ void write_flags(std::ostream& out, const FlagsReport& report, OutputFormat form
 /// The JSON document that write_flags writes for OutputFormat::Json.
 nlohmann::json flags_to_json(const FlagsReport& report);
 
+/// The verdict as an object of its fields by name (FlagsVerdict), as flags_to_json writes it
+/// (which adds "window_inside_ns") and the stored flags report keeps it (store/FlagsStoreJson.h).
+nlohmann::json verdict_to_json(const FlagsVerdict& verdict);
+
 }  // namespace fuselens::analyzer

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "flags/FlagsFormat.h"
 #include "fuselens/db/Records.h"
 
 namespace fuselens::analyzer::store {
@@ -80,23 +81,7 @@ Json flags_to_json(const FlagsReport& r) {
             {"startup_ns", w.startup_ns},
             {"startup_end_ns", w.startup_end_ns},
             {"startup_before", w.startup_before}}},
-          {"verdict",
-           {{"window", v.window},
-            {"kind", v.kind},
-            {"headline", v.headline},
-            {"causes", v.causes},
-            {"steps", v.steps},
-            {"span_ns", v.span_ns},
-            {"busy_percent", v.busy_percent},
-            {"compute_percent", v.compute_percent},
-            {"non_compute_percent", v.non_compute_percent},
-            {"idle_percent", v.idle_percent},
-            {"host_wait_percent", v.host_wait_percent},
-            {"kernel_wait_percent", v.kernel_wait_percent},
-            {"other_wait_percent", v.other_wait_percent},
-            {"sync_percent", v.sync_percent},
-            {"startup_ns", v.startup_ns},
-            {"startup", v.startup}}}};
+          {"verdict", verdict_to_json(v)}};
 }
 
 FlagsReport flags_from_json(const Json& j, const std::vector<Step>& steps) {
