@@ -444,6 +444,16 @@ CREATE TABLE IF NOT EXISTS summary_nvtx_work (
   gpu_ns    INTEGER NOT NULL
 );
 
+-- Version 10: the same projection for the process (every thread of the range's process, the
+-- summary's default since issue 22; NvtxProjection::Process): kernels launched by any thread of
+-- the range's process between its start and end. Stored with the version-4 aggregates, under the
+-- same summary_source; a capture without this table (or with it empty) computes it from the rows.
+CREATE TABLE IF NOT EXISTS summary_nvtx_process (
+  range_id  INTEGER PRIMARY KEY REFERENCES nvtx_range(id),
+  kernels   INTEGER NOT NULL,
+  gpu_ns    INTEGER NOT NULL
+);
+
 -- Version 5: how the counters of a metric_session were replayed (`prof-run --replay`,
 -- `--cache-control`); a session without a row here (and every capture before version 5) used
 -- kernel replay without cache control. replay 'kernel': CUPTI replays each launch `passes` times

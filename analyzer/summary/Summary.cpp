@@ -28,7 +28,8 @@ using StringTable = db::StringCache;
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t sum = 0;
   if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  return b > 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
 }
 
 /// Sorts rows by total time descending, then name, and fills in their share of the total.
@@ -139,12 +140,15 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
   std::map<std::pair<std::int64_t, std::int64_t>, Group*> by_ids;  // (domain_id, text_id)
   Group hidden;  // FuseLens's own ranges (Instrumentation.h): not shown
   // Projected GPU work of every ended range under both projections (what the thread one leaves
-  // out is their difference): the thread one stored, or each computed in one pass over the
-  // launches.
+  // out is their difference): each stored, or computed in one pass over the launches.
   const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
                                           : project_nvtx_ranges(reader, NvtxProjection::Thread);
   const auto& thread_work = stored != nullptr ? stored->nvtx_work : computed;
-  const auto process_work = project_nvtx_ranges(reader, NvtxProjection::Process);
+  const bool stored_process = stored != nullptr && stored->nvtx_process.has_value();
+  const auto computed_process = stored_process
+                                    ? std::unordered_map<std::int64_t, RangeWork>()
+                                    : project_nvtx_ranges(reader, NvtxProjection::Process);
+  const auto& process_work = stored_process ? *stored->nvtx_process : computed_process;
   const auto& work = projection == NvtxProjection::Thread ? thread_work : process_work;
   auto ranges = db::nvtx_range_names(reader);
   while (auto r = ranges.next()) {
@@ -261,11 +265,12 @@ DurationStats compute_stats(std::vector<std::int64_t> durations) {
   // value below it (the lower middle value).
   const auto upper = durations.begin() + static_cast<std::ptrdiff_t>(n / 2);
   std::nth_element(durations.begin(), upper, durations.end());
-  s.median_ns = n % 2 == 1 ? static_cast<double>(*upper)
-                           : static_cast<double>((static_cast<long double>(*std::max_element(
-                                                      durations.begin(), upper)) +
-                                                  static_cast<long double>(*upper)) /
-                                                 2);
+  s.median_ns = n % 2 == 1
+                    ? static_cast<double>(*upper)
+                    : static_cast<double>(
+                          (static_cast<long double>(*std::max_element(durations.begin(), upper)) +
+                           static_cast<long double>(*upper)) /
+                          2);
   return s;
 }
 

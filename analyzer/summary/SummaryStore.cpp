@@ -41,11 +41,23 @@ std::optional<StatsById> load_durations(const db::Reader& reader, std::string_vi
     d.median_ns = row->median_ns;
     d.stddev_ns = row->stddev_ns;
     if (!plausible(d) || __builtin_add_overflow(counted, d.count, &counted)) return std::nullopt;
-    d.avg_ns = static_cast<double>(static_cast<long double>(d.total_ns) / static_cast<long double>(d.count));
+    d.avg_ns = static_cast<double>(static_cast<long double>(d.total_ns) /
+                                   static_cast<long double>(d.count));
     out.emplace_back(row->name_id, d);
   }
   if (counted != rows) return std::nullopt;
   return out;
+}
+
+/// Reads stored (range id, kernels, GPU ns) rows into `out`; false when a value is negative or a
+/// range repeats.
+bool load_range_work(db::Cursor<db::StoredRangeWork>& rows,
+                     std::unordered_map<std::int64_t, RangeWork>& out) {
+  while (auto row = rows.next()) {
+    if (row->kernels < 0 || row->gpu_ns < 0) return false;
+    if (!out.emplace(row->range_id, RangeWork{row->kernels, row->gpu_ns}).second) return false;
+  }
+  return true;
 }
 
 std::vector<db::StoredDuration> stored_rows(const StatsById& stats) {
@@ -98,6 +110,7 @@ StoredAggregates compute_aggregates(const db::Reader& reader) {
   auto calls = db::api_durations_by_name(reader);
   a.api_by_name = stats_by_id(calls);
   a.nvtx_work = project_nvtx_ranges(reader);
+  a.nvtx_process = project_nvtx_ranges(reader, NvtxProjection::Process);
   return a;
 }
 
@@ -112,6 +125,9 @@ db::SummaryAggregateRows aggregate_rows(const db::Reader& reader, bool& add_tabl
   rows.kernels = stored_rows(a.kernels_by_demangled_name);
   rows.calls = stored_rows(a.api_by_name);
   for (const auto& [id, w] : a.nvtx_work) rows.nvtx_work.push_back({id, w.kernels, w.gpu_ns});
+  for (const auto& [id, w] : *a.nvtx_process) {
+    rows.nvtx_process.push_back({id, w.kernels, w.gpu_ns});
+  }
   return rows;
 }
 
@@ -159,17 +175,23 @@ std::optional<StoredAggregates> load_summary_aggregates(const db::Reader& reader
   a.kernels_by_demangled_name = std::move(*kernels);
   a.api_by_name = std::move(*calls);
   auto w = db::summary_nvtx_work(reader);
-  while (auto row = w.next()) {
-    const RangeWork work{row->kernels, row->gpu_ns};
-    if (work.kernels < 0 || work.gpu_ns < 0) return std::nullopt;
-    a.nvtx_work[row->range_id] = work;
+  if (!load_range_work(w, a.nvtx_work)) return std::nullopt;
+  std::unordered_map<std::int64_t, RangeWork> process;
+  bool process_ok = false;
+  if (db::has_summary_nvtx_process(reader)) {
+    auto p = db::summary_nvtx_process(reader);
+    process_ok = load_range_work(p, process);
   }
   std::size_t ended = 0;
   auto ranges = db::ended_nvtx_ranges(reader, /*ids_only=*/true);
   for (auto r = ranges.next(); r; r = ranges.next(), ++ended) {
     if (a.nvtx_work.count(r->id) == 0) return std::nullopt;
+    process_ok = process_ok && process.count(r->id) != 0;
   }
   if (a.nvtx_work.size() != ended) return std::nullopt;
+  // The process projection is kept only when complete too (a capture stored before the table
+  // has it empty: every ended range would be missing).
+  if (process_ok && process.size() == ended) a.nvtx_process = std::move(process);
   return a;
 }
 

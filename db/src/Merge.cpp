@@ -144,6 +144,7 @@ const std::vector<TableRule>& table_rules() {
       {"summary_source", Action::Skip, {}},
       {"summary_duration", Action::Skip, {}},
       {"summary_nvtx_work", Action::Skip, {}},
+      {"summary_nvtx_process", Action::Skip, {}},
       {"step_detection", Action::Skip, {}},
       {"stored_analysis_source", Action::Skip, {}},
       {"stored_analysis", Action::Skip, {}},

@@ -65,6 +65,16 @@ void write_summary_aggregates(Connection& c, bool add_tables, const SummaryAggre
       work.bind(1, w.range_id).bind(2, w.kernels).bind(3, w.gpu_ns);
       work.run();
     }
+    auto has_process = c.prepare(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'summary_nvtx_process'");
+    if (!has_process.step()) return;  // a capture written before the table: computed when read
+    c.exec("DELETE FROM summary_nvtx_process");
+    auto process =
+        c.prepare("INSERT INTO summary_nvtx_process (range_id, kernels, gpu_ns) VALUES (?, ?, ?)");
+    for (const auto& w : rows.nvtx_process) {
+      process.bind(1, w.range_id).bind(2, w.kernels).bind(3, w.gpu_ns);
+      process.run();
+    }
   });
 }
 
@@ -100,13 +110,28 @@ Cursor<StoredDuration> summary_durations(const Reader& reader, std::string_view 
   });
 }
 
+namespace {
+
+// The rows of a table of (range_id, kernels, gpu_ns): `sql` selects them.
+Cursor<StoredRangeWork> range_work(const Reader& reader, const char* sql) {
+  return Cursor<StoredRangeWork>(reader.prepare(sql), [](const Statement& s, StoredRangeWork& w) {
+    detail::read_columns(s, w, 0, &StoredRangeWork::range_id, &StoredRangeWork::kernels,
+                         &StoredRangeWork::gpu_ns);
+  });
+}
+
+}  // namespace
+
 Cursor<StoredRangeWork> summary_nvtx_work(const Reader& reader) {
-  return Cursor<StoredRangeWork>(
-      reader.prepare("SELECT range_id, kernels, gpu_ns FROM summary_nvtx_work"),
-      [](const Statement& s, StoredRangeWork& w) {
-        detail::read_columns(s, w, 0, &StoredRangeWork::range_id, &StoredRangeWork::kernels,
-                             &StoredRangeWork::gpu_ns);
-      });
+  return range_work(reader, "SELECT range_id, kernels, gpu_ns FROM summary_nvtx_work");
+}
+
+bool has_summary_nvtx_process(const Reader& reader) {
+  return !reader.restricted() && reader.has_table("summary_nvtx_process");
+}
+
+Cursor<StoredRangeWork> summary_nvtx_process(const Reader& reader) {
+  return range_work(reader, "SELECT range_id, kernels, gpu_ns FROM summary_nvtx_process");
 }
 
 }  // namespace fuselens::db

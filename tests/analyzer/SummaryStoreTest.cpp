@@ -13,8 +13,8 @@
 #include <string>
 
 #include "TestSupport.h"
-#include "summary/SummaryFormat.h"
 #include "fuselens/db/Writer.h"
+#include "summary/SummaryFormat.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -79,11 +79,21 @@ TEST_P(RealCaptureStore, GivesTheSameSummaryFromStoredAggregates) {
   const db::Reader reader(path);
   const auto a = load_summary_aggregates(reader);
   ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->nvtx_work.size(),
-            static_cast<std::size_t>(reader.query_int("SELECT COUNT(*) FROM nvtx_range WHERE end_ns IS NOT NULL")));
+  EXPECT_EQ(a->nvtx_work.size(), static_cast<std::size_t>(reader.query_int(
+                                     "SELECT COUNT(*) FROM nvtx_range WHERE end_ns IS NOT NULL")));
   std::int64_t kernels = 0;
   for (const auto& [id, stats] : a->kernels_by_demangled_name) kernels += stats.count;
   EXPECT_EQ(kernels, reader.query_int("SELECT COUNT(*) FROM kernel"));
+  // The process projection stored too (the store added every newer table to this version-3
+  // capture), equal to the one computed from the rows.
+  ASSERT_TRUE(a->nvtx_process.has_value());
+  const auto computed = project_nvtx_ranges(reader, NvtxProjection::Process);
+  ASSERT_EQ(a->nvtx_process->size(), computed.size());
+  for (const auto& [id, w] : computed) {
+    ASSERT_EQ(a->nvtx_process->count(id), 1u) << id;
+    EXPECT_EQ(a->nvtx_process->at(id).kernels, w.kernels) << id;
+    EXPECT_EQ(a->nvtx_process->at(id).gpu_ns, w.gpu_ns) << id;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, RealCaptureStore,
@@ -138,10 +148,11 @@ TEST_F(StoredReference, AnEndedRangeAddedAfterTheStoreIsSeen) {
 
 TEST_F(StoredReference, ImplausibleStoredValuesAreIgnored) {
   for (const char* damage :
-       {"UPDATE summary_duration SET min_ns = -5", "UPDATE summary_duration SET median_ns = max_ns + 1",
-        "UPDATE summary_duration SET count = count + 1", "UPDATE summary_duration SET stddev_ns = -1",
-        "UPDATE summary_nvtx_work SET kernels = -1", "DELETE FROM summary_nvtx_work",
-        "DELETE FROM summary_source WHERE table_name = 'api_call'",
+       {"UPDATE summary_duration SET min_ns = -5",
+        "UPDATE summary_duration SET median_ns = max_ns + 1",
+        "UPDATE summary_duration SET count = count + 1",
+        "UPDATE summary_duration SET stddev_ns = -1", "UPDATE summary_nvtx_work SET kernels = -1",
+        "DELETE FROM summary_nvtx_work", "DELETE FROM summary_source WHERE table_name = 'api_call'",
         "UPDATE summary_source SET max_id = max_id + 1 WHERE table_name = 'kernel'"}) {
     SCOPED_TRACE(damage);
     store_summary_aggregates(path_);  // fresh, then damaged
@@ -152,6 +163,42 @@ TEST_F(StoredReference, ImplausibleStoredValuesAreIgnored) {
     EXPECT_EQ(summary_json(path_, NameKind::Demangled, &stored), good);
     EXPECT_FALSE(stored);
   }
+}
+
+TEST_F(StoredReference, TheStoredProcessProjectionIsWhatTheSummaryReads) {
+  ASSERT_GT(db::Reader(path_).query_int("SELECT COUNT(*) FROM summary_nvtx_process"), 0);
+  const std::string good = summary_json(path_, NameKind::Demangled);
+  exec(path_, "UPDATE summary_nvtx_process SET kernels = 777777");
+  bool stored = false;
+  const std::string tampered = summary_json(path_, NameKind::Demangled, &stored);
+  EXPECT_TRUE(stored);
+  EXPECT_NE(tampered.find("777777"), std::string::npos);  // read, not computed
+  EXPECT_EQ(good.find("777777"), std::string::npos);
+}
+
+TEST_F(StoredReference, AMissingOrDamagedProcessProjectionIsComputedFromTheRows) {
+  const std::string good = summary_json(path_, NameKind::Demangled);
+  for (const char* damage :
+       {"UPDATE summary_nvtx_process SET gpu_ns = -1",
+        "DELETE FROM summary_nvtx_process WHERE range_id = (SELECT MIN(range_id) FROM "
+        "summary_nvtx_process)",
+        "DELETE FROM summary_nvtx_process", "DROP TABLE summary_nvtx_process"}) {
+    SCOPED_TRACE(damage);
+    exec(path_, damage);
+    {
+      const db::Reader reader(path_);
+      const auto a = load_summary_aggregates(reader);
+      ASSERT_TRUE(a.has_value());  // the other aggregates are still used
+      EXPECT_FALSE(a->nvtx_process.has_value());
+    }
+    bool stored = false;
+    EXPECT_EQ(summary_json(path_, NameKind::Demangled, &stored), good);
+    EXPECT_TRUE(stored);
+    store_summary_aggregates(path_);  // fresh again (without the table: the rest stored)
+  }
+  const db::Reader reader(path_);
+  EXPECT_FALSE(reader.has_table("summary_nvtx_process"));  // a capture written before it
+  EXPECT_TRUE(load_summary_aggregates(reader).has_value());
 }
 
 TEST(SummaryStoreTest, DeferredTimestampCheckRunsWhenTheKernelRowsAreRead) {
@@ -166,7 +213,8 @@ TEST(SummaryStoreTest, DeferredTimestampCheckRunsWhenTheKernelRowsAreRead) {
     summarize(deferred);
     FAIL() << "the damaged kernel row was not caught";
   } catch (const db::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("implausible timestamp: kernel row"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("implausible timestamp: kernel row"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(db::Reader{path}, db::Error);  // the default still checks at open
   // The store reads every row, so it refuses the damaged capture as well.

@@ -11,6 +11,7 @@
 //    (MergeReport::notes says when their GPUs differ: ordinals are per host);
 //  - merge_source (db/schema.sql): how each process was placed;
 //  - not the derived tables (summary_source, summary_duration, summary_nvtx_work,
+//    summary_nvtx_process,
 //    step_detection, step): caches of one capture's analyses, recomputed from the merged rows.
 //    The enum_* tables come with the schema.
 //

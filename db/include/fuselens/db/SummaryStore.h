@@ -1,6 +1,7 @@
 #pragma once
 // SummaryStore: the tables of the summary's stored aggregates (schema version 4, db/schema.sql:
-// summary_source, summary_duration, summary_nvtx_work). The analyzer computes the aggregates
+// summary_source, summary_duration, summary_nvtx_work; version 10: summary_nvtx_process). The
+// analyzer computes the aggregates
 // (analyzer/SummaryStore.h says what and when they are trusted); this stores and reads them.
 //
 // Units: ns for durations, counts of rows. Errors: db::Error (SQLite failures, a capture that
@@ -39,9 +40,10 @@ struct SummarySource {
 
 /// What write_summary_aggregates stores.
 struct SummaryAggregateRows {
-  std::vector<StoredDuration> kernels;  ///< source "kernel", by demangled_name_id
-  std::vector<StoredDuration> calls;    ///< source "api_call", by name_id
-  std::vector<StoredRangeWork> nvtx_work;
+  std::vector<StoredDuration> kernels;        ///< source "kernel", by demangled_name_id
+  std::vector<StoredDuration> calls;          ///< source "api_call", by name_id
+  std::vector<StoredRangeWork> nvtx_work;     ///< the thread projection (summary_nvtx_work)
+  std::vector<StoredRangeWork> nvtx_process;  ///< the process projection (summary_nvtx_process)
 };
 
 /// Whether the capture at `path` (open in `reader`) needs the summary tables added before
@@ -51,7 +53,9 @@ bool summary_tables_to_add(const Reader& reader, const std::string& path);
 
 /// Replaces the stored aggregates of the capture open read-write in `connection` with `rows` in
 /// one transaction (adding the tables first when `add_tables`), recording the row count and
-/// largest id of each kSummarySourceTables table. The capture is left as it was when this throws.
+/// largest id of each kSummarySourceTables table. `rows.nvtx_process` is stored only where the
+/// capture has summary_nvtx_process (every capture written since it was added to version 10).
+/// The capture is left as it was when this throws.
 void write_summary_aggregates(Connection& connection, bool add_tables,
                               const SummaryAggregateRows& rows);
 
@@ -65,5 +69,9 @@ std::int64_t max_row_id(const Reader& reader, std::string_view table);
 Cursor<StoredDuration> summary_durations(const Reader& reader, std::string_view source);
 /// The summary_nvtx_work rows, as stored.
 Cursor<StoredRangeWork> summary_nvtx_work(const Reader& reader);
+/// True when the capture has summary_nvtx_process and `reader` is not restricted.
+bool has_summary_nvtx_process(const Reader& reader);
+/// The summary_nvtx_process rows, as stored (call only when has_summary_nvtx_process).
+Cursor<StoredRangeWork> summary_nvtx_process(const Reader& reader);
 
 }  // namespace fuselens::db
