@@ -88,7 +88,7 @@
 
 namespace fuselens::collector {
 
-struct RangeProfilerState;  // RangeProfiler.cpp
+struct RangeProfilerState;  // RangeProfilerSession.h
 
 class RangeProfiler final : public CallbackHandler {
  public:
