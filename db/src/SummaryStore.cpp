@@ -65,9 +65,11 @@ void write_summary_aggregates(Connection& c, bool add_tables, const SummaryAggre
       work.bind(1, w.range_id).bind(2, w.kernels).bind(3, w.gpu_ns);
       work.run();
     }
+    // A capture written before summary_nvtx_process gets it (every statement of the schema is
+    // IF NOT EXISTS, and it holds no index: the newer tables are added, nothing else changes).
     auto has_process = c.prepare(
         "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'summary_nvtx_process'");
-    if (!has_process.step()) return;  // a capture written before the table: computed when read
+    if (!has_process.step()) c.exec(schema_sql());
     c.exec("DELETE FROM summary_nvtx_process");
     auto process =
         c.prepare("INSERT INTO summary_nvtx_process (range_id, kernels, gpu_ns) VALUES (?, ?, ?)");

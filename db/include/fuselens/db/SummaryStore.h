@@ -53,9 +53,8 @@ bool summary_tables_to_add(const Reader& reader, const std::string& path);
 
 /// Replaces the stored aggregates of the capture open read-write in `connection` with `rows` in
 /// one transaction (adding the tables first when `add_tables`), recording the row count and
-/// largest id of each kSummarySourceTables table. `rows.nvtx_process` is stored only where the
-/// capture has summary_nvtx_process (every capture written since it was added to version 10).
-/// The capture is left as it was when this throws.
+/// largest id of each kSummarySourceTables table; a capture written before summary_nvtx_process
+/// gets the schema's newer tables first. The capture is left as it was when this throws.
 void write_summary_aggregates(Connection& connection, bool add_tables,
                               const SummaryAggregateRows& rows);
 
