@@ -3,6 +3,7 @@
 // names its window, a window that selects nothing fails with one line, status 4 and no output.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/TraceCursors.h"
 #include "summary/Summary.h"
+#include "summary/SummaryStore.h"
 #include "window/Window.h"
 
 #ifndef PROF_ANALYZE_PATH
@@ -238,6 +240,38 @@ TEST(WindowCli, WindowsThatSelectNothingFailWithOneLineAndWriteNothing) {
     EXPECT_TRUE(r.out.empty()) << shown;
     EXPECT_FALSE(std::filesystem::exists(out)) << shown;
   }
+}
+
+// When the steps stored at the end of the run answer the default window (here: a search skipped
+// above the size limit, so the window is the whole capture and the summary reads its stored
+// aggregates), no launch is read: the kernel and launch-call timestamps are not scanned (2.5 s
+// on ten million kernels). Probe: a kernel start made TEXT, which a scan refuses (exit 1).
+TEST(WindowCli, StoredStepsResolveTheDefaultWindowWithoutScanningTheLaunches) {
+  TempDir dir;
+  const std::string path = (dir.path() / "train_steps.sqlite").string();
+  std::filesystem::copy_file(data("train_steps.sqlite"), path);
+  const auto exec = [&path](const char* sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    const std::string error = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    ASSERT_EQ(rc, SQLITE_OK) << error;
+  };
+  exec(
+      "DELETE FROM step; UPDATE step_detection SET method = 'none', pattern = '', "
+      "steady_first = 0, median_step = 0, note = 'steps not searched when the run ended: test'");
+  store_summary_aggregates(path);
+  const auto good = fuselens::test::run_cli(dir, {"summary", path, "--format", "json"});
+  ASSERT_EQ(good.status, 0) << good.err;
+  exec("UPDATE kernel SET start_ns = 'x' WHERE id = (SELECT MAX(id) FROM kernel)");
+  const auto stored = fuselens::test::run_cli(dir, {"summary", path, "--format", "json"});
+  EXPECT_EQ(stored.status, 0) << stored.err;
+  EXPECT_EQ(stored.out, good.out);
+  // A window that reads the rows still refuses them, with one line.
+  const auto rows = fuselens::test::run_cli(dir, {"summary", path, "--window", "time:0-1"});
+  EXPECT_EQ(rows.status, 1) << rows.err;
+  EXPECT_EQ(rows.err_lines().size(), 1u) << rows.err;
 }
 
 // The C++ loop with NVTX steps (tests/data/step_loop.sqlite, H100): 40 marked steps, the same
