@@ -8,6 +8,7 @@
 
 #include "fuselens/db/Records.h"
 #include "fuselens/db/TraceCursors.h"
+#include "window/Window.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -130,10 +131,13 @@ const char* to_string(ExportFormat format) {
 
 TimeRange capture_time_range(const db::Reader& reader) {
   TimeRange range;
+  // Kernels, copies, memsets and API calls: the extent stored when the capture was finalized
+  // while it is fresh (one scan of each table otherwise: 1.4 s on ten million kernels).
+  if (const auto [first, last] = capture_extent(reader); first != 0 || last != 0) {
+    range = {first, last, false};
+  }
   for (const db::TimedTable table :
-       {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset,
-        db::TimedTable::MemoryEvent, db::TimedTable::ApiCall, db::TimedTable::NvtxRange,
-        db::TimedTable::NvtxMark}) {
+       {db::TimedTable::MemoryEvent, db::TimedTable::NvtxRange, db::TimedTable::NvtxMark}) {
     widen(reader, table, range);
   }
   return range;

@@ -264,14 +264,29 @@ TEST(WindowCli, StoredStepsResolveTheDefaultWindowWithoutScanningTheLaunches) {
   store_summary_aggregates(path);
   const auto good = fuselens::test::run_cli(dir, {"summary", path, "--format", "json"});
   ASSERT_EQ(good.status, 0) << good.err;
+  const std::string json = (dir.path() / "export.json").string();
+  const std::string json_after = (dir.path() / "export_after.json").string();
+  ASSERT_EQ(fuselens::test::run_cli(dir, {"export", path, "--format", "json", "-o", json}).status,
+            0);
   exec("UPDATE kernel SET start_ns = 'x' WHERE id = (SELECT MAX(id) FROM kernel)");
   const auto stored = fuselens::test::run_cli(dir, {"summary", path, "--format", "json"});
   EXPECT_EQ(stored.status, 0) << stored.err;
   EXPECT_EQ(stored.out, good.out);
-  // A window that reads the rows still refuses them, with one line.
-  const auto rows = fuselens::test::run_cli(dir, {"summary", path, "--window", "time:0-1"});
-  EXPECT_EQ(rows.status, 1) << rows.err;
-  EXPECT_EQ(rows.err_lines().size(), 1u) << rows.err;
+  // The JSON export (the summary and the capture's extent) likewise, from what is stored.
+  const auto exported =
+      fuselens::test::run_cli(dir, {"export", path, "--format", "json", "-o", json_after});
+  EXPECT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(file_bytes(json_after), file_bytes(json));
+  // A window or an export that reads the rows still refuses them, with one line.
+  const std::string trace = (dir.path() / "trace.json").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"summary", path, "--window", "time:0-1"},
+        std::vector<std::string>{"export", path, "--format", "chrome-trace", "-o", trace}}) {
+    const auto rows = fuselens::test::run_cli(dir, args);
+    EXPECT_EQ(rows.status, 1) << args[0] << rows.err;
+    EXPECT_EQ(rows.err_lines().size(), 1u) << args[0] << rows.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(trace));
 }
 
 // The C++ loop with NVTX steps (tests/data/step_loop.sqlite, H100): 40 marked steps, the same

@@ -109,7 +109,18 @@ int run_export(const ExportOptions& options) {
   std::vector<std::string> ranks_notes(options.files.size());
   for (std::size_t i = 0; i < options.files.size(); ++i) {
     const std::string& file = options.files[i];
-    readers.push_back(std::make_unique<fuselens::db::Reader>(file));
+    // JSON and CSV hold the summary and the capture's extent, which come from the aggregates
+    // stored when the run ended while they are fresh (the summary checks the kernel and launch
+    // call timestamps itself when it reads those rows); HTML, the Chrome trace and a comparison
+    // of range patterns read every launch.
+    const bool reads_launches = patterns || *format == analyzer::ExportFormat::Html ||
+                                *format == analyzer::ExportFormat::ChromeTrace;
+    readers.push_back(std::make_unique<fuselens::db::Reader>(
+        file, fuselens::db::TimestampCheck::DeferLargeTables));
+    if (reads_launches) {
+      readers.back()->check_table_timestamps("kernel");
+      readers.back()->check_table_timestamps("api_call");
+    }
     if (readers.back()->processes().empty()) {
       return fail("'" + file + "': the workload never initialized CUDA; nothing to export",
                   kExitCapture);
