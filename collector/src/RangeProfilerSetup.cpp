@@ -26,16 +26,23 @@ std::string cupti_message(CUptiResult result, const char* call) {
 
 namespace {
 
-/// The config image of `metrics` on the session's chip and its number of passes; a host object
-/// of its own, so that single-pass groups can be tried one metric at a time.
-std::size_t config_image(const Session& s, const std::vector<const char*>& metrics,
-                         std::vector<std::uint8_t>& image) {
+/// A range-profiler host object for the session's chip and counter availability (the caller
+/// deinitializes it). Throws Failure.
+CUpti_Profiler_Host_Object* host_object(const Session& s) {
   auto host = params<CUpti_Profiler_Host_Initialize_Params>(
       CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = s.chip.c_str();
   host.pCounterAvailabilityImage = s.availability.data();
   FUSELENS_RP_CALL(cuptiProfilerHostInitialize(&host));
+  return host.pHostObject;
+}
+
+/// The config image of `metrics` on the session's chip and its number of passes; a host object
+/// of its own, so that single-pass groups can be tried one metric at a time.
+std::size_t config_image(const Session& s, const std::vector<const char*>& metrics,
+                         std::vector<std::uint8_t>& image) {
+  const auto host = host_object(s);
   struct Deinit {
     CUpti_Profiler_Host_Object* object;
     ~Deinit() {
@@ -44,21 +51,21 @@ std::size_t config_image(const Session& s, const std::vector<const char*>& metri
       p.pHostObject = object;
       cuptiProfilerHostDeinitialize(&p);
     }
-  } deinit{host.pHostObject};
+  } deinit{host};
   auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
       CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = host.pHostObject;
+  add.pHostObject = host;
   add.ppMetricNames = const_cast<const char**>(metrics.data());
   add.numMetrics = metrics.size();
   FUSELENS_RP_CALL(cuptiProfilerHostConfigAddMetrics(&add));
   auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-  size.pHostObject = host.pHostObject;
+  size.pHostObject = host;
   FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImageSize(&size));
   image.resize(size.configImageSize);
   auto get = params<CUpti_Profiler_Host_GetConfigImage_Params>(
       CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-  get.pHostObject = host.pHostObject;
+  get.pHostObject = host;
   get.configImageSize = image.size();
   get.pConfigImage = image.data();
   FUSELENS_RP_CALL(cuptiProfilerHostGetConfigImage(&get));
@@ -152,13 +159,7 @@ void initialize(State& state, Session& s) {
   availability.pCounterAvailabilityImage = s.availability.data();
   FUSELENS_RP_CALL(cuptiProfilerGetCounterAvailability(&availability));
 
-  auto host = params<CUpti_Profiler_Host_Initialize_Params>(
-      CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  host.pChipName = s.chip.c_str();
-  host.pCounterAvailabilityImage = s.availability.data();
-  FUSELENS_RP_CALL(cuptiProfilerHostInitialize(&host));
-  s.host = host.pHostObject;
+  s.host = host_object(s);
 
   auto supported = [&](const std::string& metric) {
     auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
