@@ -7,7 +7,6 @@
 #include "store/AnalysisStore.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <sstream>
@@ -29,16 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-void exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
+void exec(const std::string& path, const std::string& sql) { test::exec_sql(path, sql); }
 
 // As prof-run ends a run: the steps (when not stored yet), then cct's and flags' results.
 void store_all(const std::string& path) {

@@ -50,13 +50,13 @@ void write_cct_capture(const std::string& path) {
   t.pid = 9;
   using db::FrameKind;
   t.frames = {
-      {FrameKind::Native, "/bin/x", 0x10, "main", "/src/x.cpp", 5},     // 0
-      {FrameKind::Native, "/bin/x", 0x20, "a()", "/src/x.cpp", 10},     // 1: a, call site of b
-      {FrameKind::Native, "/bin/x", 0x21, "a()", "/src/x.cpp", 11},     // 2: a, call site of c
-      {FrameKind::Native, "/bin/x", 0x30, "b()", "/src/x.cpp", 20},     // 3
-      {FrameKind::Native, "/bin/x", 0x40, "c()", "/src/x.cpp", 30},     // 4
-      {FrameKind::Native, "/bin/x", 0x50, "d()", "/src/x.cpp", 40},     // 5
-      {FrameKind::Native, "/usr/lib/libcuda.so.1", 0x99, "", "", 0},     // 6: internal
+      {FrameKind::Native, "/bin/x", 0x10, "main", "/src/x.cpp", 5},   // 0
+      {FrameKind::Native, "/bin/x", 0x20, "a()", "/src/x.cpp", 10},   // 1: a, call site of b
+      {FrameKind::Native, "/bin/x", 0x21, "a()", "/src/x.cpp", 11},   // 2: a, call site of c
+      {FrameKind::Native, "/bin/x", 0x30, "b()", "/src/x.cpp", 20},   // 3
+      {FrameKind::Native, "/bin/x", 0x40, "c()", "/src/x.cpp", 30},   // 4
+      {FrameKind::Native, "/bin/x", 0x50, "d()", "/src/x.cpp", 40},   // 5
+      {FrameKind::Native, "/usr/lib/libcuda.so.1", 0x99, "", "", 0},  // 6: internal
   };
   t.nodes = {{0, 0}, {0, 0},          // 1 main
              {1, 1}, {2, 3}, {3, 6},  // 2 a:10, 3 b, 4 libcuda
@@ -107,7 +107,8 @@ TEST_F(CallingContextViews, TopDownChargesEachLaunchSiteAndHidesTheCudaStack) {
   EXPECT_EQ(rows.at("main [x.cpp:5]").exclusive.gpu_time_ns, 0);
   EXPECT_EQ(rows.at("main [x.cpp:5] / a() [x.cpp:10]").inclusive.gpu_time_ns, 100);
   EXPECT_EQ(rows.at("main [x.cpp:5] / a() [x.cpp:11]").inclusive.gpu_time_ns, 300);
-  const auto& leaf = rows.at("main [x.cpp:5] / a() [x.cpp:11] / c() [x.cpp:30] / <gpu kernel> K(float*)");
+  const auto& leaf =
+      rows.at("main [x.cpp:5] / a() [x.cpp:11] / c() [x.cpp:30] / <gpu kernel> K(float*)");
   EXPECT_EQ(leaf.exclusive.gpu_time_ns, 300);
   EXPECT_EQ(leaf.kind, CctRow::Kind::GpuOperation);
   const auto& copy = rows.at("main [x.cpp:5] / d() [x.cpp:40] / <gpu copy> Host-to-Device");
@@ -134,7 +135,8 @@ TEST_F(CallingContextViews, BottomUpSplitsAKernelAmongItsCallers) {
   EXPECT_EQ(rows.at("<gpu kernel> K(float*) / b() [x.cpp:20]").inclusive.gpu_time_ns, 100);
   EXPECT_EQ(rows.at("<gpu kernel> K(float*) / c() [x.cpp:30]").inclusive.gpu_time_ns, 300);
   EXPECT_EQ(rows.at("<gpu kernel> K(float*) / c() [x.cpp:30] / a() [x.cpp:11] / main [x.cpp:5]")
-                .inclusive.gpu_time_ns, 300);
+                .inclusive.gpu_time_ns,
+            300);
   EXPECT_EQ(rows.at("<gpu kernel> K(float*) / <no calling context>").inclusive.gpu_time_ns, 7);
 }
 

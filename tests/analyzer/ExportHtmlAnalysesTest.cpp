@@ -261,8 +261,9 @@ TEST(HtmlWidgets, HeatmapRotatesColumnLabelsOnlyWhenTheyDoNotFit) {
   h.columns = {"unfused", "fused"};
   h.values = {{2.0, 1.0}};
   EXPECT_EQ(svg_heatmap(h).find("rotate("), std::string::npos);
-  h.columns = {"unfused", "fused", "cublas_unfused_epilogue", "cublaslt_epilogue", "cutlass_fused",
-               "cutlass_unfused", "fully_fused", "layer_fused", "online"};
+  h.columns = {"unfused",           "fused",         "cublas_unfused_epilogue",
+               "cublaslt_epilogue", "cutlass_fused", "cutlass_unfused",
+               "fully_fused",       "layer_fused",   "online"};
   h.values = {std::vector<std::optional<double>>(h.columns.size(), 1.0)};
   const std::string svg = svg_heatmap(h);
   EXPECT_EQ(count(svg, "rotate(-35"), h.columns.size());

@@ -147,8 +147,7 @@ TEST_F(Screenshot, DomHoldsTheTablesAndCharts) {
         "<table id=\"device-memory\"", "CUDA GPU Kernel Summary", "Top kernels by total GPU time",
         "Device memory in use", "<svg", "H100", "<table id=\"peaks-table\"",
         "<table id=\"flags-table\"", "<table id=\"variant-comparison-table\"",
-        "<table id=\"calling-contexts-table\"", "class=\"roof-point\"",
-        "class=\"heat-cell\""}) {
+        "<table id=\"calling-contexts-table\"", "class=\"roof-point\"", "class=\"heat-cell\""}) {
     EXPECT_NE(dom.find(part), std::string::npos) << part;
   }
   const auto kernels = dom.find("<table id=\"kernels\"");

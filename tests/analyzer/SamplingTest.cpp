@@ -1,7 +1,6 @@
 // Sampled captures (prof-run --sample 1/N; docs/capture-control.md, "Sampled tracing"): the
 // stored per-step launch counts read back, hostile rows skipped, and the "sampled:" line in every
 // analysis and export of prof-analyze.
-#include <sqlite3.h>
 
 #include <gtest/gtest.h>
 
@@ -68,16 +67,7 @@ std::string sampled_capture(const TempDir& dir, const db::SamplingRecord& s) {
   return path;
 }
 
-void exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-      << (error ? error : "") << "\n"
-      << sql;
-  sqlite3_free(error);
-  sqlite3_close(db);
-}
+void exec(const std::string& path, const std::string& sql) { test::exec_sql(path, sql); }
 
 TEST(Sampling, SummarizesTheStoredStepsFromTheRowsWritten) {
   TempDir dir;

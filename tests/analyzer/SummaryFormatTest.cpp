@@ -241,7 +241,8 @@ TEST(DescribeRunEnd, SaysHowTheRunEndedAndNamesTheSignal) {
             "killed by signal 11 (SIGSEGV)");
   EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 6, 1}),
             "killed by signal 6 (SIGABRT)");
-  EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 40, 1}), "killed by signal 40");
+  EXPECT_EQ(describe_run_end({db::EndReason::Signaled, std::nullopt, 40, 1}),
+            "killed by signal 40");
 }
 
 // prof-run killed before it finalized the run row (issue #9): the summary says so in words.
@@ -254,7 +255,8 @@ TEST(WriteSummary, UnfinalizedCaptureSaysProfRunDidNotFinalizeIt) {
   EXPECT_EQ(describe_run_end(summary.run.end).rfind("ended without prof-run finalizing it", 0), 0u);
   std::ostringstream out;
   write_summary(out, summary, OutputFormat::Table);
-  EXPECT_NE(out.str().find("Run:             ended without prof-run finalizing it"), std::string::npos)
+  EXPECT_NE(out.str().find("Run:             ended without prof-run finalizing it"),
+            std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("CUDA GPU Kernel Summary"), std::string::npos);  // what was written
 }

@@ -6,7 +6,6 @@
 #include "summary/SummaryStore.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <sstream>
@@ -22,16 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-void exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
-}
+void exec(const std::string& path, const std::string& sql) { test::exec_sql(path, sql); }
 
 /// The whole summary as JSON text, `names` kernel names, through a reader that defers the large
 /// tables' timestamp check (as prof-analyze summary opens captures).

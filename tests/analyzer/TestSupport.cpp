@@ -7,6 +7,7 @@
 
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Records.h"
+#include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 
 #include <map>
@@ -495,6 +496,11 @@ std::vector<const Hit*> hits_of(const FlagsReport& r, const std::string& rule) {
     if (h.rule == rule) out.push_back(&h);
   }
   return out;
+}
+
+void exec_sql(const std::string& path, const std::string& sql) {
+  db::Connection c(path, db::Connection::Mode::ReadWrite);
+  c.exec(sql);
 }
 
 }  // namespace fuselens::analyzer::test

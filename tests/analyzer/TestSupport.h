@@ -33,6 +33,10 @@ inline constexpr const char* kDeviceName = "NVIDIA H100 80GB HBM3";
 /// the tests expect). `finalize` = false leaves it as a crashed run would: no indexes.
 void write_reference_capture(const std::string& path, bool finalize = true);
 
+/// Runs `sql` (one or more statements) on the capture at `path`, opened read-write: how a test
+/// edits or damages a capture. Throws db::Error when SQLite refuses it.
+void exec_sql(const std::string& path, const std::string& sql);
+
 /// A finalized capture with a run row but no process (the workload never initialized CUDA).
 void write_capture_without_process(const std::string& path);
 

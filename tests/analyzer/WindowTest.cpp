@@ -3,7 +3,6 @@
 // names its window, a window that selects nothing fails with one line, status 4 and no output.
 #include <gtest/gtest.h>
 
-#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -250,14 +249,7 @@ TEST(WindowCli, StoredStepsResolveTheDefaultWindowWithoutScanningTheLaunches) {
   TempDir dir;
   const std::string path = (dir.path() / "train_steps.sqlite").string();
   std::filesystem::copy_file(data("train_steps.sqlite"), path);
-  const auto exec = [&path](const char* sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-    const std::string error = sqlite3_errmsg(db);
-    sqlite3_close(db);
-    ASSERT_EQ(rc, SQLITE_OK) << error;
-  };
+  const auto exec = [&path](const char* sql) { analyzer::test::exec_sql(path, sql); };
   exec(
       "DELETE FROM step; UPDATE step_detection SET method = 'none', pattern = '', "
       "steady_first = 0, median_step = 0, note = 'steps not searched when the run ended: test'");
