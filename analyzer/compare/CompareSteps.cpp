@@ -5,18 +5,11 @@
 #include <utility>
 
 #include "compare/CompareGate.h"
+#include "fuselens/db/Saturating.h"
 
 namespace fuselens::analyzer {
-namespace {
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  if (b > 0 && a > std::numeric_limits<std::int64_t>::max() - b) {
-    return std::numeric_limits<std::int64_t>::max();
-  }
-  return a + b;
-}
-
-}  // namespace
+using db::saturating_add;
 
 std::optional<RangeStats> step_range_stats(const StepReport& steps, int first, int last,
                                            const std::string& name) {

@@ -12,6 +12,7 @@
 
 #include "export/ExportHtmlWidgets.h"
 #include "fuselens/db/ActivityCursors.h"
+#include "fuselens/db/Saturating.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "ranks/Ranks.h"
@@ -29,10 +30,7 @@ std::optional<std::int64_t> duration(std::int64_t start, std::int64_t end) {
   return d;
 }
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t s = 0;
-  return __builtin_add_overflow(a, b, &s) ? std::numeric_limits<std::int64_t>::max() : s;
-}
+using db::saturating_add;
 
 /// Sorts `bars` by start and merges neighbours of one kind closer than `resolution` ns.
 std::vector<RankLaneBar> merge(std::vector<RankLaneBar> bars, std::int64_t resolution) {

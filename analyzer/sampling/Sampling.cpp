@@ -6,14 +6,12 @@
 #include <limits>
 
 #include "fuselens/db/Sampling.h"
+#include "fuselens/db/Saturating.h"
 
 namespace fuselens::analyzer {
 namespace {
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max()
-                                                          : a + b;
-}
+using db::saturating_add;
 
 // 5400 -> "5,400"
 std::string grouped(std::int64_t v) {

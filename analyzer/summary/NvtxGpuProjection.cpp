@@ -7,18 +7,14 @@
 #include <unordered_map>
 
 #include "fuselens/db/Instrumentation.h"
+#include "fuselens/db/Saturating.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 
 namespace fuselens::analyzer {
 namespace {
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<std::int64_t>::max()
-               : std::numeric_limits<std::int64_t>::min();
-}
+using db::saturating_add;
 
 /// a - b clamped to [0, INT64_MAX]: timestamps come from the file.
 std::int64_t clamped_duration(std::int64_t end, std::int64_t start) {

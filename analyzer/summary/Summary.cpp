@@ -13,9 +13,11 @@
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/AggregateStore.h"
 #include "fuselens/db/Instrumentation.h"
+#include "fuselens/db/Saturating.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "summary/SummaryAggregate.h"
+#include "summary/SummaryRows.h"
 #include "summary/SummaryStore.h"
 
 namespace fuselens::analyzer {
@@ -23,30 +25,7 @@ namespace {
 
 using StringTable = db::StringCache;
 
-/// a + b, clamped to the int64 range: timestamps come from the file, and a damaged capture can hold
-/// durations whose sum does not fit (found by fuzz/capture_fuzzer).
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<std::int64_t>::max()
-               : std::numeric_limits<std::int64_t>::min();
-}
-
-/// Sorts rows by total time descending, then name, and fills in their share of the total.
-template <typename Row>
-void finish_rows(std::vector<Row>& rows) {
-  std::int64_t total = 0;
-  for (const auto& r : rows) total = saturating_add(total, r.stats.total_ns);
-  for (auto& r : rows) {
-    r.time_percent =
-        total > 0 ? 100.0 * static_cast<double>(r.stats.total_ns) / static_cast<double>(total)
-                  : 0.0;
-  }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
-    return a.name < b.name;
-  });
-}
+using db::saturating_add;
 
 /// Named rows of per-id statistics (kernel names or API names), sorted by finish_rows.
 template <typename Row>

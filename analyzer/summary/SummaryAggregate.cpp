@@ -5,29 +5,12 @@
 #include <map>
 #include <string>
 
+#include "summary/SummaryRows.h"
+
 namespace fuselens::analyzer {
 namespace {
 
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<std::int64_t>::max()
-               : std::numeric_limits<std::int64_t>::min();
-}
-
-template <typename Row>
-void sort_and_share(std::vector<Row>& rows) {
-  std::int64_t total = 0;
-  for (const auto& r : rows) total = saturating_add(total, r.stats.total_ns);
-  for (auto& r : rows) {
-    r.time_percent =
-        total > 0 ? 100.0 * static_cast<double>(r.stats.total_ns) / static_cast<double>(total) : 0;
-  }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
-    return a.name < b.name;
-  });
-}
+using db::saturating_add;
 
 // count, total, min, max of `add` merged into `into` (a first row sets min and max).
 void merge_stats(DurationStats& into, std::int64_t count, std::int64_t total, std::int64_t min,
@@ -83,7 +66,7 @@ void apply_aggregates(Summary& summary, const db::AggregateSet& set, NameKind na
     row.stats.median_ns = g.sketch.quantile(0.5);
     summary.kernels.push_back(std::move(row));
   }
-  sort_and_share(summary.kernels);
+  finish_rows(summary.kernels);
 
   std::map<std::string, MemoryOperationRow> transfers;
   for (const auto& t : set.transfers) {
@@ -107,7 +90,7 @@ void apply_aggregates(Summary& summary, const db::AggregateSet& set, NameKind na
                                                      : 0;
     summary.memory_operations.push_back(std::move(row));
   }
-  sort_and_share(summary.memory_operations);
+  finish_rows(summary.memory_operations);
 
   std::map<std::uint32_t, DeviceMemoryRow> devices;
   for (const auto& m : set.memory) {

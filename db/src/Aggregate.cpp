@@ -6,14 +6,12 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "fuselens/db/Saturating.h"
+
 namespace fuselens::db {
 namespace {
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  return a > kInt64Max - b ? kInt64Max : a + b;
-}
 
 std::int64_t clipped(std::uint64_t v) {
   return v > static_cast<std::uint64_t>(kInt64Max) ? kInt64Max : static_cast<std::int64_t>(v);

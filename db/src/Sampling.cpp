@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "fuselens/db/Cursor.h"
+#include "fuselens/db/Saturating.h"
 
 namespace fuselens::db {
 namespace {
@@ -16,11 +17,6 @@ bool has_sampling(const Reader& reader) {
 }
 
 bool time_ok(std::int64_t t) { return t >= 0 && t < kMaxTimestampNs; }
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max()
-                                                          : a + b;
-}
 
 }  // namespace
 
