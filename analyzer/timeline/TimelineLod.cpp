@@ -163,6 +163,23 @@ std::vector<db::StoredLodLevel> compute_levels(const db::Reader& reader, std::in
   return out;
 }
 
+// A row's lane and extent from its first stored level (its levels are added by the caller).
+LodRow lod_row(const db::StoredLodLevel& f) {
+  LodRow row;
+  row.kind = f.lane_kind == db::kLodApiLane ? LaneKind::Api : LaneKind::Gpu;
+  row.device_id = static_cast<std::uint32_t>(f.device_id);
+  row.stream_id = static_cast<std::uint32_t>(f.stream_id);
+  row.pid = static_cast<std::uint32_t>(f.pid);
+  row.tid = static_cast<std::uint32_t>(f.tid);
+  row.depth = static_cast<std::uint32_t>(f.depth);
+  row.item_count = f.item_count;
+  row.first_ns = f.first_ns;
+  row.last_ns = f.last_ns;
+  row.max_duration_ns = f.max_duration_ns;
+  row.begin_ns = f.begin_ns;
+  return row;
+}
+
 LodLevel to_level(const db::StoredLodLevel& s) {
   LodLevel l;
   l.bucket_ns = s.bucket_ns;
@@ -257,18 +274,7 @@ TimelineLod compute_timeline_lod(const db::Reader& reader) {
   for (std::size_t i = 0; i + kLodLevels <= levels.size(); i += kLodLevels) {
     const auto& f = levels[i];
     lod.begin_ns = f.begin_ns;
-    LodRow row;
-    row.kind = f.lane_kind == db::kLodApiLane ? LaneKind::Api : LaneKind::Gpu;
-    row.device_id = static_cast<std::uint32_t>(f.device_id);
-    row.stream_id = static_cast<std::uint32_t>(f.stream_id);
-    row.pid = static_cast<std::uint32_t>(f.pid);
-    row.tid = static_cast<std::uint32_t>(f.tid);
-    row.depth = static_cast<std::uint32_t>(f.depth);
-    row.item_count = f.item_count;
-    row.first_ns = f.first_ns;
-    row.last_ns = f.last_ns;
-    row.max_duration_ns = f.max_duration_ns;
-    row.begin_ns = f.begin_ns;
+    LodRow row = lod_row(f);
     for (int l = 0; l < kLodLevels; ++l)
       row.levels.push_back(to_level(levels[i + static_cast<std::size_t>(l)]));
     lod.rows.push_back(std::move(row));
@@ -339,18 +345,7 @@ std::optional<TimelineLod> load_timeline_lod(const db::Reader& reader, std::stri
       return refuse("stored level of detail is damaged: " + reason);
     }
     const auto& f = *group[0];
-    LodRow row;
-    row.kind = f.lane_kind == db::kLodApiLane ? LaneKind::Api : LaneKind::Gpu;
-    row.device_id = static_cast<std::uint32_t>(f.device_id);
-    row.stream_id = static_cast<std::uint32_t>(f.stream_id);
-    row.pid = static_cast<std::uint32_t>(f.pid);
-    row.tid = static_cast<std::uint32_t>(f.tid);
-    row.depth = static_cast<std::uint32_t>(f.depth);
-    row.item_count = f.item_count;
-    row.first_ns = f.first_ns;
-    row.last_ns = f.last_ns;
-    row.max_duration_ns = f.max_duration_ns;
-    row.begin_ns = f.begin_ns;
+    LodRow row = lod_row(f);
     for (const auto* l : group) row.levels.push_back(to_level(*l));
     lod.rows.push_back(std::move(row));
     i = j;
