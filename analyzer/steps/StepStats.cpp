@@ -15,6 +15,7 @@
 #include "fuselens/db/TraceCursors.h"
 #include "steps/Steps.h"
 #include "steps/StepsData.h"
+#include "window/Window.h"
 
 namespace fuselens::analyzer {
 
@@ -65,7 +66,9 @@ namespace {
 
 /// Total length of the union of `intervals` (sorted here).
 std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
+  // In launch order the intervals are mostly sorted already.
+  if (!std::is_sorted(intervals.begin(), intervals.end()))
+    std::sort(intervals.begin(), intervals.end());
   std::int64_t total = 0, open = 0, close = 0;
   bool any = false;
   for (const auto& [s, e] : intervals) {
@@ -82,33 +85,60 @@ std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>> int
   return total;
 }
 
-void fill_step(Step& step, const std::vector<const Launch*>& work,
-               const std::vector<std::int64_t>& sync_starts, std::int64_t delay_ns) {
+}  // namespace
+
+StepContext::StepContext(const db::Reader& reader) {
+  db::syncs(reader).for_each(
+      [&](const db::SyncRow& row) { syncs_by_pid_[row.pid].push_back(row.start_ns); });
+  for (auto& [pid, starts] : syncs_by_pid_) std::sort(starts.begin(), starts.end());
+  db::device_memory_events(reader, db::MemoryOrder::ByProcessDevice)
+      .for_each([&](const db::MemoryEventRow& row) {
+        const bool allocation =
+            row.operation == static_cast<std::int64_t>(db::MemoryOperation::Allocation);
+        memory_by_pid_[row.pid].push_back(
+            {row.timestamp_ns, allocation ? row.bytes : -row.bytes, allocation});
+      });
+  for (auto& [pid, events] : memory_by_pid_) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const MemoryStep& a, const MemoryStep& b) { return a.t < b.t; });
+    std::int64_t level = 0;
+    for (auto& e : events) e.level = level += e.level;
+  }
+}
+
+void StepContext::fill(Step& step, std::vector<StepLaunch>& work, std::int64_t delay_ns) const {
   std::vector<std::pair<std::int64_t, std::int64_t>> all, kernels;
-  std::map<std::string, std::int64_t> kernel_time;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Launch*>> by_stream;
-  for (const Launch* launch : work) {
+  all.reserve(work.size());
+  // By name pointer while counting (one pointer per name id), by name text after.
+  std::map<const std::string*, std::pair<std::int64_t, std::int64_t>> by_name;  // time, count
+  for (const StepLaunch& launch : work) {
     ++step.launches;
-    all.emplace_back(launch->start_ns, launch->end_ns);
-    by_stream[{launch->device_id, launch->stream_id}].push_back(launch);
-    if (launch->table == db::GpuTable::Kernel) {
+    all.emplace_back(launch.start_ns, launch.end_ns);
+    if (launch.table == db::GpuTable::Kernel) {
       ++step.kernels;
-      kernels.emplace_back(launch->start_ns, launch->end_ns);
-      kernel_time[*launch->name] += launch->end_ns - launch->start_ns;
-      ++step.kernel_counts[*launch->name];
-    } else if (launch->table == db::GpuTable::Memcpy) {
+      kernels.emplace_back(launch.start_ns, launch.end_ns);
+      auto& [ns, count] = by_name[launch.name];
+      ns += launch.end_ns - launch.start_ns;
+      ++count;
+    } else if (launch.table == db::GpuTable::Memcpy) {
       ++step.copies;
     } else {
       ++step.memsets;
     }
   }
-  step.gpu_busy_ns = union_length(all);
-  step.compute_ns = union_length(kernels);
+  step.gpu_busy_ns = union_length(std::move(all));
+  step.compute_ns = union_length(std::move(kernels));
   step.non_compute_ns = step.gpu_busy_ns - step.compute_ns;
+  std::map<std::string, std::int64_t> kernel_time;
+  for (const auto& [name, totals] : by_name) {
+    const std::string& text = name != nullptr ? *name : std::string();
+    kernel_time[text] += totals.first;
+    step.kernel_counts[text] += totals.second;
+  }
   std::int64_t first = step.start_ns, last = step.end_ns;
-  for (const Launch* launch : work) {
-    first = std::min(first, launch->start_ns);
-    last = std::max(last, launch->end_ns);
+  for (const StepLaunch& launch : work) {
+    first = std::min(first, launch.start_ns);
+    last = std::max(last, launch.end_ns);
   }
   step.span_ns = last - first;
   step.idle_ns = step.span_ns - step.gpu_busy_ns;
@@ -118,28 +148,49 @@ void fill_step(Step& step, const std::vector<const Launch*>& work,
       step.top_kernel = name;
     }
   }
-  for (auto& [stream, ops] : by_stream) {
-    std::sort(ops.begin(), ops.end(), [](const Launch* a, const Launch* b) {
-      return std::tuple(a->start_ns, a->end_ns) < std::tuple(b->start_ns, b->end_ns);
-    });
-    std::int64_t last_end = ops.front()->end_ns;
-    for (std::size_t i = 1; i < ops.size(); ++i) {
-      const std::int64_t gap = ops[i]->start_ns - last_end;
+  // HTA's idle breakdown of the gaps between consecutive operations of each stream.
+  std::sort(work.begin(), work.end(), [](const StepLaunch& a, const StepLaunch& b) {
+    return std::tuple(a.device_id, a.stream_id, a.start_ns, a.end_ns, a.call_start_ns) <
+           std::tuple(b.device_id, b.stream_id, b.start_ns, b.end_ns, b.call_start_ns);
+  });
+  for (std::size_t i = 0; i < work.size();) {
+    std::int64_t last_end = work[i].end_ns;
+    std::size_t j = i + 1;
+    for (; j < work.size() && work[j].device_id == work[i].device_id &&
+           work[j].stream_id == work[i].stream_id;
+         ++j) {
+      const std::int64_t gap = work[j].start_ns - last_end;
       if (gap > 0) {
         if (gap <= delay_ns) {
           step.kernel_wait_ns += gap;
-        } else if (ops[i]->call_start_ns >= last_end) {
+        } else if (work[j].call_start_ns >= last_end) {
           step.host_wait_ns += gap;
         } else {
           step.other_wait_ns += gap;
         }
       }
-      last_end = std::max(last_end, ops[i]->end_ns);
+      last_end = std::max(last_end, work[j].end_ns);
+    }
+    i = j;
+  }
+  if (auto syncs = syncs_by_pid_.find(step.pid); syncs != syncs_by_pid_.end()) {
+    const auto& starts = syncs->second;
+    step.syncs = std::lower_bound(starts.begin(), starts.end(), step.end_ns) -
+                 std::lower_bound(starts.begin(), starts.end(), step.start_ns);
+  }
+  if (auto memory = memory_by_pid_.find(step.pid); memory != memory_by_pid_.end()) {
+    const auto& events = memory->second;
+    auto it = std::lower_bound(events.begin(), events.end(), step.start_ns,
+                               [](const MemoryStep& e, std::int64_t t) { return e.t < t; });
+    step.peak_memory_bytes = it == events.begin() ? 0 : std::prev(it)->level;
+    for (; it != events.end() && it->t < step.end_ns; ++it) {
+      step.peak_memory_bytes = std::max(step.peak_memory_bytes, it->level);
+      step.allocations += it->allocation ? 1 : 0;
     }
   }
-  step.syncs = std::lower_bound(sync_starts.begin(), sync_starts.end(), step.end_ns) -
-               std::lower_bound(sync_starts.begin(), sync_starts.end(), step.start_ns);
 }
+
+namespace {
 
 /// Quantile `q` of sorted `v` with linear interpolation.
 double quantile(const std::vector<std::int64_t>& v, double q) {
@@ -187,69 +238,33 @@ std::string differences(const Step& step, const Step& median) {
 
 }  // namespace
 
-void compute_step_statistics(const db::Reader& reader, const std::vector<Launch>& launches,
-                             std::int64_t delay_ns, StepReport& report) {
-  // Extent of the capture: first to last recorded activity.
-  std::optional<std::int64_t> first, last;
-  for (auto table : {db::TimedTable::Kernel, db::TimedTable::Memcpy, db::TimedTable::Memset,
-                     db::TimedTable::ApiCall}) {
-    const db::TimeExtent extent = db::time_extent(reader, table);
-    if (extent.first_ns) first = first ? std::min(*first, *extent.first_ns) : *extent.first_ns;
-    if (extent.last_ns) last = last ? std::max(*last, *extent.last_ns) : *extent.last_ns;
-  }
-  report.captured_ns = first && last ? *last - *first : 0;
-  if (report.steps.empty()) return;
-
+void fill_steps(const StepContext& context, const std::vector<Launch>& launches,
+                std::int64_t delay_ns, std::vector<Step>& steps) {
   // The work of a step: what any thread of its process launched inside its window (PyTorch's
   // autograd engine launches the backward pass from its own thread).
   std::map<std::int64_t, std::vector<const Launch*>> by_process;
   for (const auto& launch : launches) by_process[launch.pid].push_back(&launch);
-  std::map<std::int64_t, std::vector<std::int64_t>> syncs_by_pid;
-  db::syncs(reader).for_each(
-      [&](const db::SyncRow& row) { syncs_by_pid[row.pid].push_back(row.start_ns); });
-  for (auto& [pid, starts] : syncs_by_pid) std::sort(starts.begin(), starts.end());
-  static const std::vector<std::int64_t> kNoSyncs;
-  // Device memory of each process over time (all its devices): (time, level after, allocation).
-  struct MemoryStep {
-    std::int64_t t = 0, level = 0;
-    bool allocation = false;
-  };
-  std::map<std::int64_t, std::vector<MemoryStep>> memory_by_pid;
-  db::device_memory_events(reader, db::MemoryOrder::ByProcessDevice)
-      .for_each([&](const db::MemoryEventRow& row) {
-        const bool allocation =
-            row.operation == static_cast<std::int64_t>(db::MemoryOperation::Allocation);
-        memory_by_pid[row.pid].push_back(
-            {row.timestamp_ns, allocation ? row.bytes : -row.bytes, allocation});
-      });
-  for (auto& [pid, events] : memory_by_pid) {
-    std::stable_sort(events.begin(), events.end(),
-                     [](const MemoryStep& a, const MemoryStep& b) { return a.t < b.t; });
-    std::int64_t level = 0;
-    for (auto& e : events) e.level = level += e.level;
-  }
-  for (Step& step : report.steps) {
-    std::vector<const Launch*> work;
+  std::vector<StepLaunch> work;
+  for (Step& step : steps) {
+    work.clear();
     if (auto it = by_process.find(step.pid); it != by_process.end()) {
       auto from =
           std::lower_bound(it->second.begin(), it->second.end(), step.start_ns,
                            [](const Launch* l, std::int64_t t) { return l->call_start_ns < t; });
-      for (; from != it->second.end() && (*from)->call_start_ns < step.end_ns; ++from)
-        work.push_back(*from);
-    }
-    auto syncs = syncs_by_pid.find(step.pid);
-    fill_step(step, work, syncs == syncs_by_pid.end() ? kNoSyncs : syncs->second, delay_ns);
-    if (auto memory = memory_by_pid.find(step.pid); memory != memory_by_pid.end()) {
-      const auto& events = memory->second;
-      auto it = std::lower_bound(events.begin(), events.end(), step.start_ns,
-                                 [](const MemoryStep& e, std::int64_t t) { return e.t < t; });
-      step.peak_memory_bytes = it == events.begin() ? 0 : std::prev(it)->level;
-      for (; it != events.end() && it->t < step.end_ns; ++it) {
-        step.peak_memory_bytes = std::max(step.peak_memory_bytes, it->level);
-        step.allocations += it->allocation ? 1 : 0;
+      for (; from != it->second.end() && (*from)->call_start_ns < step.end_ns; ++from) {
+        const Launch& l = **from;
+        work.push_back({l.start_ns, l.end_ns, l.call_start_ns, l.device_id, l.stream_id,
+                        l.name.get(), l.table});
       }
     }
+    context.fill(step, work, delay_ns);
   }
+}
+
+void summarize_steps(const db::Reader& reader, StepReport& report) {
+  const auto [first, last] = capture_extent(reader);  // first to last recorded activity
+  report.captured_ns = last - first;
+  if (report.steps.empty()) return;
 
   std::vector<std::int64_t> walls;
   for (const Step& step : report.steps) walls.push_back(step.wall_ns());

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -309,8 +310,17 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
       (options.range_glob ? 1 : 0) + (options.function ? 1 : 0) + (options.automatic ? 1 : 0);
   if (methods > 1)
     throw std::invalid_argument("choose one of --step-range, --step-function, --auto");
-  std::vector<Launch> launches = steps_detail::read_launches(reader);
-  if (options.pid) std::erase_if(launches, [&](const Launch& l) { return l.pid != *options.pid; });
+  // Every launch in memory only for the methods that search the launch sequence; the steps of
+  // NVTX ranges are filled streaming (stream_steps).
+  std::optional<std::vector<Launch>> launches;
+  const auto all_launches = [&]() -> const std::vector<Launch>& {
+    if (!launches) {
+      launches = steps_detail::read_launches(reader);
+      if (options.pid)
+        std::erase_if(*launches, [&](const Launch& l) { return l.pid != *options.pid; });
+    }
+    return *launches;
+  };
   StepReport report;
   if (options.range_glob) {
     report.method = StepMethod::Range;
@@ -325,7 +335,7 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
   } else if (options.function) {
     report.method = StepMethod::Function;
     report.pattern = *options.function;
-    report.steps = steps_from_function(reader, launches, report.pattern);
+    report.steps = steps_from_function(reader, all_launches(), report.pattern);
     if (report.steps.empty()) {
       throw StepError("no launch's calling context holds function '" + report.pattern + "'");
     }
@@ -344,7 +354,7 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
     }
     if (report.steps.empty()) {
       report.method = StepMethod::Auto;
-      report.steps = steps_from_period(launches, report);
+      report.steps = steps_from_period(all_launches(), report);
     }
   }
   std::sort(report.steps.begin(), report.steps.end(), [](const Step& a, const Step& b) {
@@ -366,8 +376,20 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
   for (std::size_t i = 0; i < report.steps.size(); ++i)
     report.steps[i].index = static_cast<int>(i + 1);
   report.step_count = static_cast<int>(report.steps.size());
-  steps_detail::compute_step_statistics(reader, launches, options.consecutive_kernel_delay_ns,
-                                        report);
+  if (!report.steps.empty()) {
+    const steps_detail::StepContext context(reader);
+    const auto delay = options.consecutive_kernel_delay_ns;
+    if (launches) {
+      steps_detail::fill_steps(context, *launches, delay, report.steps);
+    } else {
+      const std::vector<Step> windows = report.steps;
+      if (!steps_detail::stream_steps(reader, context, delay, report.steps)) {
+        report.steps = windows;
+        steps_detail::fill_steps(context, all_launches(), delay, report.steps);
+      }
+    }
+  }
+  steps_detail::summarize_steps(reader, report);
   return report;
 }
 

@@ -143,9 +143,13 @@ std::size_t steady_start(const std::vector<std::int64_t>& walls);
 namespace fuselens::analyzer {
 
 /// The most GPU records (kernels, copies, memsets, memory events) for which store_steps runs at
-/// the end of a run: the step search holds every launch in memory (about 100 bytes each), which
-/// at ten million launches would cost prof-run a gigabyte; larger captures get their steps from
-/// `prof-analyze steps`.
+/// the end of a run. The steps of NVTX ranges are filled streaming (about 130 MB at ten million
+/// launches), but storing them changes the default window of every analysis from the whole
+/// capture to the steady steps, which the summary, compare, cct and flags then read from the
+/// rows through a restricted reader (43 s for the summary of ten million kernels, against 0.12 s
+/// from its stored whole-capture aggregates: docs/BENCHMARKS.md); the function and automatic
+/// methods hold every launch in memory (about 100 bytes each). Larger captures get their steps
+/// from `prof-analyze steps`.
 inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
 
 /// Finds the steps of the capture open read-write in `reader` with the default method

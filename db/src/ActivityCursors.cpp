@@ -288,6 +288,23 @@ Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilte
       });
 }
 
+Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names) {
+  // Columns: 0 table, 1 pid, 2 correlation_id, 3 start_ns, 4 end_ns, 5 device_id, 6 stream_id,
+  // 7 the kernel's name id (NULL for copies and memsets).
+  const std::string common = "pid, correlation_id, start_ns, end_ns, device_id, stream_id, ";
+  const std::string sql = "SELECT 0, " + common + kernel_name_column(names) +
+                          " FROM kernel UNION ALL SELECT 1, " + common +
+                          "NULL FROM memcpy UNION ALL SELECT 2, " + common +
+                          "NULL FROM memset ORDER BY 2, 3, 4";
+  return Cursor<GpuSpanRow>(reader.prepare(sql), [](const Statement& s, GpuSpanRow& r) {
+    r.table = static_cast<GpuTable>(s.int64(0));
+    detail::read_columns(s, r, 1, &GpuSpanRow::pid, &GpuSpanRow::correlation_id,
+                         &GpuSpanRow::start_ns, &GpuSpanRow::end_ns, &GpuSpanRow::device_id,
+                         &GpuSpanRow::stream_id);
+    r.name_id = r.table == GpuTable::Kernel ? s.int64(7) : 0;
+  });
+}
+
 Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(
       reader,
@@ -304,8 +321,8 @@ Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const Activity
 
 Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {
   return Cursor<ApiCallRow>(
-      reader.prepare(
-          "SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, correlation_id"),
+      reader.prepare("SELECT pid, correlation_id, MIN(start_ns) FROM api_call GROUP BY pid, "
+                     "correlation_id ORDER BY pid, correlation_id"),
       [](const Statement& s, ApiCallRow& r) {
         detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
                              &ApiCallRow::start_ns);

@@ -95,6 +95,18 @@ struct GpuRecordRow {
 /// field of its table filled.
 Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind names);
 
+/// One kernel, copy or memset of gpu_spans_by_correlation: when and where it ran.
+struct GpuSpanRow {
+  GpuTable table = GpuTable::Kernel;
+  std::int64_t pid = 0, correlation_id = 0, start_ns = 0, end_ns = 0;
+  std::int64_t device_id = 0, stream_id = 0;
+  std::int64_t name_id = 0;  ///< kernels: the id in the column of the NameKind asked for; else 0
+};
+/// Every kernel, copy and memset ordered by (pid, correlation_id, start_ns) with only the fields
+/// of GpuSpanRow: the narrow gpu_records_by_correlation of readers that stream every launch (the
+/// step statistics; a full-layout capture's correlation indexes give the order without a sort).
+Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names);
+
 /// One copy or memset: kind is memcpy.copy_kind (0 for memsets).
 struct CopyDuration {
   std::int64_t copy_kind = 0, duration_ns = 0, bytes = 0;
@@ -146,7 +158,7 @@ Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilte
 Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader,
                                             const ActivityFilter& filter = {});
 /// The earliest start of the API calls of each (pid, correlation_id): pid, correlation_id and
-/// start_ns.
+/// start_ns, ordered by (pid, correlation_id).
 Cursor<ApiCallRow> api_call_first_starts(const Reader& reader);
 
 }  // namespace fuselens::db
