@@ -60,6 +60,8 @@ struct Sm90Schedule;
 /// - streamk_128x256 (FUSELENS_CUTLASS_STREAMK and FUSELENS_CUTLASS_TILE_128X256): stream-K with
 ///   128×256 tiles in 2×1 clusters (the large configuration before 2026-11-26; CUTLASS's
 ///   example 49 runs its stream-K kernel on 128×128 tiles in 2×1 clusters).
+/// - pingpong_128x128 (FUSELENS_CUTLASS_PINGPONG): the ping-pong kernel on 128×128 tiles in 2×1
+///   clusters, persistent scheduler (issue 24's 4096³ cold gap, 2026-11-27).
 /// The small configuration keeps the persistent scheduler: CUTLASS's sm90 stream-K scheduler runs
 /// only with the cooperative kernel, and the small one is ping-pong.
 #if defined(FUSELENS_CUTLASS_STREAMK)
@@ -69,6 +71,15 @@ inline constexpr bool kLargeStreamK = false;
 #endif
 template <>
 struct Sm90Schedule<Config::kLarge> {
+#if defined(FUSELENS_CUTLASS_PINGPONG)
+  // pingpong_128x128 (FUSELENS_CUTLASS_PINGPONG): 128×128 tiles in 2×1 clusters, the ping-pong
+  // kernel (one consumer warpgroup's epilogue overlaps the other's mainloop) and the plain TMA
+  // epilogue, the persistent scheduler.
+  using TileShape = cute::Shape<cute::_128, cute::_128, cute::_64>;
+  using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+#else
 #if defined(FUSELENS_CUTLASS_TILE_128X256)
   using TileShape = cute::Shape<cute::_128, cute::_256, cute::_64>;
   using ClusterShape = cute::Shape<cute::_2, cute::_1, cute::_1>;
@@ -78,6 +89,7 @@ struct Sm90Schedule<Config::kLarge> {
 #endif
   using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+#endif
   // void: GemmUniversal's default, the persistent scheduler (the kernel type, and so its name in a
   // profile, stays what it was before the choice existed).
   using Scheduler = std::conditional_t<kLargeStreamK, cutlass::gemm::StreamKScheduler, void>;
