@@ -255,48 +255,50 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
     std::int64_t left_out = 0;
     std::map<std::uint32_t, std::int64_t> peak;
   };
-  const RangeProjection kernels(reader, ProjectedActivity::Kernels, projection);
-  const RangeProjection copies(reader, ProjectedActivity::Memcpys, projection);
-  const RangeProjection sets(reader, ProjectedActivity::Memsets, projection);
-  const SpanProjection spans(reader, projection);
-  // What the thread projection leaves out: the process projection's kernels minus its own.
-  std::optional<RangeProjection> process_kernels;
-  if (projection == NvtxProjection::Thread) {
-    process_kernels.emplace(reader, ProjectedActivity::Kernels, NvtxProjection::Process);
-  }
   const PeakIndex peaks(reader);
   db::StringCache strings(reader);
   strings.load_all();
-  std::map<std::string, Acc> groups;
+  // The ranges first, then their work in one streaming pass (project_ranges), then the groups.
+  struct Instance {
+    std::string group;
+    std::int64_t iterations = 1;
+  };
+  std::vector<Instance> instances;
+  std::vector<ProjectionWindow> windows;
   auto ranges = db::ended_nvtx_range_payloads(reader);
   while (auto r = ranges.next()) {
     const std::string& domain = strings.get(r->domain_id);
     const std::string& text = strings.get(r->text_id);
     if (db::is_fuselens_instrumentation(text)) continue;  // FuseLens's own ranges
-    Acc& acc = groups[domain.empty() ? text : domain + ":" + text];
-    const std::int64_t pid = r->pid, tid = r->tid, start = r->start_ns, end = *r->end_ns;
     const auto kind = static_cast<db::PayloadKind>(r->payload_kind);
     const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
                          kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
-    const std::int64_t iterations =
-        integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1;
-    const ProjectedWork k = kernels.inside(pid, tid, start, end);
+    instances.push_back({domain.empty() ? text : domain + ":" + text,
+                         integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1});
+    windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
+  }
+  const std::vector<ProjectedRange> projected = project_ranges(reader, windows, projection);
+  std::map<std::string, Acc> groups;
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    Acc& acc = groups[instances[i].group];
+    const ProjectionWindow& w = windows[i];
+    const std::int64_t iterations = instances[i].iterations;
+    const ProjectedRange& p = projected[i];
+    const ProjectedWork& k = p.kernels;
     acc.per_iter_exact.push_back(static_cast<double>(k.gpu_ns) / static_cast<double>(iterations));
-    const auto span = spans.inside(pid, tid, start, end);
-    const std::int64_t span_ns = span ? span->ns() : 0;
+    const std::int64_t span_ns = p.span ? p.span->ns() : 0;
     acc.span_per_iter.push_back(static_cast<double>(span_ns) / static_cast<double>(iterations));
     acc.iterations += iterations;
     acc.gpu_ns += k.gpu_ns;
     acc.span_ns += span_ns;
     acc.kernels += k.records;
-    if (process_kernels) {
-      acc.left_out += std::max<std::int64_t>(
-          0, process_kernels->inside(pid, tid, start, end).records - k.records);
+    if (projection == NvtxProjection::Thread) {
+      acc.left_out += std::max<std::int64_t>(0, p.process_kernels - k.records);
     }
     acc.launches += k.launches;
-    acc.copy += copies.inside(pid, tid, start, end).bytes;
-    acc.set += sets.inside(pid, tid, start, end).bytes;
-    for (const auto& [device, bytes] : peaks.peak(pid, start, end)) {
+    acc.copy += p.copies.bytes;
+    acc.set += p.memsets.bytes;
+    for (const auto& [device, bytes] : peaks.peak(w.pid, w.start_ns, w.end_ns)) {
       acc.peak[device] = std::max(acc.peak[device], bytes);
     }
   }

@@ -122,4 +122,25 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
                                            const std::vector<ProjectionWindow>& windows,
                                            NvtxProjection projection = NvtxProjection::Process);
 
+/// Everything compare reads of one window, from project_ranges.
+struct ProjectedRange {
+  ProjectedWork kernels, copies, memsets;  ///< as RangeProjection(reader, activity).inside(...)
+  std::optional<ProjectedSpan> span;       ///< as SpanProjection(reader).inside(...)
+  /// The kernel records the Process projection counts in the window (kernels.records under
+  /// Process; under Thread, what the thread projection leaves out is this minus kernels.records).
+  std::int64_t process_kernels = 0;
+};
+
+/// The work and GPU span launched inside each of `windows` (result i for window i): the figures
+/// of RangeProjection for kernels, copies and memsets and of SpanProjection, computed in one pass
+/// that streams the three activity tables together (db::gpu_spans_by_correlation) and api_call
+/// in (pid, correlation id) order, holding the windows alone (memory O(windows), not O(records)).
+/// Each launch is counted against the windows of its lane that hold its call start, found by a
+/// sweep over the windows in start order (calls start in correlation order, which CUPTI hands out
+/// at the calls' entry); a call that starts before the sweep's time is matched against every window
+/// of its lane instead. Throws db::Error when a query fails.
+std::vector<ProjectedRange> project_ranges(const db::Reader& reader,
+                                           const std::vector<ProjectionWindow>& windows,
+                                           NvtxProjection projection = NvtxProjection::Process);
+
 }  // namespace fuselens::analyzer

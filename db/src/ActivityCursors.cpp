@@ -290,18 +290,19 @@ Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilte
 
 Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names) {
   // Columns: 0 table, 1 pid, 2 correlation_id, 3 start_ns, 4 end_ns, 5 device_id, 6 stream_id,
-  // 7 the kernel's name id (NULL for copies and memsets).
+  // 7 the kernel's name id (NULL for copies and memsets), 8 bytes (0 for kernels).
   const std::string common = "pid, correlation_id, start_ns, end_ns, device_id, stream_id, ";
   const std::string sql = "SELECT 0, " + common + kernel_name_column(names) +
-                          " FROM kernel UNION ALL SELECT 1, " + common +
-                          "NULL FROM memcpy UNION ALL SELECT 2, " + common +
-                          "NULL FROM memset ORDER BY 2, 3, 4";
+                          ", 0 FROM kernel UNION ALL SELECT 1, " + common +
+                          "NULL, bytes FROM memcpy UNION ALL SELECT 2, " + common +
+                          "NULL, bytes FROM memset ORDER BY 2, 3, 4";
   return Cursor<GpuSpanRow>(reader.prepare(sql), [](const Statement& s, GpuSpanRow& r) {
     r.table = static_cast<GpuTable>(s.int64(0));
     detail::read_columns(s, r, 1, &GpuSpanRow::pid, &GpuSpanRow::correlation_id,
                          &GpuSpanRow::start_ns, &GpuSpanRow::end_ns, &GpuSpanRow::device_id,
                          &GpuSpanRow::stream_id);
     r.name_id = r.table == GpuTable::Kernel ? s.int64(7) : 0;
+    r.bytes = s.int64(8);
   });
 }
 

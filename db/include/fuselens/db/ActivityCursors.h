@@ -101,10 +101,12 @@ struct GpuSpanRow {
   std::int64_t pid = 0, correlation_id = 0, start_ns = 0, end_ns = 0;
   std::int64_t device_id = 0, stream_id = 0;
   std::int64_t name_id = 0;  ///< kernels: the id in the column of the NameKind asked for; else 0
+  std::int64_t bytes = 0;    ///< copies and memsets: bytes moved or set; kernels 0
 };
 /// Every kernel, copy and memset ordered by (pid, correlation_id, start_ns) with only the fields
 /// of GpuSpanRow: the narrow gpu_records_by_correlation of readers that stream every launch (the
-/// step statistics; a full-layout capture's correlation indexes give the order without a sort).
+/// step statistics, compare's range projections; a full-layout capture's correlation indexes
+/// give the order without a sort).
 Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names);
 
 /// One copy or memset: kind is memcpy.copy_kind (0 for memsets).
