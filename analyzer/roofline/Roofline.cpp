@@ -16,7 +16,8 @@ namespace fuselens::analyzer {
 namespace {
 
 std::uint64_t launch_key(std::int64_t pid, std::int64_t correlation_id) {
-  return static_cast<std::uint64_t>(pid) << 32 | (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
+  return static_cast<std::uint64_t>(pid) << 32 |
+         (static_cast<std::uint64_t>(correlation_id) & 0xFFFFFFFFU);
 }
 
 /// b - a, figure by figure (prefix-sum differences).
@@ -55,7 +56,8 @@ class PrefixIndex {
  public:
   void add(Key key, const Sum& value) { items_.emplace_back(key, value); }
   void build(const std::function<void(Sum&, const Sum&)>& accumulate) {
-    std::sort(items_.begin(), items_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::sort(items_.begin(), items_.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
     keys_.reserve(items_.size());
     prefix_.assign(1, Sum{});
     for (const auto& [key, value] : items_) {
@@ -82,7 +84,8 @@ class PrefixIndex {
   std::vector<Sum> prefix_;
 };
 
-std::unordered_map<std::uint64_t, std::map<std::string, double>> read_counters(const db::Reader& reader) {
+std::unordered_map<std::uint64_t, std::map<std::string, double>> read_counters(
+    const db::Reader& reader) {
   std::unordered_map<std::uint64_t, std::map<std::string, double>> out;
   if (!reader.has_table("kernel_metric")) return out;
   auto counters = db::kernel_counters(reader);
@@ -90,8 +93,8 @@ std::unordered_map<std::uint64_t, std::map<std::string, double>> read_counters(c
   return out;
 }
 
-RooflineEntry make_entry(WorkSource source, const Work& work, double time_ns, const Ceilings& chosen,
-                         const std::optional<Ceilings>& own) {
+RooflineEntry make_entry(WorkSource source, const Work& work, double time_ns,
+                         const Ceilings& chosen, const std::optional<Ceilings>& own) {
   RooflineEntry e;
   e.source = source;
   e.work = work;
@@ -124,8 +127,8 @@ void sort_rows(std::vector<RooflineRow>& rows) {
 
 void add_points(RooflineChart& chart, const std::vector<RooflineRow>& rows, bool is_range) {
   for (const auto& row : rows) {
-    for (const auto* entry : {row.counters ? &*row.counters : nullptr,
-                              row.annotation ? &*row.annotation : nullptr}) {
+    for (const auto* entry :
+         {row.counters ? &*row.counters : nullptr, row.annotation ? &*row.annotation : nullptr}) {
       if (!entry) continue;
       const auto intensity = entry->result.intensity[static_cast<std::size_t>(MemoryLevel::Dram)];
       if (!intensity || entry->result.achieved_flops_per_s <= 0) continue;
@@ -153,10 +156,34 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   }
   const Ceilings& chosen = report.peaks.ceilings;
 
-  // Kernels, their counters and their launching call.
-  auto counters = read_counters(reader);
-  std::unordered_map<std::uint64_t, Launch> launches;
+  // Annotation marks.
+  PrefixIndex<Work> by_mark;
   {
+    auto marks = db::nvtx_marks_in_domain(reader, kAnnotationDomain);
+    std::int64_t malformed = 0;
+    while (auto s = marks.next()) {
+      const auto work = parse_work_annotation(s->text);
+      if (!work) {
+        ++malformed;
+        continue;
+      }
+      report.has_annotations = true;
+      by_mark.add({s->pid, s->tid, s->start_ns}, *work);
+    }
+    by_mark.build([](Work& sum, const Work& w) { sum += w; });
+    if (malformed > 0) {
+      report.notes.push_back(std::to_string(malformed) + " mark(s) in NVTX domain '" +
+                             kAnnotationDomain + "' are not work annotations and were ignored");
+    }
+  }
+
+  // Kernels, their counters and their launching call; none read when no kernel has counters
+  // and no work is annotated: no row could have a roofline point (ten million kernels read
+  // into memory for nothing otherwise).
+  auto counters = read_counters(reader);
+  const bool any_work = !counters.empty() || report.has_annotations;
+  std::unordered_map<std::uint64_t, Launch> launches;
+  if (any_work) {
     auto kernels = db::kernel_durations(reader, options.kernel_names);
     while (auto k = kernels.next()) {
       Launch l;
@@ -205,7 +232,7 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   // the thread projection would leave out.
   PrefixIndex<LaunchSums> by_launch;
   PrefixIndex<std::int64_t> by_thread;
-  {
+  if (any_work) {
     std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> calls;  // tid, start
     auto rows = db::api_call_starts(reader);
     while (auto s = rows.next()) {
@@ -235,27 +262,6 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
       sum.counter_ns += t.counter_ns;
       sum.counters += t.counters;
     });
-  }
-
-  // Annotation marks.
-  PrefixIndex<Work> by_mark;
-  {
-    auto marks = db::nvtx_marks_in_domain(reader, kAnnotationDomain);
-    std::int64_t malformed = 0;
-    while (auto s = marks.next()) {
-      const auto work = parse_work_annotation(s->text);
-      if (!work) {
-        ++malformed;
-        continue;
-      }
-      report.has_annotations = true;
-      by_mark.add({s->pid, s->tid, s->start_ns}, *work);
-    }
-    by_mark.build([](Work& sum, const Work& w) { sum += w; });
-    if (malformed > 0) {
-      report.notes.push_back(std::to_string(malformed) + " mark(s) in NVTX domain '" +
-                             kAnnotationDomain + "' are not work annotations and were ignored");
-    }
   }
 
   // Range rows.
@@ -328,12 +334,14 @@ RooflineReport analyze_roofline(const db::Reader& reader, const RooflineOptions&
   // Chart and notes.
   for (std::size_t p = 0; p < kPrecisions; ++p) {
     if (chosen.flops_per_s[p]) {
-      report.chart.compute.push_back({to_string(static_cast<Precision>(p)), *chosen.flops_per_s[p]});
+      report.chart.compute.push_back(
+          {to_string(static_cast<Precision>(p)), *chosen.flops_per_s[p]});
     }
   }
   for (std::size_t l = 0; l < kMemoryLevels; ++l) {
     if (chosen.bytes_per_s[l]) {
-      report.chart.memory.push_back({to_string(static_cast<MemoryLevel>(l)), *chosen.bytes_per_s[l]});
+      report.chart.memory.push_back(
+          {to_string(static_cast<MemoryLevel>(l)), *chosen.bytes_per_s[l]});
     }
   }
   add_points(report.chart, report.kernels, false);
