@@ -179,15 +179,21 @@ std::vector<DeviceMemorySeries> device_memory_series(const db::Reader& reader,
   return out;
 }
 
+bool may_be_distributed(const db::Reader& reader) {
+  return reader.processes().size() > 1 || !reader.process_ranks().empty();
+}
+
 ExportRun load_export_run(const db::Reader& reader, std::string label, NameKind kernel_names,
                           bool with_analyses, const CompareReport* comparison, const Window* window,
-                          FramesMode frames) {
+                          FramesMode frames, const StoredAnalyses* stored) {
   ExportRun run;
   run.label = std::move(label);
   run.summary = summarize(reader, kernel_names);
   run.time_range = capture_time_range(reader);
   run.device_memory = device_memory_series(reader);
-  if (with_analyses) run.analyses = load_export_analyses(reader, comparison, window, frames);
+  if (with_analyses) {
+    run.analyses = load_export_analyses(reader, comparison, window, frames, stored);
+  }
   if (comparison) run.comparison = *comparison;
   return run;
 }

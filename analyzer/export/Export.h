@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cct/CallingContext.h"
+#include "cct/CallingContextData.h"
 #include "compare/Compare.h"
 #include "export/ExportRankLanes.h"
 #include "flags/Flags.h"
@@ -110,15 +111,32 @@ struct ExportAnalyses {
   std::string rank_lanes_note;
 };
 
+/// False when `reader`'s capture has one process (or none) and no process_rank rows: then
+/// analyze_ranks would read every launch to report a run that is not distributed, which the
+/// HTML report does not show (its Ranks section needs RanksReport::distributed).
+bool may_be_distributed(const db::Reader& reader);
+
+/// Results stored when the run ended (analyzer/store/AnalysisStore.h) for the window the export
+/// describes, read by the caller before it restricted the reader (load_stored_cct,
+/// load_stored_flags); load_export_analyses takes them instead of computing the cct and flags
+/// from the rows (ten million kernels: 6 GB of memory otherwise).
+struct StoredAnalyses {
+  std::optional<std::vector<cct::OperationGroup>> cct_groups;  ///< the default window's cct groups
+  std::optional<FlagsReport> flags;  ///< the default flags report (stored_flags_config)
+};
+
 /// Runs the analyses above; never throws (each failure becomes that analysis's note). A
 /// non-null `comparison` (compare_ranges of explicit patterns) becomes `variants` instead of the
 /// unfused/fused auto-detection. `window` (resolved and applied to `reader`) is the window the
 /// flags analysis describes (its verdict, start-up and per-step costs); nullptr: the whole
 /// capture. `frames`: the frames of the calling contexts and of the flags' call sites.
+/// `stored`: results of the same window stored when the run ended, used where present (the flags
+/// report only when `frames` is FramesMode::Auto, the mode it was stored for).
 ExportAnalyses load_export_analyses(const db::Reader& reader,
                                     const CompareReport* comparison = nullptr,
                                     const Window* window = nullptr,
-                                    FramesMode frames = FramesMode::Auto);
+                                    FramesMode frames = FramesMode::Auto,
+                                    const StoredAnalyses* stored = nullptr);
 
 /// One capture's analyses as the Html, Json and Csv exports show them.
 struct ExportRun {
@@ -140,13 +158,14 @@ struct ExportRun {
 
 /// Reads every analysis of the capture opened by `reader` (summarize, capture_time_range,
 /// device_memory_series, and with `with_analyses` load_export_analyses(reader, comparison,
-/// window, frames)).
+/// window, frames, stored)).
 /// A non-null `comparison` is also copied into ExportRun::comparison. Throws db::Error when a
 /// query of the summary fails.
 ExportRun load_export_run(const db::Reader& reader, std::string label,
                           NameKind kernel_names = NameKind::Demangled, bool with_analyses = true,
                           const CompareReport* comparison = nullptr, const Window* window = nullptr,
-                          FramesMode frames = FramesMode::Auto);
+                          FramesMode frames = FramesMode::Auto,
+                          const StoredAnalyses* stored = nullptr);
 
 /// One row of a summary table of two runs joined by name. Runs that lack the name count 0.
 struct SideBySideRow {

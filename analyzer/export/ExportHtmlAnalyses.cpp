@@ -405,16 +405,20 @@ HtmlSection roofline_section(const Context& c, const ExportAnalyses& a) {
 }  // namespace
 
 ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareReport* comparison,
-                                    const Window* window, FramesMode frames) {
+                                    const Window* window, FramesMode frames,
+                                    const StoredAnalyses* stored) {
   ExportAnalyses a;
   guarded<PeaksChoice>(a.peaks, a.peaks_note, "peak profile",
                        [&] { return choose_peaks("auto", reader, builtin_peaks()); });
   guarded<CctReport>(a.calling_contexts, a.calling_contexts_note, "calling-context view", [&] {
     CctOptions options;
     options.frames = frames;
+    if (stored && stored->cct_groups)
+      return cct::report_from_groups(reader, *stored->cct_groups, options);
     return calling_context_report(reader, options);
   });
   guarded<FlagsReport>(a.flags, a.flags_note, "flags analysis", [&] {
+    if (stored && stored->flags && frames == FramesMode::Auto) return *stored->flags;
     return run_flags(reader, FlagsConfig(), NameKind::Short, window, frames);
   });
   try {
@@ -434,7 +438,7 @@ ExportAnalyses load_export_analyses(const db::Reader& reader, const CompareRepor
   }
   guarded<RooflineReport>(a.roofline, a.roofline_note, "roofline",
                           [&] { return analyze_roofline(reader); });
-  if (!reader.restricted()) {
+  if (!reader.restricted() && may_be_distributed(reader)) {
     guarded<RanksReport>(a.ranks, a.ranks_note, "ranks analysis",
                          [&] { return analyze_ranks(reader, window); });
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "Subprocess.h"
 #include "TestSupport.h"
 #include "cct/CallingContextFormat.h"
 #include "compiled/Compiled.h"
@@ -150,6 +151,43 @@ INSTANTIATE_TEST_SUITE_P(Captures, RealCaptureAnalysisStore,
                                            "graph_replay.sqlite", "ddp_2rank.sqlite",
                                            "train_steps.sqlite", "step_loop.sqlite",
                                            "no_repetition.sqlite"));
+
+// The HTML report (prof-analyze export --format html) takes the stored cct and flags of its
+// window: the same report as the one computed from the rows of a copy without them.
+TEST_P(RealCaptureAnalysisStore, GivesTheSameHtmlReportFromStoredResults) {
+  TempDir stored_dir, rows_dir;
+  const std::string stored = (stored_dir.path() / GetParam()).string();
+  const std::string rows = (rows_dir.path() / GetParam()).string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/" + GetParam(), stored);
+  store_all(stored);
+  fs::copy_file(stored, rows);
+  exec(rows, "DELETE FROM stored_analysis WHERE analysis IN ('cct', 'flags')");
+  for (const std::string& path : {stored, rows}) {
+    const auto r = fuselens::test::run_cli(
+        stored_dir, {"export", path, "--format", "html", "-o", path + ".html"});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  std::string from_rows = fuselens::test::slurp(rows + ".html");
+  for (std::size_t at = 0;
+       (at = from_rows.find(rows_dir.path().string(), at)) != std::string::npos;)
+    from_rows.replace(at, rows_dir.path().string().size(), stored_dir.path().string());
+  EXPECT_EQ(fuselens::test::slurp(stored + ".html"), from_rows);
+}
+
+TEST(AnalysisStoreTest, TheHtmlReportReadsTheStoredFlags) {
+  TempDir dir;
+  const std::string path = (dir.path() / "ref.sqlite").string();
+  test::write_reference_capture(path);
+  store_all(path);
+  // Advice no analysis writes: only a report that read the stored flags shows it.
+  exec(path,
+       "UPDATE stored_analysis SET body = replace(body, '\"advice\":\"', '\"advice\":\"Stored: ') "
+       "WHERE analysis = 'flags'");
+  const auto r =
+      fuselens::test::run_cli(dir, {"export", path, "--format", "html", "-o", path + ".html"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(fuselens::test::slurp(path + ".html").find("Stored: "), std::string::npos);
+}
 
 TEST(AnalysisStoreTest, ReferenceCaptureGivesTheSameCctAndFlags) {
   TempDir dir;

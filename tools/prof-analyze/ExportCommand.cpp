@@ -32,6 +32,7 @@
 #include "export/ExportHtml.h"
 #include "export/ExportTables.h"
 #include "fuselens/db/Reader.h"
+#include "store/AnalysisStore.h"
 
 #ifndef FUSELENS_VERSION
 #define FUSELENS_VERSION "unknown"
@@ -107,6 +108,10 @@ int run_export(const ExportOptions& options) {
   // window restricts the reader (load_export_analyses does it for an unrestricted one).
   std::vector<std::optional<analyzer::RanksReport>> ranks(options.files.size());
   std::vector<std::string> ranks_notes(options.files.size());
+  // The HTML report's cct and flags as stored when the run ended for the window it describes
+  // (analyzer/store/AnalysisStore.h), read before the window restricts the reader.
+  std::vector<analyzer::StoredAnalyses> stored(options.files.size());
+  const auto frames = *analyzer::parse_frames_mode(options.frames);
   for (std::size_t i = 0; i < options.files.size(); ++i) {
     const std::string& file = options.files[i];
     // JSON and CSV hold the summary and the capture's extent, which come from the aggregates
@@ -127,12 +132,22 @@ int run_export(const ExportOptions& options) {
     }
     auto ranks_of = [&](const analyzer::Window& w) {
       if (*format != analyzer::ExportFormat::Html || w.whole) return;
+      if (!analyzer::may_be_distributed(*readers.back())) return;  // no Ranks section
       try {
         ranks[i] = analyzer::analyze_ranks(*readers.back(), &w, steps);
       } catch (const std::exception& e) {
         ranks_notes[i] = std::string("The ranks analysis could not be computed: ") + e.what();
       }
     };
+    if (*format == analyzer::ExportFormat::Html) {
+      if (auto w = analyzer::stored_results_window(*readers.back(), spec, steps)) {
+        stored[i].cct_groups = analyzer::load_stored_cct(*readers.back(), *w);
+        if (analyzer::stored_flags_config(analyzer::FlagsConfig(), analyzer::NameKind::Short,
+                                          frames)) {
+          stored[i].flags = analyzer::load_stored_flags(*readers.back(), *w);
+        }
+      }
+    }
     if (const int rc = open_window(*readers.back(), spec, steps, windows[i], ranks_of)) return rc;
   }
 
@@ -168,10 +183,9 @@ int run_export(const ExportOptions& options) {
   std::vector<analyzer::ExportRun> runs;
   const char* labels[] = {"A", "B"};
   for (std::size_t i = 0; i < readers.size(); ++i) {
-    runs.push_back(analyzer::load_export_run(*readers[i], labels[i], kernel_names,
-                                             *format == analyzer::ExportFormat::Html,
-                                             comparison ? &*comparison : nullptr, &windows[i],
-                                             *analyzer::parse_frames_mode(options.frames)));
+    runs.push_back(analyzer::load_export_run(
+        *readers[i], labels[i], kernel_names, *format == analyzer::ExportFormat::Html,
+        comparison ? &*comparison : nullptr, &windows[i], frames, &stored[i]));
     runs.back().window = window_text(windows[i]);
     if (runs.back().analyses && !windows[i].whole) {
       runs.back().analyses->ranks = std::move(ranks[i]);
