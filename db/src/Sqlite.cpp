@@ -136,6 +136,9 @@ std::string Statement::blob(int column) const {
 bool Statement::type_is_blob(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_BLOB;
 }
+bool Statement::type_is_integer(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_INTEGER;
+}
 
 std::string Statement::raw_text(int column) const {
   const auto* p = sqlite3_column_text(stmt_, column);

@@ -63,6 +63,8 @@ class Statement {
   std::string blob(int column) const;
   /// True when the column's value is a BLOB.
   bool type_is_blob(int column) const;
+  /// True when the column's value is an INTEGER (not NULL, REAL, TEXT or BLOB).
+  bool type_is_integer(int column) const;
   /// The file of the database the statement reads ("main"; empty for an in-memory database).
   std::string database_path() const;
 
