@@ -117,16 +117,15 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
     t.below_start.resize(t.starts.size() + 1);
     t.to_end.resize(t.ends.size() + 1);
   }
-  // Launching calls in (pid, correlation id) order: the earliest call of each key (ties: the
-  // first row), as RangeProjection takes it.
-  auto calls = db::api_call_starts_by_correlation(reader);
-  auto call_row = calls.next();
+  // Launching calls in (pid, correlation id) order, as RangeProjection takes them.
+  db::LaunchCalls calls(reader);
   auto records = db::launch_work(reader, gpu_table(activity), /*by_correlation=*/true);
   auto record_row = records.next();
   std::pair<std::int64_t, std::int64_t> cached_thread{-1, -1};
   ThreadWindows* cached = nullptr;
   while (record_row) {
     const std::uint64_t key = correlation_key(record_row->pid, record_row->correlation_id);
+    const std::int64_t pid = record_row->pid, correlation = record_row->correlation_id;
     ProjectedWork work;
     work.launches = 1;
     for (; record_row && correlation_key(record_row->pid, record_row->correlation_id) == key;
@@ -135,28 +134,16 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
       work.gpu_ns += record_row->duration_ns;
       work.bytes += record_row->bytes;
     }
-    while (call_row && correlation_key(call_row->pid, call_row->correlation_id) < key) call_row = calls.next();
-    bool found = false;
-    std::int64_t tid = 0, start = 0, id = 0;
-    for (; call_row && correlation_key(call_row->pid, call_row->correlation_id) == key;
-         call_row = calls.next()) {
-      const std::int64_t s = call_row->start_ns, i = call_row->id;
-      if (!found || s < start || (s == start && i < id)) {
-        found = true;
-        tid = call_row->tid;
-        start = s;
-        id = i;
-      }
-    }
-    if (!found) continue;  // no launching call: inside no window
+    const auto call = calls.find(pid, correlation);
+    if (!call) continue;  // no launching call: inside no window
     const std::pair<std::int64_t, std::int64_t> thread{static_cast<std::int64_t>(key >> 32),
-                                                       lane_tid(projection, tid)};
+                                                       lane_tid(projection, call->tid)};
     if (thread != cached_thread) {
       cached_thread = thread;
       const auto it = threads.find(thread);
       cached = it == threads.end() ? nullptr : &it->second;
     }
-    if (cached != nullptr) cached->add(start, work);
+    if (cached != nullptr) cached->add(call->start_ns, work);
   }
   for (auto& [key, t] : threads) {
     for (auto* buckets : {&t.below_start, &t.to_end}) {
@@ -169,11 +156,13 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
     const auto& w = windows[i];
     if (w.start_ns > w.end_ns) continue;
     const auto& t = threads.at({w.pid, lane_tid(projection, w.tid)});
-    const auto js = std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
+    const auto js =
+        std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
     const auto je = std::lower_bound(t.ends.begin(), t.ends.end(), w.end_ns) - t.ends.begin();
     const ProjectedWork& a = t.below_start[static_cast<std::size_t>(js)];
     const ProjectedWork& b = t.to_end[static_cast<std::size_t>(je)];
-    out[i] = {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns, b.bytes - a.bytes};
+    out[i] = {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns,
+              b.bytes - a.bytes};
   }
   return out;
 }
@@ -195,7 +184,8 @@ RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity act
   };
   std::vector<Record> records;
   auto rows = db::launch_work(reader, gpu_table(activity), /*by_correlation=*/false);
-  while (auto r = rows.next()) records.push_back({correlation_key(r->pid, r->correlation_id), r->duration_ns, r->bytes});
+  while (auto r = rows.next())
+    records.push_back({correlation_key(r->pid, r->correlation_id), r->duration_ns, r->bytes});
   std::sort(records.begin(), records.end(),
             [](const Record& a, const Record& b) { return a.key < b.key; });
   std::vector<Launch> launches;
@@ -262,9 +252,11 @@ SpanProjection::SpanProjection(const db::Reader& reader, NvtxProjection projecti
     std::int64_t start, end;
   };
   std::vector<Record> records;
-  for (const db::GpuTable table : {db::GpuTable::Kernel, db::GpuTable::Memcpy, db::GpuTable::Memset}) {
+  for (const db::GpuTable table :
+       {db::GpuTable::Kernel, db::GpuTable::Memcpy, db::GpuTable::Memset}) {
     auto rows = db::gpu_intervals(reader, table);
-    while (auto r = rows.next()) records.push_back({correlation_key(r->pid, r->correlation_id), r->start_ns, r->end_ns});
+    while (auto r = rows.next())
+      records.push_back({correlation_key(r->pid, r->correlation_id), r->start_ns, r->end_ns});
   }
   std::sort(records.begin(), records.end(),
             [](const Record& a, const Record& b) { return a.key < b.key; });

@@ -74,8 +74,7 @@ std::vector<ProjectedRange> project_ranges(const db::Reader& reader,
   std::map<LaneKey, Lane> process_lanes;  // the Process projection's kernels, under Thread
   if (by_thread) process_lanes = lanes_of(windows, false);
 
-  auto calls = db::api_call_starts_by_correlation(reader);
-  auto call = calls.next();
+  db::LaunchCalls calls(reader);
   auto rows = db::gpu_spans_by_correlation(reader, db::NameKind::Demangled);
   auto row = rows.next();
   while (row) {
@@ -94,20 +93,10 @@ std::vector<ProjectedRange> project_ranges(const db::Reader& reader,
       span.start_ns = std::min(span.start_ns, row->start_ns);
       span.end_ns = std::max(span.end_ns, row->end_ns);
     }
-    // Its launching call: the earliest of the id (ties: the first row), as RangeProjection.
-    const auto key = std::pair(pid, correlation);
-    while (call && std::pair(call->pid, call->correlation_id) < key) call = calls.next();
-    bool found = false;
-    std::int64_t tid = 0, start = 0, id = 0;
-    for (; call && std::pair(call->pid, call->correlation_id) == key; call = calls.next()) {
-      if (!found || call->start_ns < start || (call->start_ns == start && call->id < id)) {
-        found = true;
-        tid = call->tid;
-        start = call->start_ns;
-        id = call->id;
-      }
-    }
-    if (!found) continue;  // no launching call: inside no window
+    // Its launching call, as RangeProjection takes it.
+    const auto call = calls.find(pid, correlation);
+    if (!call) continue;  // no launching call: inside no window
+    const std::int64_t tid = call->tid, start = call->start_ns;
     if (auto lane = lanes.find({pid, by_thread ? tid : 0}); lane != lanes.end()) {
       lane->second.stab(windows, start, [&](std::size_t i) {
         ProjectedRange& r = out[i];

@@ -55,27 +55,14 @@ bool stream_steps(const db::Reader& reader, const StepContext& context, std::int
   constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
 
   db::StringCache names(reader);
-  // The launch call of each id: the earliest start among the calls of the id (the outermost).
-  auto calls = db::api_call_starts_by_correlation(reader);
-  std::optional<db::ApiCallRow> call = calls.next();
-  std::optional<std::pair<std::int64_t, std::int64_t>> call_key;  // the id last found
-  std::int64_t call_start = 0;
-  const auto find_call = [&](const std::pair<std::int64_t, std::int64_t>& key) {
-    if (call_key == key) return true;  // several operations of one launch (a graph)
-    while (call && std::pair(call->pid, call->correlation_id) < key) call = calls.next();
-    if (!call || std::pair(call->pid, call->correlation_id) != key) return false;
-    call_key = key;
-    call_start = call->start_ns;
-    while ((call = calls.next()) && std::pair(call->pid, call->correlation_id) == key)
-      call_start = std::min(call_start, call->start_ns);
-    return true;
-  };
+  db::LaunchCalls calls(reader);  // the launch call of each id: the earliest (the outermost)
   auto rows = db::gpu_spans_by_correlation(reader, db::NameKind::Demangled);
   ProcessSteps* process = nullptr;
   std::optional<std::int64_t> process_pid;
   while (const auto row = rows.next()) {
-    if (!find_call({row->pid, row->correlation_id})) continue;  // no launch call
-    if (process_pid != row->pid) {                              // launches come process by process
+    const auto call = calls.find(row->pid, row->correlation_id);
+    if (!call) continue;            // no launch call
+    if (process_pid != row->pid) {  // launches come process by process
       if (process != nullptr) fill_until(*process, kEnd);
       process_pid = row->pid;
       const auto it = processes.find(row->pid);
@@ -83,7 +70,7 @@ bool stream_steps(const db::Reader& reader, const StepContext& context, std::int
     }
     if (process == nullptr) continue;
     ProcessSteps& p = *process;
-    const std::int64_t t = call_start;
+    const std::int64_t t = call->start_ns;
     // The steps whose window [start, end) holds t: among those starting at or before t, back
     // while an earlier one may still reach past t.
     const auto after =

@@ -265,6 +265,26 @@ Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
       });
 }
 
+LaunchCalls::LaunchCalls(const Reader& reader)
+    : calls_(api_call_starts_by_correlation(reader)), next_(calls_.next()) {}
+
+std::optional<LaunchCalls::Call> LaunchCalls::find(std::int64_t pid, std::int64_t correlation_id) {
+  const std::pair key(pid, correlation_id);
+  if (key_ == key) return call_;  // several operations of one launch (a graph, a copy's parts)
+  while (next_ && std::pair(next_->pid, next_->correlation_id) < key) next_ = calls_.next();
+  key_ = key;
+  call_.reset();
+  std::int64_t id = 0;
+  for (; next_ && std::pair(next_->pid, next_->correlation_id) == key; next_ = calls_.next()) {
+    if (!call_ || next_->start_ns < call_->start_ns ||
+        (next_->start_ns == call_->start_ns && next_->id < id)) {
+      call_ = Call{next_->tid, next_->start_ns};
+      id = next_->id;
+    }
+  }
+  return call_;
+}
+
 Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(
       reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call", filter,

@@ -150,6 +150,26 @@ Cursor<ApiCallRow> api_call_starts(const Reader& reader, const ActivityFilter& f
 /// Every API call: pid, correlation_id, tid, start_ns, id, ordered by (pid, correlation_id).
 Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
                                                   const ActivityFilter& filter = {});
+/// The launching call of GPU work read in (pid, correlation id) order: of the API calls with the
+/// work's pid and correlation id, the earliest (ties: the smallest id), as every projection of a
+/// launch takes it. Reads api_call_starts_by_correlation once, forward: ask for keys in ascending
+/// order (asking for the same key again is answered from the last find).
+class LaunchCalls {
+ public:
+  struct Call {
+    std::int64_t tid = 0, start_ns = 0;
+  };
+  explicit LaunchCalls(const Reader& reader);
+  /// The launching call of (pid, correlation_id), or nullopt when it has none.
+  std::optional<Call> find(std::int64_t pid, std::int64_t correlation_id);
+
+ private:
+  Cursor<ApiCallRow> calls_;
+  std::optional<ApiCallRow> next_;
+  std::optional<std::pair<std::int64_t, std::int64_t>> key_;  // the key last found
+  std::optional<Call> call_;                                  // its call
+};
+
 /// Every API call: pid, tid, name_id, start_ns, end_ns, correlation_id, ordered by (start_ns, id).
 Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter = {});
 /// Every API call: pid, tid, domain, name_id, start_ns, end_ns, correlation_id, return_code,
