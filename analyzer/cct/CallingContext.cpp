@@ -410,6 +410,7 @@ std::vector<OperationGroup> group_operations(const std::vector<Operation>& ops,
 std::vector<OperationGroup> operation_groups(const db::Reader& reader) {
   const auto frames = load_frames(reader);
   const auto nodes = load_nodes(reader);
+  if (auto streamed = stream_operation_groups(reader, frames, nodes)) return std::move(*streamed);
   const auto ops = load_operations(reader);
   return group_operations(ops, operation_phases(reader, ops, nodes, frames));
 }

@@ -103,6 +103,13 @@ std::vector<OperationPhase> operation_phases(const db::Reader& reader,
                                              const std::vector<Operation>& ops,
                                              const NodeTable& nodes, const FrameMap& frames);
 
+/// The phase operation_phases gives an operation launched at the node whose frames (internal ones
+/// included) are `path` when nothing links launches (no autograd NVTX ranges, module ranges,
+/// sequence numbers or graph nodes): backward inside the autograd engine (backward_op the
+/// innermost node's name), forward from Python or libtorch, else unknown. `thread` is left empty:
+/// a backward operation's launching thread is the caller's to name.
+OperationPhase unlinked_phase(const std::vector<const Frame*>& path);
+
 /// The frames of a forward context that a backward operation is attached under: up to and with
 /// the last Python frame, or, without Python frames, the frames before the first libtorch/libc10
 /// frame (the whole path when that leaves nothing).
@@ -126,8 +133,19 @@ struct OperationGroup {
 /// Groups `ops` (with their `phases`, same order) as OperationGroup says.
 std::vector<OperationGroup> group_operations(const std::vector<Operation>& ops,
                                              const std::vector<OperationPhase>& phases);
-/// Loads the operations of the capture open in `reader` (its window) and groups them. Reads every
-/// kernel, copy and memset; throws db::Error when a query fails.
+/// The groups of the capture open in `reader` (its window) from its kernels, copies and memsets
+/// read once in (pid, correlation id) order beside their launch contexts, holding only the groups
+/// (CctStream.cpp): equal to group_operations' (the same groups, costs and order). nullopt, having
+/// read at most a part, when the phases need links between launches (autograd NVTX ranges, module
+/// ranges or frames, sequence numbers, CUDA graph nodes), for a lean or aggregate capture, or one
+/// without api_context or enum_memcpy_kind. Throws db::Error when a query fails or a path is
+/// deeper than kMaxPathDepth.
+std::optional<std::vector<OperationGroup>> stream_operation_groups(const db::Reader& reader,
+                                                                   const FrameMap& frames,
+                                                                   const NodeTable& nodes);
+/// Loads the operations of the capture open in `reader` (its window) and groups them: streamed
+/// when stream_operation_groups can, else every kernel, copy and memset in memory (about 150
+/// bytes each). Throws db::Error when a query fails.
 std::vector<OperationGroup> operation_groups(const db::Reader& reader);
 /// Why the capture has no calling contexts to show (calling_context_report's unavailable
 /// reason), or nullopt when it has some.

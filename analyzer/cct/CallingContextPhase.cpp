@@ -168,6 +168,18 @@ std::vector<const Frame*> forward_context(const std::vector<const Frame*>& path)
   return path;
 }
 
+OperationPhase unlinked_phase(const std::vector<const Frame*>& path) {
+  const PathFacts f = facts_of(path);
+  OperationPhase p;
+  if (f.engine) {
+    p.phase = CctPhase::Backward;
+    p.backward_op = f.node;
+  } else if (f.python || f.torch) {
+    p.phase = CctPhase::Forward;
+  }
+  return p;
+}
+
 std::vector<OperationPhase> operation_phases(const db::Reader& reader,
                                              const std::vector<Operation>& ops,
                                              const NodeTable& nodes, const FrameMap& frames) {

@@ -90,16 +90,24 @@ db::StoredAnalysisRow extent_row(const db::Reader& reader) {
   return {std::string(db::kExtentAnalysis), "", "", db::extent_body(first, last)};
 }
 
-std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path) {
-  db::Reader reader(path, db::TimestampCheck::All);
+// The rows of the extent, cct and flags; `bounded`: only those computed in bounded memory (the
+// extent, and cct when its groups stream), the timestamps checked already.
+std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bounded) {
+  db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
   const WindowSpec spec = parse_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
   const std::string key = stored_window_key(window);
   std::vector<db::StoredAnalysisRow> rows{extent_row(reader)};  // before the window restricts it
   apply_window(reader, window);
   if (!cct::calling_contexts_missing(reader)) {
-    rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
+    if (!bounded) {
+      rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
+    } else if (const auto groups = cct::stream_operation_groups(reader, cct::load_frames(reader),
+                                                                cct::load_nodes(reader))) {
+      rows.push_back({"cct", spec.text, key, cct_to_json(*groups).dump()});
+    }
   }
+  if (bounded) return rows;
   const FlagsReport flags =
       run_flags(reader, FlagsConfig(), NameKind::Short, &window, FramesMode::Auto);
   rows.push_back({"flags", spec.text, key, store::flags_to_json(flags).dump()});
@@ -129,8 +137,19 @@ std::string stored_window_key(const Window& w) {
 void store_analyses(db::Reader& reader) {
   const bool add_tables = db::analysis_tables_to_add(reader);
   const db::TableFingerprints sources = db::table_fingerprints(reader);
-  const auto rows = compute_rows(reader.path());
+  const auto rows = compute_rows(reader.path(), /*bounded=*/false);
   db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
+}
+
+bool store_bounded_analyses(db::Reader& reader) {
+  reader.check_table_timestamps("kernel");  // a no-op where the finalization checked them
+  reader.check_table_timestamps("api_call");
+  const bool add_tables = db::analysis_tables_to_add(reader);
+  const db::TableFingerprints sources = db::table_fingerprints(reader);
+  const auto rows = compute_rows(reader.path(), /*bounded=*/true);
+  db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
 }
 
 void store_extent(db::Reader& reader) {

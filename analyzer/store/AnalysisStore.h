@@ -71,6 +71,13 @@ void store_analyses(const std::string& path);
 /// and errors as store_analyses.
 void store_extent(db::Reader& reader);
 
+/// For a run above kMaxStoredAnalysisRecords: stores the extent (as store_extent) and, when the
+/// calling-context groups of the stored window stream in bounded memory
+/// (cct::stream_operation_groups: no links between launches), the cct result, replacing any
+/// stored result; flags are left to the rows. Returns true when cct was stored. Same arguments
+/// and errors as store_analyses.
+bool store_bounded_analyses(db::Reader& reader);
+
 /// The window of the stored results when `spec` and `step_options` are those they answer (the
 /// default steady window and step method), the capture holds stored results and stored steps,
 /// and the window resolves on `reader` (unrestricted); else nullopt. Reads no launch.

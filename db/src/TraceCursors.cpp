@@ -386,6 +386,12 @@ Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
   });
 }
 
+static void read_launch_context(const Statement& s, LaunchContextRow& r) {
+  detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
+                       &LaunchContextRow::node_id, &LaunchContextRow::tid,
+                       &LaunchContextRow::forward_seq, &LaunchContextRow::backward_seq);
+}
+
 Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
   // Sequence numbers from schema 9 on; a negative or NULL one reads as -1 (none).
   const bool seqs = reader.schema_version() >= 9;
@@ -395,11 +401,19 @@ Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
                  " COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
                  " FROM api_context"
                : "SELECT pid, correlation_id, cct_node_id, tid, -1, -1 FROM api_context"),
-      [](const Statement& s, LaunchContextRow& r) {
-        detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
-                             &LaunchContextRow::node_id, &LaunchContextRow::tid,
-                             &LaunchContextRow::forward_seq, &LaunchContextRow::backward_seq);
-      });
+      read_launch_context);
+}
+
+Cursor<LaunchContextRow> launch_contexts_by_correlation(const Reader& reader) {
+  const bool seqs = reader.schema_version() >= 9;
+  return Cursor<LaunchContextRow>(
+      reader.prepare(
+          seqs ? "SELECT pid, correlation_id, cct_node_id, tid,"
+                 " COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
+                 " FROM api_context ORDER BY pid, correlation_id"
+               : "SELECT pid, correlation_id, cct_node_id, tid, -1, -1 FROM api_context"
+                 " ORDER BY pid, correlation_id"),
+      read_launch_context);
 }
 
 std::int64_t launch_context_count(const Reader& reader) {
@@ -436,6 +450,35 @@ Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
                          &GpuOperationRow::label, &GpuOperationRow::duration_ns,
                          &GpuOperationRow::bytes, &GpuOperationRow::graph_node_id);
   });
+}
+
+Cursor<GpuOperationCode> gpu_operations_by_correlation(const Reader& reader) {
+  // Columns: 0 table, 1 id, 2 pid, 3 correlation_id, 4 code, 5 duration, 6 bytes, 7 graph node.
+  const std::string sql =
+      "SELECT 0, id, pid, correlation_id, demangled_name_id, end_ns - start_ns, 0,"
+      " COALESCE(graph_node_id, 0) FROM kernel UNION ALL"
+      " SELECT 1, id, pid, correlation_id, copy_kind, end_ns - start_ns, bytes,"
+      " COALESCE(graph_node_id, 0) FROM memcpy UNION ALL"
+      " SELECT 2, id, pid, correlation_id, 0, end_ns - start_ns, bytes,"
+      " COALESCE(graph_node_id, 0) FROM memset ORDER BY 3, 4";
+  return Cursor<GpuOperationCode>(reader.prepare(sql), [](const Statement& s, GpuOperationCode& r) {
+    r.table = static_cast<GpuTable>(s.int64(0));
+    detail::read_columns(s, r, 1, &GpuOperationCode::id, &GpuOperationCode::pid,
+                         &GpuOperationCode::correlation_id, &GpuOperationCode::code,
+                         &GpuOperationCode::duration_ns, &GpuOperationCode::bytes,
+                         &GpuOperationCode::graph_node_id);
+  });
+}
+
+std::unordered_map<std::int64_t, std::string> copy_operation_labels(const Reader& reader) {
+  std::unordered_map<std::int64_t, std::string> labels;
+  if (!reader.has_table("enum_memcpy_kind")) return labels;
+  auto s = reader.prepare("SELECT value, name FROM enum_memcpy_kind");
+  while (s.step()) {
+    // The first row of a value, as gpu_operations' LEFT JOIN would read it (values are unique).
+    labels.emplace(s.int64(0), "<gpu copy> " + (s.is_null(1) ? std::string("Unknown") : s.text(1)));
+  }
+  return labels;
 }
 
 Cursor<GraphNodeRow> graph_nodes(const Reader& reader) {

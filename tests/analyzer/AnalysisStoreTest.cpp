@@ -466,6 +466,43 @@ TEST(AnalysisStoreTest, TheExtentAloneIsStoredForALargeRun) {
   EXPECT_FALSE(db::read_stored_analysis(reader, "flags", kStoredWindowSpec, 1 << 20).has_value());
 }
 
+TEST(AnalysisStoreTest, ALargeRunKeepsCctWhenItsGroupsStream) {
+  // Above kMaxStoredAnalysisRecords prof-run stores what bounded memory computes: the extent and
+  // cct when no link between launches needs them all (train_steps: PyTorch with Python frames,
+  // phases from the frames), not flags; a capture whose phases link launches leaves cct to the
+  // rows too (cnn_eager_frames: autograd sequence numbers).
+  for (const auto& [name, streams] : {std::pair<const char*, bool>{"train_steps.sqlite", true},
+                                      {"step_loop.sqlite", true},
+                                      {"cnn_eager_frames.sqlite", false}}) {
+    TempDir dir;
+    const std::string path = (dir.path() / name).string();
+    fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/" + name, path);
+    {
+      db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite),
+                        db::TimestampCheck::DeferLargeTables);
+      if (!stored_step_report(reader)) store_steps(reader);
+      EXPECT_EQ(store_bounded_analyses(reader), streams) << name;
+    }
+    const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+    EXPECT_TRUE(db::stored_capture_extent(reader).has_value()) << name;
+    EXPECT_FALSE(db::read_stored_analysis(reader, "flags", kStoredWindowSpec, 1 << 20)) << name;
+    const auto window = stored_results_window(reader, parse_window(kStoredWindowSpec), {});
+    ASSERT_TRUE(window.has_value()) << name;
+    const auto stored = load_stored_cct(reader, *window);
+    ASSERT_EQ(stored.has_value(), streams) << name;
+    if (!streams) continue;
+    // The same report as from the rows, in every view.
+    db::Reader rows(path, db::TimestampCheck::DeferLargeTables);
+    apply_window(rows, *window);
+    for (const CctOptions& o : cct_cases()) {
+      std::ostringstream a, b;
+      write_cct(a, cct::report_from_groups(reader, *stored, o), OutputFormat::Json, CctDisplay{});
+      write_cct(b, calling_context_report(rows, o), OutputFormat::Json, CctDisplay{});
+      EXPECT_EQ(a.str(), b.str()) << name;
+    }
+  }
+}
+
 TEST(AnalysisStoreTest, CapturesBeforeVersionFourAreRefused) {
   TempDir dir;
   const std::string path = (dir.path() / "v2.sqlite").string();

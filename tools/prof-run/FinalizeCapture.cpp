@@ -77,19 +77,21 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
-    // The results of cct and flags for the default window (AnalysisStore.h). Optional too, and
-    // only up to kMaxStoredAnalysisRecords: computing them holds every launch in memory.
+    // The results of cct and flags for the default window (AnalysisStore.h). Optional too; above
+    // kMaxStoredAnalysisRecords only what is computed in bounded memory (the extent every
+    // window's resolution reads, and cct when its groups stream): flags hold every launch.
     if (reader) {
       try {
         const std::int64_t records = reader->gpu_record_count();
         if (records > fuselens::analyzer::kMaxStoredAnalysisRecords) {
+          progress.step("capture extent and cct", 0, 0);
+          const bool cct = fuselens::analyzer::store_bounded_analyses(*reader);
           progress.done();
           std::cerr << fmt::format(
-              "[fuselens] cct and flags results not stored: {} GPU records, more than {} (they "
-              "will read every row)\n",
-              records, fuselens::analyzer::kMaxStoredAnalysisRecords);
-          progress.step("capture extent", 0, 0);
-          fuselens::analyzer::store_extent(*reader);  // what every window's resolution reads
+              "[fuselens] {} results not stored: {} GPU records, more than {} (they will read "
+              "every row)\n",
+              cct ? "flags" : "cct and flags", records,
+              fuselens::analyzer::kMaxStoredAnalysisRecords);
         } else {
           progress.step("cct and flags", 0, 0);
           fuselens::analyzer::store_analyses(*reader);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Cursor.h"
@@ -167,6 +168,24 @@ struct GpuOperationRow {
 };
 /// Kernels (demangled names), then copies, then memsets, each as scanned.
 Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table);
+
+/// One GPU operation of gpu_operations_by_correlation: its table and row id, pid,
+/// correlation_id, `code` (kernels: demangled_name_id; copies: copy_kind; memsets: 0),
+/// duration_ns, bytes (0 for kernels) and graph_node_id (0 when not launched by a graph launch).
+struct GpuOperationCode {
+  GpuTable table = GpuTable::Kernel;
+  std::int64_t id = 0, pid = 0, correlation_id = 0, code = 0, duration_ns = 0, bytes = 0,
+               graph_node_id = 0;
+};
+/// Every kernel, copy and memset ordered by (pid, correlation_id), names as string ids: the rows
+/// of gpu_operations for a reader that streams them beside launch_contexts_by_correlation (the
+/// correlation indexes give the order without a sort).
+Cursor<GpuOperationCode> gpu_operations_by_correlation(const Reader& reader);
+/// launch_contexts ordered by (pid, correlation_id): api_context's primary key order.
+Cursor<LaunchContextRow> launch_contexts_by_correlation(const Reader& reader);
+/// The label of each copy kind as gpu_operations writes it ("<gpu copy> " + the kind's name, or
+/// "Unknown"), by enum_memcpy_kind.value.
+std::unordered_map<std::int64_t, std::string> copy_operation_labels(const Reader& reader);
 
 /// One row of graph_node (schema version 7): pid, node_id, original_node_id (0: not a clone),
 /// graph_id, correlation_id (of the traced call that created the node; 0: none).
