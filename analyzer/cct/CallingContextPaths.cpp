@@ -1,5 +1,6 @@
 // launch_paths (CallingContext.h): the call path of every traced API call, for the flags rules.
 // Reads the capture with the calling-context views' own loaders (CallingContextData.h).
+#include <algorithm>
 #include <utility>
 
 #include "cct/CallingContext.h"
@@ -39,9 +40,25 @@ LaunchPaths launch_paths(const db::Reader& reader, FramesMode frames_mode) {
     }
     const auto key = static_cast<std::uint64_t>(s->pid) << 32 |
                      (static_cast<std::uint64_t>(s->correlation_id) & 0xFFFFFFFFu);
-    out.by_call.emplace(key, it->second);
+    out.by_call.emplace_back(key, it->second);
   }
+  // The first row of a key wins, as a map's emplace would keep it.
+  std::stable_sort(out.by_call.begin(), out.by_call.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.by_call.erase(std::unique(out.by_call.begin(), out.by_call.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    out.by_call.end());
+  out.by_call.shrink_to_fit();
   return out;
+}
+
+std::optional<std::uint32_t> LaunchPaths::find(std::uint32_t pid,
+                                               std::uint32_t correlation_id) const {
+  const std::uint64_t key = static_cast<std::uint64_t>(pid) << 32 | correlation_id;
+  const auto it = std::lower_bound(by_call.begin(), by_call.end(), key,
+                                   [](const auto& e, std::uint64_t k) { return e.first < k; });
+  if (it == by_call.end() || it->first != key) return std::nullopt;
+  return it->second;
 }
 
 }  // namespace fuselens::analyzer

@@ -209,7 +209,7 @@ std::int64_t FlagsReport::time_at_stake(std::string_view rule) const {
 
 HitSite op_site(const FlagsTrace& trace, const TraceOp& op) {
   HitSite site;
-  site.subject = op.name;
+  site.subject = std::string(op.name);
   site.device_id = op.device_id;
   site.stream_id = op.stream_id;
   site.pid = op.pid;

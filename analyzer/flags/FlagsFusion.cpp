@@ -93,7 +93,7 @@ class ChainFinder {
            op.start_ns - prev.end_ns <= max_gap_;
   }
 
-  int name_id(const std::string& name) {
+  int name_id(std::string_view name) {
     return names_.try_emplace(name, static_cast<int>(names_.size())).first->second;
   }
 
@@ -131,7 +131,7 @@ class ChainFinder {
       const TraceOp& op = trace_.ops[run[j]];
       chain.push_back(&op);
       if (j > first) {
-        site.subject += " -> " + op.name;
+        site.subject += " -> " + std::string(op.name);
         gaps += std::max<std::int64_t>(0, op.start_ns - trace_.ops[run[j - 1]].end_ns);
       }
       gpu += op.duration_ns();
@@ -141,8 +141,8 @@ class ChainFinder {
     site.context = chain_context(trace_, chain);
     CountedWork& counted = counted_[site];
     for (const TraceOp* op : chain) {
-      if (op->counters) {
-        counted.work += *op->counters;
+      if (const Work* work = trace_.counters(*op)) {
+        counted.work += *work;
       } else {
         counted.complete = false;
       }
@@ -167,7 +167,7 @@ class ChainFinder {
   };
   HitAggregator agg_;
   std::map<HitSite, CountedWork> counted_;
-  std::unordered_map<std::string, int> names_;
+  std::unordered_map<std::string_view, int> names_;  // views into FlagsTrace::texts
   std::unordered_map<int, int> range_head_;  ///< range instance -> name id of its first kernel
 };
 

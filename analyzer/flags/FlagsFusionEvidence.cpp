@@ -29,7 +29,7 @@ std::vector<Buffer> buffers_of(const FlagsTrace& trace, const TraceOp& op) {
   const TraceCall* call = trace.launch_call(op);
   const std::int64_t t = call != nullptr ? call->start_ns : op.start_ns;
   std::vector<Buffer> out;
-  for (const std::uint64_t value : op.args) {
+  for (const std::uint64_t value : trace.args(op)) {
     if (const TraceAllocation* a = trace.allocation_at(op.pid, value, t)) {
       const auto index = static_cast<std::uint64_t>(a - trace.allocations.data());
       out.push_back({index | kAllocationTag, a->bytes});
@@ -85,7 +85,8 @@ Sharing share_buffers(const FlagsTrace& trace, const std::vector<const TraceOp*>
   for (const TraceOp* op : chain) buffers.push_back(buffers_of(trace, *op));
   for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
     ++s.pairs;
-    if (!trace.args_captured || chain[i]->args.empty() || chain[i + 1]->args.empty()) {
+    if (!trace.args_captured || trace.args(*chain[i]).empty() ||
+        trace.args(*chain[i + 1]).empty()) {
       ++s.pairs_unknown;
       continue;
     }

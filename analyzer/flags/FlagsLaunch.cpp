@@ -97,7 +97,7 @@ std::vector<Hit> find_launch_hits(const FlagsTrace& trace, const FlagsConfig& co
     }
     if (cpu > runtime_cutoff) {
       HitSite call_key = site;
-      call_key.subject = call->base_name + " (" + op.name + ")";
+      call_key.subject = std::string(call->base_name) + " (" + std::string(op.name) + ")";
       Hit& h = runtimes.add(call_key, cpu, call->start_ns);
       h.set_metric("max_cpu_ns", std::max(h.metric("max_cpu_ns"), static_cast<double>(cpu)));
     }

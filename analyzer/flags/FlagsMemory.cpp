@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 7> kSyncCalls{
     "cudaEventSynchronize",  "cuCtxSynchronize",      "cuStreamSynchronize",
     "cuEventSynchronize"};
 
-bool is_sync_call(const std::string& base_name) {
+bool is_sync_call(std::string_view base_name) {
   return std::find(kSyncCalls.begin(), kSyncCalls.end(), base_name) != kSyncCalls.end();
 }
 
@@ -93,7 +93,8 @@ void sync_api(const FlagsTrace& trace, std::vector<Hit>& hits) {
   for (const TraceCall& call : trace.calls) {
     if (!is_sync_call(call.base_name)) continue;
     if (call.range < 0 && !thread_between(call)) continue;
-    agg.add(call_site(trace, call, call.base_name), call.end_ns - call.start_ns, call.start_ns);
+    agg.add(call_site(trace, call, std::string(call.base_name)), call.end_ns - call.start_ns,
+            call.start_ns);
   }
   // sync_event records: those of a synchronization call are counted with it; the others name
   // their call when it is in the capture, else the record's type (no thread known).
@@ -107,7 +108,8 @@ void sync_api(const FlagsTrace& trace, std::vector<Hit>& hits) {
       const TraceCall& call = trace.calls[static_cast<std::size_t>(s.call)];
       if (is_sync_call(call.base_name)) continue;
       if (call.range < 0 && !thread_between(call)) continue;
-      agg.add(call_site(trace, call, call.base_name), s.end_ns - s.start_ns, s.start_ns);
+      agg.add(call_site(trace, call, std::string(call.base_name)), s.end_ns - s.start_ns,
+              s.start_ns);
       continue;
     }
     const auto it = process_kernels.find(s.pid);

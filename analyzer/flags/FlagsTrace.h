@@ -28,6 +28,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "cct/CallingContext.h"
@@ -53,8 +55,9 @@ struct TraceRange {
 /// One CUDA runtime or driver API call.
 struct TraceCall {
   std::uint32_t pid = 0, tid = 0;
-  std::string name;       ///< as stored, e.g. "cudaLaunchKernel_v7000" or "cudaLaunchKernel"
-  std::string base_name;  ///< name without a trailing CUPTI version suffix "_v<digits>"
+  /// As stored, e.g. "cudaLaunchKernel_v7000" or "cudaLaunchKernel" (FlagsTrace::texts holds it).
+  std::string_view name;
+  std::string_view base_name;  ///< name without a trailing CUPTI version suffix "_v<digits>"
   std::int64_t start_ns = 0, end_ns = 0;
   std::uint32_t correlation_id = 0;
   int range = -1;  ///< index into FlagsTrace::ranges of its innermost enclosing range, or -1
@@ -68,8 +71,9 @@ struct TraceOp {
   OpKind kind = OpKind::Kernel;
   std::uint32_t pid = 0, device_id = 0, context_id = 0, stream_id = 0, correlation_id = 0;
   std::int64_t start_ns = 0, end_ns = 0;
-  std::string name;  ///< kernel name (in the NameKind asked for), "[CUDA memcpy <kind>]" or
-                     ///< "[CUDA memset]"
+  /// Kernel name (in the NameKind asked for), "[CUDA memcpy <kind>]" or "[CUDA memset]", held
+  /// by FlagsTrace::texts (one copy of each name for ten million launches).
+  std::string_view name;
   int call = -1;     ///< index into FlagsTrace::calls of the launch call, or -1 when unknown
   // Copies and memsets only:
   db::MemcpyKind copy_kind = db::MemcpyKind::Unknown;
@@ -77,12 +81,12 @@ struct TraceOp {
   db::MemoryKind memory_kind = db::MemoryKind::Unknown;  ///< memset target
   std::int64_t bytes = 0;
   bool is_async = false;
-  /// Kernels only: the values of its 8-byte parameters (device-pointer candidates; trace group
-  /// `args`), in parameter order. Empty when not recorded.
-  std::vector<std::uint64_t> args;
-  /// Kernels only: its work from hardware counters (work_from_counters, Roofline.h), when the
-  /// capture has counters for this launch.
-  std::optional<Work> counters;
+  /// Kernels only: index into FlagsTrace::op_args of the values of its 8-byte parameters
+  /// (FlagsTrace::args), -1 when not recorded.
+  int args_index = -1;
+  /// Kernels only: index into FlagsTrace::op_work of its work from hardware counters
+  /// (FlagsTrace::counters), -1 when the capture has none for this launch.
+  int work_index = -1;
 
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
@@ -113,8 +117,15 @@ struct TraceSync {
 };
 
 /// The whole capture. ops are sorted by (start_ns, end_ns), calls by start_ns, ranges by
-/// (pid, tid, start_ns); the indexes stored in the records refer to these orders.
+/// (pid, tid, start_ns); the indexes stored in the records refer to these orders. Move-only: the
+/// names of ops and calls point into its `texts`.
 struct FlagsTrace {
+  FlagsTrace() = default;
+  FlagsTrace(FlagsTrace&&) = default;
+  FlagsTrace& operator=(FlagsTrace&&) = default;
+  FlagsTrace(const FlagsTrace&) = delete;
+  FlagsTrace& operator=(const FlagsTrace&) = delete;
+
   std::vector<TraceRange> ranges;
   std::vector<TraceCall> calls;
   std::vector<TraceOp> ops;
@@ -139,6 +150,24 @@ struct FlagsTrace {
   /// Ceilings by device id; a device with neither measured ceilings nor a datasheet profile is
   /// absent.
   std::map<std::uint32_t, DeviceCeilings> ceilings;
+
+  /// Every distinct name of an op or call, once (node-based: views into it survive a move).
+  std::unordered_set<std::string> texts;
+  /// The parameter values of the kernels that have them (TraceOp::args_index), in parameter
+  /// order, and their work from counters (TraceOp::work_index).
+  std::vector<std::vector<std::uint64_t>> op_args;
+  std::vector<Work> op_work;
+
+  /// `text` held by `texts` (added when new).
+  std::string_view intern(std::string_view text) { return *texts.emplace(text).first; }
+  /// The op's 8-byte parameter values (device-pointer candidates; trace group `args`); empty
+  /// when not recorded.
+  const std::vector<std::uint64_t>& args(const TraceOp& op) const;
+  /// The op's work from hardware counters (work_from_counters, Roofline.h), or nullptr when the
+  /// capture has no counters for this launch.
+  const Work* counters(const TraceOp& op) const {
+    return op.work_index >= 0 ? &op_work[static_cast<std::size_t>(op.work_index)] : nullptr;
+  }
 
   const TraceCall* launch_call(const TraceOp& op) const {
     return op.call >= 0 ? &calls[static_cast<std::size_t>(op.call)] : nullptr;
@@ -174,6 +203,6 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names = NameKind:
 void load_fusion_evidence(const db::Reader& reader, NameKind names, FlagsTrace& trace);
 
 /// `name` without a trailing "_v<digits>" (CUPTI's versioned API names, "cudaMemcpy_v3020").
-std::string api_base_name(const std::string& name);
+std::string_view api_base_name(std::string_view name);
 
 }  // namespace fuselens::analyzer

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "flags/FlagsTrace.h"
-#include "roofline/Peaks.h"
-#include "roofline/Roofline.h"
 #include "fuselens/db/RooflineStore.h"
 #include "fuselens/db/TraceCursors.h"
+#include "roofline/Peaks.h"
+#include "roofline/Roofline.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -31,10 +31,16 @@ void load_args(const db::Reader& reader, FlagsTrace& t) {
   auto args = db::kernel_args(reader);
   while (auto s = args.next()) {
     t.args_captured = true;
-    const auto it = kernel_of.find(
-        launch_key(static_cast<std::uint32_t>(s->pid), static_cast<std::uint32_t>(s->correlation_id)));
-    if (it != kernel_of.end())
-      t.ops[it->second].args.push_back(static_cast<std::uint64_t>(s->value));
+    const auto it = kernel_of.find(launch_key(static_cast<std::uint32_t>(s->pid),
+                                              static_cast<std::uint32_t>(s->correlation_id)));
+    if (it == kernel_of.end()) continue;
+    TraceOp& op = t.ops[it->second];
+    if (op.args_index < 0) {
+      op.args_index = static_cast<int>(t.op_args.size());
+      t.op_args.emplace_back();
+    }
+    t.op_args[static_cast<std::size_t>(op.args_index)].push_back(
+        static_cast<std::uint64_t>(s->value));
   }
 }
 
@@ -77,13 +83,15 @@ void load_counters(const db::Reader& reader, FlagsTrace& t) {
   std::unordered_map<std::uint64_t, std::map<std::string, double>> launches;
   auto counters = db::kernel_counters(reader);
   while (auto s = counters.next()) {
-    launches[launch_key(static_cast<std::uint32_t>(s->pid), static_cast<std::uint32_t>(s->correlation_id))]
-            [s->metric] = s->value;
+    launches[launch_key(static_cast<std::uint32_t>(s->pid),
+                        static_cast<std::uint32_t>(s->correlation_id))][s->metric] = s->value;
   }
   for (TraceOp& op : t.ops) {
     if (op.kind != OpKind::Kernel) continue;
     const auto it = launches.find(launch_key(op.pid, op.correlation_id));
-    if (it != launches.end()) op.counters = work_from_counters(it->second);
+    if (it == launches.end()) continue;
+    op.work_index = static_cast<int>(t.op_work.size());
+    t.op_work.push_back(work_from_counters(it->second));
   }
 }
 

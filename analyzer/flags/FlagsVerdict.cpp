@@ -354,7 +354,7 @@ FlagsVerdict make_verdict(const FlagsTrace& trace, const FlagsWindow& w, std::in
     std::map<std::string, double> by_name;
     for (const TraceOp& op : trace.ops) {
       if (op.start_ns >= lo && op.end_ns > op.start_ns) {
-        by_name[op.name] += diff(op.end_ns, op.start_ns);
+        by_name[std::string(op.name)] += diff(op.end_ns, op.start_ns);
       }
     }
     std::vector<std::pair<double, std::string>> top;
