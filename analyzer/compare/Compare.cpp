@@ -13,6 +13,7 @@
 #include "fuselens/db/Instrumentation.h"
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
+#include "store/AnalysisStore.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -246,6 +247,26 @@ std::int64_t RangeStats::max_peak_bytes() const {
   return peak;
 }
 
+RangeInstances range_instances(const db::Reader& reader) {
+  RangeInstances out;
+  db::StringCache strings(reader);
+  strings.load_all();
+  auto ranges = db::ended_nvtx_range_payloads(reader);
+  while (auto r = ranges.next()) {
+    const std::string& domain = strings.get(r->domain_id);
+    const std::string& text = strings.get(r->text_id);
+    if (db::is_fuselens_instrumentation(text)) continue;  // FuseLens's own ranges
+    const auto kind = static_cast<db::PayloadKind>(r->payload_kind);
+    const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
+                         kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
+    out.groups.push_back(domain.empty() ? text : domain + ":" + text);
+    out.iterations.push_back(integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int
+                                                                               : 1);
+    out.windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
+  }
+  return out;
+}
+
 std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection projection) {
   struct Acc {
     std::vector<double> per_iter_exact;  // ns per iteration of each instance
@@ -256,33 +277,19 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
     std::map<std::uint32_t, std::int64_t> peak;
   };
   const PeakIndex peaks(reader);
-  db::StringCache strings(reader);
-  strings.load_all();
-  // The ranges first, then their work in one streaming pass (project_ranges), then the groups.
-  struct Instance {
-    std::string group;
-    std::int64_t iterations = 1;
-  };
-  std::vector<Instance> instances;
-  std::vector<ProjectionWindow> windows;
-  auto ranges = db::ended_nvtx_range_payloads(reader);
-  while (auto r = ranges.next()) {
-    const std::string& domain = strings.get(r->domain_id);
-    const std::string& text = strings.get(r->text_id);
-    if (db::is_fuselens_instrumentation(text)) continue;  // FuseLens's own ranges
-    const auto kind = static_cast<db::PayloadKind>(r->payload_kind);
-    const bool integer = kind == db::PayloadKind::UInt64 || kind == db::PayloadKind::Int64 ||
-                         kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
-    instances.push_back({domain.empty() ? text : domain + ":" + text,
-                         integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int : 1});
-    windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
-  }
-  const std::vector<ProjectedRange> projected = project_ranges(reader, windows, projection);
+  // The ranges first, then their work: stored when the run ended (the whole capture under the
+  // process projection, AnalysisStore.h), else in one streaming pass (project_ranges).
+  const RangeInstances ranges = range_instances(reader);
+  const std::vector<ProjectionWindow>& windows = ranges.windows;
+  std::optional<std::vector<ProjectedRange>> stored;
+  if (projection == NvtxProjection::Process) stored = stored_range_projection(reader, windows);
+  const std::vector<ProjectedRange> projected =
+      stored ? std::move(*stored) : project_ranges(reader, windows, projection);
   std::map<std::string, Acc> groups;
-  for (std::size_t i = 0; i < instances.size(); ++i) {
-    Acc& acc = groups[instances[i].group];
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    Acc& acc = groups[ranges.groups[i]];
     const ProjectionWindow& w = windows[i];
-    const std::int64_t iterations = instances[i].iterations;
+    const std::int64_t iterations = ranges.iterations[i];
     const ProjectedRange& p = projected[i];
     const ProjectedWork& k = p.kernels;
     acc.per_iter_exact.push_back(static_cast<double>(k.gpu_ns) / static_cast<double>(iterations));

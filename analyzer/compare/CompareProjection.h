@@ -131,6 +131,16 @@ struct ProjectedRange {
   std::int64_t process_kernels = 0;
 };
 
+/// The ended NVTX ranges compare and the HTML report measure (every ended range but FuseLens's
+/// own, as the capture lists them): each one's group name ("domain:text", or text), its
+/// iterations (an integer payload > 0, else 1) and its window.
+struct RangeInstances {
+  std::vector<std::string> groups;
+  std::vector<std::int64_t> iterations;
+  std::vector<ProjectionWindow> windows;
+};
+RangeInstances range_instances(const db::Reader& reader);
+
 /// The work and GPU span launched inside each of `windows` (result i for window i): the figures
 /// of RangeProjection for kernels, copies and memsets and of SpanProjection, computed in one pass
 /// that streams the three activity tables together (db::gpu_spans_by_correlation) and api_call

@@ -97,7 +97,8 @@ std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bo
   const WindowSpec spec = parse_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
   const std::string key = stored_window_key(window);
-  std::vector<db::StoredAnalysisRow> rows{extent_row(reader)};  // before the window restricts it
+  // Before the window restricts it: the extent and the range projections of the whole capture.
+  std::vector<db::StoredAnalysisRow> rows{extent_row(reader), range_projection_row(reader)};
   apply_window(reader, window);
   if (!cct::calling_contexts_missing(reader)) {
     if (!bounded) {

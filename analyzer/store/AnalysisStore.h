@@ -14,7 +14,10 @@
 //    kernel names, frames auto): its hits, verdict and window figures.
 //  - the capture's extent (first start, last end of its GPU work and API calls), which every
 //    window's resolution reads (db::stored_capture_extent; stored on its own when the run is too
-//    large for the other two: store_extent).
+//    large for the other two: store_extent);
+//  - the work and GPU span of every ended NVTX range of the whole capture under the process
+//    projection (project_ranges), which compare and the HTML report's variant heatmap read
+//    (stored_range_projection; at any size: the pass streams, holding only the ranges).
 // Other windows, step methods and flags options read the rows as before.
 //
 // The stored results are a cache, never a replacement: they are used only when every table they
@@ -36,7 +39,9 @@
 #include <vector>
 
 #include "cct/CallingContextData.h"
+#include "compare/CompareProjection.h"
 #include "flags/Flags.h"
+#include "fuselens/db/AnalysisStore.h"
 #include "fuselens/db/Reader.h"
 #include "window/Window.h"
 
@@ -77,6 +82,24 @@ void store_extent(db::Reader& reader);
 /// stored result; flags are left to the rows. Returns true when cct was stored. Same arguments
 /// and errors as store_analyses.
 bool store_bounded_analyses(db::Reader& reader);
+
+/// The analysis name of the stored NVTX range projections (window spec and key "").
+inline constexpr const char* kRangeProjectionAnalysis = "nvtx_ranges";
+
+/// The stored_analysis row of the range projections of the capture open (unrestricted) in
+/// `reader`: project_ranges under NvtxProjection::Process over range_instances' windows, as JSON
+/// {"ranges": [[pid, tid, start_ns, end_ns, then records, launches, gpu_ns and bytes of kernels,
+/// copies and memsets, has_span, span start_ns, span end_ns, process_kernels], ...]}. Throws
+/// db::Error when a query fails.
+db::StoredAnalysisRow range_projection_row(const db::Reader& reader);
+
+/// The range projections stored when the run ended, when `reader` is unrestricted, the rows
+/// they came from are unchanged (db::stored_analyses_fresh), the stored windows are `windows`
+/// (the same ranges in the same order) and every value is plausible (non-negative, spans not
+/// inverted, every column's sum within 64 bits); nullopt otherwise. Never throws for a damaged
+/// row (db::Error only when SQLite itself fails).
+std::optional<std::vector<ProjectedRange>> stored_range_projection(
+    const db::Reader& reader, const std::vector<ProjectionWindow>& windows);
 
 /// The window of the stored results when `spec` and `step_options` are those they answer (the
 /// default steady window and step method), the capture holds stored results and stored steps,
