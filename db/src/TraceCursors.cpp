@@ -386,34 +386,29 @@ Cursor<FrameRow> call_path_frames(const Reader& reader, std::int64_t pid,
   });
 }
 
-static void read_launch_context(const Statement& s, LaunchContextRow& r) {
-  detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
-                       &LaunchContextRow::node_id, &LaunchContextRow::tid,
-                       &LaunchContextRow::forward_seq, &LaunchContextRow::backward_seq);
+// Every api_context row, `order` appended ("" or an ORDER BY clause). Sequence numbers from
+// schema 9 on; a negative or NULL one reads as -1 (none).
+static Cursor<LaunchContextRow> launch_context_rows(const Reader& reader, std::string_view order) {
+  const std::string seqs =
+      reader.schema_version() >= 9
+          ? "COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
+          : "-1, -1";
+  return Cursor<LaunchContextRow>(
+      reader.prepare("SELECT pid, correlation_id, cct_node_id, tid, " + seqs + " FROM api_context" +
+                     std::string(order)),
+      [](const Statement& s, LaunchContextRow& r) {
+        detail::read_columns(s, r, 0, &LaunchContextRow::pid, &LaunchContextRow::correlation_id,
+                             &LaunchContextRow::node_id, &LaunchContextRow::tid,
+                             &LaunchContextRow::forward_seq, &LaunchContextRow::backward_seq);
+      });
 }
 
 Cursor<LaunchContextRow> launch_contexts(const Reader& reader) {
-  // Sequence numbers from schema 9 on; a negative or NULL one reads as -1 (none).
-  const bool seqs = reader.schema_version() >= 9;
-  return Cursor<LaunchContextRow>(
-      reader.prepare(
-          seqs ? "SELECT pid, correlation_id, cct_node_id, tid,"
-                 " COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
-                 " FROM api_context"
-               : "SELECT pid, correlation_id, cct_node_id, tid, -1, -1 FROM api_context"),
-      read_launch_context);
+  return launch_context_rows(reader, "");
 }
 
 Cursor<LaunchContextRow> launch_contexts_by_correlation(const Reader& reader) {
-  const bool seqs = reader.schema_version() >= 9;
-  return Cursor<LaunchContextRow>(
-      reader.prepare(
-          seqs ? "SELECT pid, correlation_id, cct_node_id, tid,"
-                 " COALESCE(MAX(forward_seq, -1), -1), COALESCE(MAX(backward_seq, -1), -1)"
-                 " FROM api_context ORDER BY pid, correlation_id"
-               : "SELECT pid, correlation_id, cct_node_id, tid, -1, -1 FROM api_context"
-                 " ORDER BY pid, correlation_id"),
-      read_launch_context);
+  return launch_context_rows(reader, " ORDER BY pid, correlation_id");
 }
 
 std::int64_t launch_context_count(const Reader& reader) {
