@@ -14,6 +14,7 @@
 #include "fuselens/db/Strings.h"
 #include "fuselens/db/TraceCursors.h"
 #include "store/AnalysisStore.h"
+#include "summary/SummaryStore.h"
 
 namespace fuselens::analyzer {
 namespace {
@@ -140,6 +141,26 @@ class PeakIndex {
 };
 
 std::map<std::string, DurationStats> kernel_stats(const db::Reader& reader, NameKind names) {
+  // The statistics stored when the run ended (the whole capture, demangled or short names), else
+  // the rows.
+  if (names != NameKind::Mangled) {
+    if (const auto stored = load_summary_aggregates(reader)) {
+      const StatsById* by_id = names == NameKind::Demangled    ? &stored->kernels_by_demangled_name
+                               : stored->kernels_by_short_name ? &*stored->kernels_by_short_name
+                                                               : nullptr;
+      if (by_id != nullptr) {
+        db::StringLookup lookup(reader);
+        std::map<std::string, DurationStats> out;
+        for (const auto& [id, stats] : *by_id) {
+          std::string name;  // as from the rows: "" for an id the strings lack
+          lookup.with(id, [&](std::string value) { name = std::move(value); });
+          out.emplace(std::move(name), stats);
+        }
+        return out;
+      }
+    }
+  }
+  reader.check_table_timestamps("kernel");
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> groups;
   auto rows = db::kernel_durations_by_name(reader, names, db::RowOrder::Scan);
   while (auto r = rows.next()) groups[r->id].push_back(r->duration_ns);
@@ -261,7 +282,7 @@ RangeInstances range_instances(const db::Reader& reader) {
                          kind == db::PayloadKind::UInt32 || kind == db::PayloadKind::Int32;
     out.groups.push_back(domain.empty() ? text : domain + ":" + text);
     out.iterations.push_back(integer && r->payload_int && *r->payload_int > 0 ? *r->payload_int
-                                                                               : 1);
+                                                                              : 1);
     out.windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
   }
   return out;
@@ -283,6 +304,10 @@ std::vector<RangeStats> range_stats(const db::Reader& reader, NvtxProjection pro
   const std::vector<ProjectionWindow>& windows = ranges.windows;
   std::optional<std::vector<ProjectedRange>> stored;
   if (projection == NvtxProjection::Process) stored = stored_range_projection(reader, windows);
+  if (!stored) {  // project_ranges reads every launch and its call
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+  }
   const std::vector<ProjectedRange> projected =
       stored ? std::move(*stored) : project_ranges(reader, windows, projection);
   std::map<std::string, Acc> groups;

@@ -43,13 +43,16 @@ std::vector<Row> named_rows(const StatsById& groups, StringTable& strings) {
 }
 
 /// Per-name statistics of kernels, from the stored aggregates when they hold them (demangled
-/// names only), else from the rows: (name id, duration) ordered by name id, one group of
+/// and short names), else from the rows: (name id, duration) ordered by name id, one group of
 /// durations in memory at a time. Finalized captures have a covering index for the order
 /// (kernel_by_name, api_by_name: db::Writer::finalize), so SQLite streams the narrow index.
 std::vector<KernelRow> kernel_rows(const db::Reader& reader, NameKind kind, StringTable& strings,
                                    const StoredAggregates* stored) {
   if (stored != nullptr && kind == NameKind::Demangled) {
     return named_rows<KernelRow>(stored->kernels_by_demangled_name, strings);
+  }
+  if (stored != nullptr && kind == NameKind::Short && stored->kernels_by_short_name) {
+    return named_rows<KernelRow>(*stored->kernels_by_short_name, strings);
   }
   reader.check_table_timestamps("kernel");
   auto rows = db::kernel_durations_by_name(reader, kind, db::RowOrder::ById);

@@ -1,9 +1,13 @@
 #include "summary/SummaryStore.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "compare/CompareProjection.h"
+#include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/SummaryStore.h"
 #include "fuselens/db/TraceCursors.h"
 
@@ -71,6 +75,19 @@ std::vector<db::StoredDuration> stored_rows(const StatsById& stats) {
 
 }  // namespace
 
+StatsById stats_by_short_name(const db::Reader& reader) {
+  // No index leads with short_name_id: one scan, the durations grouped in memory (8 bytes a
+  // kernel), instead of SQLite sorting every row.
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> groups;
+  auto rows = db::kernel_durations_by_name(reader, db::NameKind::Short, db::RowOrder::Scan);
+  while (auto r = rows.next()) groups[r->id].push_back(r->duration_ns);
+  StatsById out;
+  out.reserve(groups.size());
+  for (auto& [id, durations] : groups) out.emplace_back(id, compute_stats(std::move(durations)));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 StatsById stats_by_id(db::Cursor<db::IdDuration>& rows) {
   StatsById out;
   auto row = rows.next();
@@ -107,6 +124,7 @@ StoredAggregates compute_aggregates(const db::Reader& reader) {
   StoredAggregates a;
   auto kernels = db::kernel_durations_by_name(reader, db::NameKind::Demangled, db::RowOrder::ById);
   a.kernels_by_demangled_name = stats_by_id(kernels);
+  a.kernels_by_short_name = stats_by_short_name(reader);
   auto calls = db::api_durations_by_name(reader);
   a.api_by_name = stats_by_id(calls);
   a.nvtx_work = project_nvtx_ranges(reader);
@@ -123,6 +141,7 @@ db::SummaryAggregateRows aggregate_rows(const db::Reader& reader, bool& add_tabl
   const StoredAggregates a = compute_aggregates(reader);
   db::SummaryAggregateRows rows;
   rows.kernels = stored_rows(a.kernels_by_demangled_name);
+  if (a.kernels_by_short_name) rows.kernels_short = stored_rows(*a.kernels_by_short_name);
   rows.calls = stored_rows(a.api_by_name);
   for (const auto& [id, w] : a.nvtx_work) rows.nvtx_work.push_back({id, w.kernels, w.gpu_ns});
   for (const auto& [id, w] : *a.nvtx_process) {
@@ -174,6 +193,8 @@ std::optional<StoredAggregates> load_summary_aggregates(const db::Reader& reader
   if (!kernels || !calls) return std::nullopt;
   a.kernels_by_demangled_name = std::move(*kernels);
   a.api_by_name = std::move(*calls);
+  // Optional: a capture stored before them has none (counts 0 != rows unless it has no kernel).
+  a.kernels_by_short_name = load_durations(reader, "kernel_short", stored[0].rows);
   auto w = db::summary_nvtx_work(reader);
   if (!load_range_work(w, a.nvtx_work)) return std::nullopt;
   std::unordered_map<std::int64_t, RangeWork> process;

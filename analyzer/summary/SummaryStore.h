@@ -52,6 +52,8 @@ struct RangeWork {
 /// The aggregates summarize() can take from the capture instead of its rows.
 struct StoredAggregates {
   StatsById kernels_by_demangled_name;
+  /// By short_name_id (NameKind::Short); nullopt for a capture stored before them or damaged.
+  std::optional<StatsById> kernels_by_short_name;
   StatsById api_by_name;
   std::unordered_map<std::int64_t, RangeWork> nvtx_work;  ///< by nvtx_range.id, ended ranges
   /// The Process projection of the same ranges (summary_nvtx_process); nullopt when the capture
@@ -62,6 +64,10 @@ struct StoredAggregates {
 /// Groups the rows of `rows`, (id, duration ns) ordered by id, into DurationStats per id; one
 /// group's durations in memory at a time.
 StatsById stats_by_id(db::Cursor<db::IdDuration>& rows);
+/// DurationStats of the capture's kernels per short_name_id (NameKind::Short), in ascending id
+/// order: one scan, every duration in memory (8 bytes a kernel). The caller checks the kernel
+/// timestamps first.
+StatsById stats_by_short_name(const db::Reader& reader);
 
 /// The projected kernel work of every ended NVTX range of the capture, by range id, from the rows
 /// (project_windows over kernel and api_call; their timestamps are checked first). The stored

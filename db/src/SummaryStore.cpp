@@ -58,6 +58,7 @@ void write_summary_aggregates(Connection& c, bool add_tables, const SummaryAggre
       }
     };
     put("kernel", rows.kernels);
+    put("kernel_short", rows.kernels_short);
     put("api_call", rows.calls);
     auto work =
         c.prepare("INSERT INTO summary_nvtx_work (range_id, kernels, gpu_ns) VALUES (?, ?, ?)");

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "TestSupport.h"
+#include "compare/Compare.h"
 #include "fuselens/db/Writer.h"
 #include "summary/SummaryFormat.h"
 
@@ -42,7 +43,7 @@ void expect_same_summary_after_store(const std::string& path) {
   store_summary_aggregates(path);
   EXPECT_EQ(summary_json(path, NameKind::Demangled, &stored), demangled);
   EXPECT_TRUE(stored);
-  EXPECT_EQ(summary_json(path, NameKind::Short, &stored), short_names);  // kernels from the rows
+  EXPECT_EQ(summary_json(path, NameKind::Short, &stored), short_names);  // stored, by short name
   EXPECT_TRUE(stored);
 }
 
@@ -74,6 +75,11 @@ TEST_P(RealCaptureStore, GivesTheSameSummaryFromStoredAggregates) {
   std::int64_t kernels = 0;
   for (const auto& [id, stats] : a->kernels_by_demangled_name) kernels += stats.count;
   EXPECT_EQ(kernels, reader.query_int("SELECT COUNT(*) FROM kernel"));
+  // The short names' statistics too (compare's default names, `summary --names short`).
+  ASSERT_TRUE(a->kernels_by_short_name.has_value());
+  std::int64_t short_kernels = 0;
+  for (const auto& [id, stats] : *a->kernels_by_short_name) short_kernels += stats.count;
+  EXPECT_EQ(short_kernels, kernels);
   // The process projection stored too (the store added every newer table to this version-3
   // capture), equal to the one computed from the rows.
   ASSERT_TRUE(a->nvtx_process.has_value());
@@ -152,6 +158,68 @@ TEST_F(StoredReference, ImplausibleStoredValuesAreIgnored) {
     bool stored = true;
     EXPECT_EQ(summary_json(path_, NameKind::Demangled, &stored), good);
     EXPECT_FALSE(stored);
+  }
+}
+
+TEST_F(StoredReference, DamagedShortNameStatisticsAreReadFromTheRows) {
+  const std::string good = summary_json(path_, NameKind::Short);
+  for (const char* damage :
+       {"UPDATE summary_duration SET count = count + 1 WHERE source = 'kernel_short'",
+        "UPDATE summary_duration SET min_ns = -5 WHERE source = 'kernel_short'",
+        "DELETE FROM summary_duration WHERE source = 'kernel_short'"}) {
+    SCOPED_TRACE(damage);
+    store_summary_aggregates(path_);  // fresh, then damaged
+    exec(path_, damage);
+    {
+      const db::Reader reader(path_);
+      const auto a = load_summary_aggregates(reader);
+      ASSERT_TRUE(a.has_value());  // the rest of the aggregates still answer
+      EXPECT_FALSE(a->kernels_by_short_name.has_value());
+    }
+    EXPECT_EQ(summary_json(path_, NameKind::Short), good);
+  }
+}
+
+TEST(SummaryStoreTest, CompareReadsTheStoredKernelStatisticsWithTheSameResult) {
+  // compare's kernel diff (short names by default, demangled on request) from the stored
+  // statistics equals the one from the rows.
+  TempDir dir;
+  const std::string a = (dir.path() / "a.sqlite").string();
+  const std::string b = (dir.path() / "b.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench_args.sqlite", a);
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/cct_torch.sqlite", b);
+  for (const NameKind names : {NameKind::Short, NameKind::Demangled}) {
+    CompareOptions options;
+    options.kernel_names = names;
+    const auto before = compare_captures(db::Reader(a), db::Reader(b), options).kernel_diff;
+    store_summary_aggregates(a);
+    store_summary_aggregates(b);
+    {
+      const db::Reader ra(a);
+      ASSERT_TRUE(load_summary_aggregates(ra).has_value());
+    }
+    const auto after = compare_captures(db::Reader(a), db::Reader(b), options).kernel_diff;
+    ASSERT_EQ(before.size(), after.size());
+    ASSERT_FALSE(before.empty());
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      EXPECT_EQ(before[i].name, after[i].name);
+      EXPECT_EQ(before[i].baseline_count, after[i].baseline_count) << before[i].name;
+      EXPECT_EQ(before[i].candidate_count, after[i].candidate_count) << before[i].name;
+      EXPECT_EQ(before[i].baseline_median_ns, after[i].baseline_median_ns) << before[i].name;
+      EXPECT_EQ(before[i].candidate_median_ns, after[i].candidate_median_ns) << before[i].name;
+      EXPECT_EQ(before[i].baseline_total_ns, after[i].baseline_total_ns) << before[i].name;
+      EXPECT_EQ(before[i].change_percent, after[i].change_percent) << before[i].name;
+    }
+    // What compare read is the stored statistics: a plausible change to them shows.
+    exec(a, std::string("UPDATE summary_duration SET median_ns = max_ns WHERE source = '") +
+                (names == NameKind::Short ? "kernel_short" : "kernel") + "' AND max_ns > min_ns");
+    const auto tampered = compare_captures(db::Reader(a), db::Reader(b), options).kernel_diff;
+    bool moved = false;
+    for (std::size_t i = 0; i < before.size() && i < tampered.size(); ++i)
+      moved = moved || tampered[i].baseline_median_ns != before[i].baseline_median_ns;
+    EXPECT_TRUE(moved);
+    exec(a, "DELETE FROM summary_source");  // back to the rows for the next names
+    exec(b, "DELETE FROM summary_source");
   }
 }
 

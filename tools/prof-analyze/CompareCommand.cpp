@@ -29,6 +29,7 @@
 #include "compiled/Compiled.h"
 #include "compiled/CompiledFormat.h"
 #include "fuselens/db/Reader.h"
+#include "store/AnalysisStore.h"
 
 namespace fuselens::cli {
 namespace {
@@ -180,9 +181,23 @@ int run_compare(const CompareOptions& o) {
       report =
           analyzer::compare_ranges(reader, o.baseline, o.candidate, nvtx_projection(o.projection));
     } else {
-      fuselens::db::Reader a(o.files[0]);
+      // Kernel and launch call timestamps are checked where their rows are read: before a window
+      // is resolved from them (no stored steps), and by compare's statistics when nothing stored
+      // answers them (analyzer/store/AnalysisStore.h, summary/SummaryStore.h).
+      auto open = [&](const std::string& file) {
+        auto reader = std::make_unique<fuselens::db::Reader>(
+            file, fuselens::db::TimestampCheck::DeferLargeTables);
+        if (!analyzer::stored_results_window(*reader, spec, steps)) {
+          reader->check_table_timestamps("kernel");
+          reader->check_table_timestamps("api_call");
+        }
+        return reader;
+      };
+      const auto a_reader = open(o.files[0]);
+      fuselens::db::Reader& a = *a_reader;
       if (const int rc = open_window(a, spec, steps, windows[0])) return rc;
-      fuselens::db::Reader b(o.files[1]);
+      const auto b_reader = open(o.files[1]);
+      fuselens::db::Reader& b = *b_reader;
       if (const int rc = open_window(b, spec, steps, windows[1])) return rc;
       analyzer::CompareOptions options;
       options.kernel_names = name_kind(o.names);

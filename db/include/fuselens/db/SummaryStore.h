@@ -40,6 +40,9 @@ struct SummarySource {
 
 /// What write_summary_aggregates stores.
 struct SummaryAggregateRows {
+  /// Source "kernel_short", by short_name_id (the names compare and `--names short` group by);
+  /// a capture stored before it has none and reads the rows for them.
+  std::vector<StoredDuration> kernels_short;
   std::vector<StoredDuration> kernels;        ///< source "kernel", by demangled_name_id
   std::vector<StoredDuration> calls;          ///< source "api_call", by name_id
   std::vector<StoredRangeWork> nvtx_work;     ///< the thread projection (summary_nvtx_work)
