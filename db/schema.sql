@@ -422,7 +422,8 @@ CREATE TABLE IF NOT EXISTS summary_source (
 );
 
 -- Duration statistics per name: source 'kernel' groups kernels by demangled_name_id, 'api_call'
--- groups calls by name_id. Times in ns; median of an even count is the mean of the two middle
+-- groups calls by name_id, 'kernel_short' (added in version 10, issue 21; absent from captures
+-- stored before it, which read the rows for short names) groups kernels by short_name_id. Times in ns; median of an even count is the mean of the two middle
 -- values; stddev is the sample standard deviation (n - 1), 0 for one value.
 CREATE TABLE IF NOT EXISTS summary_duration (
   source     TEXT    NOT NULL,
