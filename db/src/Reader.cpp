@@ -167,6 +167,31 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
   }
 }
 
+/// The kDeferredTables index whose times a read of `table`.`column` is, or -1. `view`: the view
+/// whose expansion makes the read (SQLite's authorizer reports every column of a view's
+/// definition when a statement names the view, whatever the statement reads of it): the reader's
+/// own views named kernel and api_call (a lean capture's, a window's) are left out, so that only
+/// what the statement itself reads of them counts; reads inside any other view (the schema's
+/// kernel_v, ...) count, every column of it.
+int deferred_read(const char* table, const char* column, const char* view) {
+  if (!table || !column) return -1;
+  if (view) {
+    const std::string_view v(view);
+    if (v == "kernel" || v == "api_call" || v == "fl_lean_kernel" || v == "fl_lean_api_call") {
+      return -1;
+    }
+  }
+  const std::string_view t(table), c(column);
+  const bool times = c == "start_ns" || c == "end_ns" || c == "duration_ns";
+  if ((t == "kernel" || t == "fl_lean_kernel" || t == "kernel_lean") && times) return 0;
+  if (t == "kernel_config" && c == "base_ns") return 0;
+  if ((t == "api_call" || t == "fl_lean_api_call" || t == "api_call_lean") && times) return 1;
+  if (t == "api_config" && c == "base_ns") return 1;
+  return -1;
+}
+static_assert(std::size(kDeferredTables) == 2 && kDeferredTables[0] == "kernel" &&
+              kDeferredTables[1] == "api_call");
+
 bool deferrable(std::string_view table) {
   for (const auto t : kDeferredTables) {
     if (t == table) return true;
@@ -332,17 +357,66 @@ Reader::Reader(Connection connection, TimestampCheck check) : connection_(std::m
     check_strings(connection_, path);
   });
   deferred_ = defer;
+  if (defer) {
+    watch_ = std::make_unique<ReadWatch>();
+    sqlite3_set_authorizer(
+        connection_.handle(),
+        [](void* data, int action, const char* table, const char* column, const char*,
+           const char* view) -> int {
+          auto* watch = static_cast<ReadWatch*>(data);
+          if (action != SQLITE_READ || watch->checking) return SQLITE_OK;
+          if (const int i = deferred_read(table, column, view); i >= 0) watch->reads[i] = true;
+          return SQLITE_OK;
+        },
+        watch_.get());
+  }
 }
 
 void Reader::check_table_timestamps(std::string_view table) const {
   if (!deferred_ || !deferrable(table)) return;  // checked by the constructor
+  if (!deferred_failure_.empty()) throw Error(deferred_failure_);
   for (std::size_t i = 0; i < std::size(kDeferredTables); ++i) {
     if (kDeferredTables[i] != table || deferred_checked_[i]) continue;
-    checked(path(), [&] {
-      check_timestamps_of(connection_, path(), [table](std::string_view t) { return t == table; });
-    });
+    if (watch_) watch_->checking = true;
+    try {
+      checked(path(), [&] {
+        check_timestamps_of(connection_, path(),
+                            [table](std::string_view t) { return t == table; });
+      });
+    } catch (const Error& e) {
+      if (watch_) watch_->checking = false;
+      deferred_failure_ = e.what();
+      throw;
+    }
+    if (watch_) watch_->checking = false;
     deferred_checked_[i] = true;
   }
+}
+
+void Reader::run_watched_checks() const {
+  if (!watch_) return;
+  for (std::size_t i = 0; i < std::size(kDeferredTables); ++i) {
+    if (!watch_->reads[i]) continue;
+    watch_->reads[i] = false;
+    check_table_timestamps(kDeferredTables[i]);
+  }
+}
+
+Statement Reader::prepare(std::string_view sql) const {
+  Statement s = connection_.prepare(sql);
+  run_watched_checks();
+  return s;
+}
+
+Statement Reader::prepare_unwatched(std::string_view sql) const {
+  Statement s = connection_.prepare(sql);
+  if (watch_) watch_->reads[0] = watch_->reads[1] = false;
+  return s;
+}
+
+std::int64_t Reader::query_int(std::string_view sql) const {
+  const Statement check_first = prepare(sql);  // runs the deferred check its reads need
+  return connection_.query_int(sql);
 }
 
 bool Reader::has_table(std::string_view name) const {

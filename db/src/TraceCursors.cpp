@@ -324,11 +324,25 @@ TimeExtent time_extent(const Reader& reader, TimedTable table) {
       sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM nvtx_mark";
       break;
   }
-  auto s = reader.prepare(sql);
+  // Two values, checked here: the kernel and api_call rows' own check (deferred by a reader of
+  // the stored aggregates) runs only when they are implausible, for its message naming the row.
+  const bool deferred = table == TimedTable::Kernel || table == TimedTable::ApiCall;
+  auto s = deferred ? reader.prepare_unwatched(sql) : reader.prepare(sql);
   TimeExtent out;
   if (!s.step()) return out;
   out.first_ns = optional_int(s, 0);
   out.last_ns = optional_int(s, 1);
+  const auto plausible = [](const std::optional<std::int64_t>& t) {
+    return !t || (*t >= 0 && *t < kMaxTimestampNs);
+  };
+  if (!plausible(out.first_ns) || !plausible(out.last_ns) ||
+      (out.first_ns && out.last_ns && *out.last_ns < *out.first_ns)) {
+    const std::string name = std::string(sql).substr(std::string(sql).rfind(' ') + 1);
+    if (deferred) reader.check_table_timestamps(name);
+    throw Error("'" + reader.path() + "' holds an implausible timestamp: the times of " + name +
+                " span outside 0 <= start <= end < 2^62 ns: the capture is damaged or was not "
+                "written by FuseLens");
+  }
   return out;
 }
 

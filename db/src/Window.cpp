@@ -160,6 +160,7 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
                      inside(std::string("x.") + column));
   }
   restricted_ = true;
+  run_watched_checks();  // the window's own statements read the launch calls' times
 }
 
 }  // namespace fuselens::db

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "TempDir.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 
@@ -181,4 +182,56 @@ TEST(Reader, OpensACaptureWhoseWritersWereKilledMidRun) {
   ASSERT_EQ(reader.processes().size(), 1u);
   EXPECT_FALSE(reader.processes()[0].end_utc_ns.has_value());  // its collector never flushed
   EXPECT_EQ(slurp(path), before);  // read, not repaired
+}
+
+namespace {
+
+std::string prepare_error(const Reader& reader, const std::string& sql) {
+  try {
+    reader.prepare(sql);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// TimestampCheck::DeferLargeTables: the kernel and api_call checks run where a statement first
+// reads those tables' times, whoever prepares it (an SQLite authorizer watches the reads), not
+// when it reads only names, ids or counts; once failed, every later read of their times fails.
+TEST(Reader, DeferredTimestampChecksRunWhereTheTimesAreRead) {
+  fuselens::test::TempDir dir;
+  const std::string full = dir.file("damaged.sqlite"), lean = dir.file("lean.sqlite");
+  {
+    std::ofstream(full, std::ios::binary)
+        << slurp(std::string(FUSELENS_TEST_DATA_DIR) + "/step_loop.sqlite");
+  }
+  convert_to_lean(full, lean);
+  raw_exec(full, "UPDATE kernel SET end_ns = start_ns - 1 WHERE id = 7");
+  raw_exec(lean, "UPDATE kernel_lean SET duration_ns = -5 WHERE id = 7");
+  for (const std::string& path : {full, lean}) {
+    EXPECT_NE(error_of(path).find("implausible timestamp: kernel row 7"), std::string::npos)
+        << path;
+    const Reader reader(path, TimestampCheck::DeferLargeTables);
+    EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM kernel"), 0) << path;
+    EXPECT_EQ(prepare_error(reader, "SELECT short_name_id, correlation_id FROM kernel"), "")
+        << path;
+    EXPECT_EQ(prepare_error(reader, "SELECT start_ns, end_ns FROM api_call"), "") << path;
+    EXPECT_TRUE(reader.deferred_check_failure().empty()) << path;
+    const std::string first = prepare_error(reader, "SELECT SUM(end_ns - start_ns) FROM kernel");
+    EXPECT_NE(first.find("implausible timestamp: kernel row 7"), std::string::npos)
+        << path << ": " << first;
+    EXPECT_EQ(reader.deferred_check_failure(), first) << path;
+    EXPECT_EQ(prepare_error(
+                  reader, "SELECT k.start_ns FROM api_call a JOIN kernel k USING (correlation_id)"),
+              first)
+        << path;
+    EXPECT_THROW(reader.query_int("SELECT MAX(end_ns) FROM kernel"), Error) << path;
+  }
+  // A plausible capture: the deferred check runs once and passes.
+  const Reader good(std::string(FUSELENS_TEST_DATA_DIR) + "/step_loop.sqlite",
+                    TimestampCheck::DeferLargeTables);
+  EXPECT_GT(good.query_int("SELECT MAX(end_ns) FROM kernel"), 0);
+  EXPECT_TRUE(good.deferred_check_failure().empty());
 }

@@ -114,18 +114,11 @@ int run_export(const ExportOptions& options) {
   const auto frames = *analyzer::parse_frames_mode(options.frames);
   for (std::size_t i = 0; i < options.files.size(); ++i) {
     const std::string& file = options.files[i];
-    // JSON and CSV hold the summary and the capture's extent, which come from the aggregates
-    // stored when the run ended while they are fresh (the summary checks the kernel and launch
-    // call timestamps itself when it reads those rows); HTML, the Chrome trace and a comparison
-    // of range patterns read every launch.
-    const bool reads_launches = patterns || *format == analyzer::ExportFormat::Html ||
-                                *format == analyzer::ExportFormat::ChromeTrace;
+    // The kernel and launch call timestamps are checked where they are first read (Reader::
+    // prepare): every format can come from the results stored when the run ended (the summary,
+    // the extent, cct, flags, the NVTX range projections) without reading ten million rows.
     readers.push_back(std::make_unique<fuselens::db::Reader>(
         file, fuselens::db::TimestampCheck::DeferLargeTables));
-    if (reads_launches) {
-      readers.back()->check_table_timestamps("kernel");
-      readers.back()->check_table_timestamps("api_call");
-    }
     if (readers.back()->processes().empty()) {
       return fail("'" + file + "': the workload never initialized CUDA; nothing to export",
                   kExitCapture);
@@ -190,6 +183,13 @@ int run_export(const ExportOptions& options) {
     if (runs.back().analyses && !windows[i].whole) {
       runs.back().analyses->ranks = std::move(ranks[i]);
       runs.back().analyses->ranks_note = ranks_notes[i];
+    }
+  }
+  // A report section turns an error into a note; a capture whose timestamps fail the check
+  // where a section read them is refused all the same, before the output is written.
+  for (const auto& reader : readers) {
+    if (!reader->deferred_check_failure().empty()) {
+      return fail(reader->deferred_check_failure(), kExitCapture);
     }
   }
   analyzer::ExportFile out(options.output, options.files);

@@ -12,6 +12,7 @@
 // are not, the journal is ignored. Both say so through the notice handler.
 
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,10 +103,20 @@ class Reader {
 
   const std::string& path() const { return connection_.path(); }
   int schema_version() const { return schema_version_; }
-  Statement prepare(std::string_view sql) const { return connection_.prepare(sql); }
+  /// Prepares `sql`. On a reader whose kernel or api_call timestamp check was deferred
+  /// (TimestampCheck::DeferLargeTables), a statement that reads one of those tables' time columns
+  /// (start_ns, end_ns; in a lean capture the lean tables' start, duration and base) runs that
+  /// check first (check_table_timestamps): an SQLite authorizer notes what each statement reads,
+  /// so no analysis gets a row whose times were not checked, whether or not it asked. Throws
+  /// db::Error as the check does.
+  Statement prepare(std::string_view sql) const;
   /// The connection it reads through; for writing only when it was given a ReadWrite one.
   Connection& connection() { return connection_; }
-  std::int64_t query_int(std::string_view sql) const { return connection_.query_int(sql); }
+  /// Prepares `sql` without prepare()'s deferred check, for a statement whose caller checks every
+  /// time it reads itself (the extent's two values: time_extent, TraceCursors.h).
+  Statement prepare_unwatched(std::string_view sql) const;
+  /// Value of a single-integer query, with prepare()'s deferred check.
+  std::int64_t query_int(std::string_view sql) const;
 
   /// True when the capture has table `name` (version-1 captures lack the version-2 tables); in a
   /// lean capture (Layout.h) true for kernel and api_call, which it reads through TEMP views.
@@ -126,8 +137,12 @@ class Reader {
 
   /// Runs the timestamp check of `table` that the constructor deferred (TimestampCheck::
   /// DeferLargeTables), once; does nothing for any other table or when nothing was deferred.
-  /// Throws db::Error as the constructor does.
+  /// Throws db::Error as the constructor does; once it has failed, every later call (and every
+  /// prepare() that reads a deferred table's times) throws the same error again.
   void check_table_timestamps(std::string_view table) const;
+  /// The message of a deferred timestamp check that failed, or empty: for a caller that let an
+  /// analysis catch the error (a report section with a note) and must still refuse the capture.
+  const std::string& deferred_check_failure() const { return deferred_failure_; }
   /// Number of GPU activity records (kernels, copies, memsets, memory events).
   std::int64_t gpu_record_count() const;
 
@@ -151,6 +166,15 @@ class Reader {
   bool restricted_ = false;
   bool lean_ = false;
   mutable bool deferred_checked_[std::size(kDeferredTables)] = {};
+  mutable std::string deferred_failure_;
+  /// What the authorizer saw statements read (by kDeferredTables index) since the last check;
+  /// on the heap: SQLite holds its address.
+  struct ReadWatch {
+    bool reads[std::size(kDeferredTables)] = {};
+    bool checking = false;  // the check's own statements
+  };
+  std::unique_ptr<ReadWatch> watch_;
+  void run_watched_checks() const;
 };
 
 }  // namespace fuselens::db

@@ -114,7 +114,10 @@ struct TimeExtent {
 /// The timed tables time_extent measures.
 enum class TimedTable { Kernel, Memcpy, Memset, MemoryEvent, ApiCall, NvtxRange, NvtxMark };
 /// min(start) and max(end) of `table` (instants: of the timestamp; NVTX ranges: the latest of
-/// start and end, a range never ended counting its start).
+/// start and end, a range never ended counting its start). Reads two values, not the rows: the
+/// deferred check of kernel or api_call (Reader::prepare) runs only when they are implausible
+/// (outside [0, 2^62) ns or last before first); throws db::Error then, naming the row when the
+/// check finds it.
 TimeExtent time_extent(const Reader& reader, TimedTable table);
 
 /// The spans recorded under prof-run's capture control (capture_window, schema 6), every
