@@ -409,8 +409,10 @@ Statement Reader::prepare(std::string_view sql) const {
 }
 
 Statement Reader::prepare_unwatched(std::string_view sql) const {
+  if (!watch_) return connection_.prepare(sql);
+  const ReadWatch pending = *watch_;  // reads noted before this statement stay to be checked
   Statement s = connection_.prepare(sql);
-  if (watch_) watch_->reads[0] = watch_->reads[1] = false;
+  *watch_ = pending;
   return s;
 }
 
