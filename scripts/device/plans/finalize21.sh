@@ -7,9 +7,8 @@
 # of launch_overhead --launches N --repeat 1 with the new prof-run (the "finalized in" line).
 # Variables: N (default 10000000), ROUNDS (ABBA pairs, default 1).
 set -u
-root=$PWD R=${R:-/tmp/bg/results}
-S="$root/stage"
-export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib"
+SECTIONS=${SECTIONS:-all}  # no sections: prelude.sh's `has` is not used here
+. "$PWD/scripts/device/prelude.sh"
 mkdir -p "$R"
 cd /tmp
 N=${N:-10000000}

@@ -6,9 +6,8 @@
 # result), cct --window all (streamed from the rows), flags (the rows), each with its wall time and
 # peak RSS. Variables: N (default 10000000).
 set -u
-root=$PWD R=${R:-/tmp/bg/results}
-S="$root/stage"
-export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib"
+SECTIONS=${SECTIONS:-all}  # no sections: prelude.sh's `has` is not used here
+. "$PWD/scripts/device/prelude.sh"
 mkdir -p "$R"
 cd /tmp
 N=${N:-10000000}

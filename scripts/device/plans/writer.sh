@@ -8,9 +8,8 @@
 # prof-analyze and launch_overhead (scripts/device/stage.sh's default targets). About 4 minutes
 # per round at ten million launches.
 set -u
-root=$PWD R=${R:-/tmp/bg/results}
-S="$root/stage"
-export PATH="$S/bin:$PATH" LD_LIBRARY_PATH="$S/lib"
+SECTIONS=${SECTIONS:-all}  # no sections: prelude.sh's `has` is not used here
+. "$PWD/scripts/device/prelude.sh"
 mkdir -p "$R"
 cd /tmp
 N=${N:-10000000}
