@@ -68,6 +68,7 @@ struct Session {
   // by the collector; its passes' memory is saved in `memory`.
   bool user_replay = false;
   bool awaiting_decode = false;  // all passes ran before the program's launch: decode at its exit
+  bool warmed_up = false;        // the context's first replay ran its passes once, uncounted
   DeviceCheckpoint memory;
   std::int64_t cupti_replayed = 0;  // cache control "all", but CUPTI's kernel replay (fallbacks)
   bool save_failure_logged = false;

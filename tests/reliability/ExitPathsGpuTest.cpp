@@ -25,6 +25,7 @@
 
 using fuselens::test::binary;
 using fuselens::test::run;
+using fuselens::test::staged;
 using fuselens::test::TempDir;
 
 namespace {
@@ -43,14 +44,6 @@ std::map<int, long long> lines_of(const std::string& out, const std::string& wor
     if (f >> w >> pid >> n && w == word) found[pid] = n;
   }
   return found;
-}
-
-// A file beside the staged programs ($FUSELENS_BIN_DIR/../RELATIVE), else the build tree's.
-std::string staged(const std::string& relative, const std::string& build_path) {
-  if (const char* dir = std::getenv("FUSELENS_BIN_DIR")) {
-    return (std::filesystem::path(dir) / ".." / relative).lexically_normal().string();
-  }
-  return build_path;
 }
 
 class ExitPathsGpu : public ::testing::Test {
