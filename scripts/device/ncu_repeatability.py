@@ -10,12 +10,15 @@ as compare_ncu_counters.py does). ncu against itself is the floor under any agre
 runs of the reference differ by on the same launches. OUT.csv: label, kernel, launch_index,
 metric, value, reference, difference (bytes), ratio, checked (either value >= 64 KiB). Prints
 per label and metric the checked launches within 2 %, within 1 MiB, the largest difference and
-the first launch's pair. Exit 1 when some input cannot be aligned.
+the first launch's pair; then per kernel (the issue's "within 2 % per kernel") the median over its
+launches of each side, within 2 % or not, with the ncu runs' own spread beside it. Exit 1 when
+some input cannot be aligned.
 """
 import argparse
 import csv
 import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -61,6 +64,29 @@ def summarize(label, rows):
               f" vs {float(first['reference']) / 1e6:.3f} MB")
 
 
+def per_kernel(label, rows):
+    """Per kernel and metric: the medians over its checked launches, and whether they agree within 2 %."""
+    groups = {}
+    for r in rows:
+        if r["checked"]:
+            groups.setdefault((r["metric"], r["kernel"]), []).append(r)
+    out = []
+    for (m, kernel), rs in sorted(groups.items()):
+        v = statistics.median(float(r["value"]) for r in rs)
+        ref = statistics.median(float(r["reference"]) for r in rs)
+        ratio = v / ref if ref else (1.0 if v == 0 else math.inf)
+        out.append((m, kernel, len(rs), v, ref, ratio))
+    for m in METRICS:
+        ks = [k for k in out if k[0] == m]
+        if not ks:
+            continue
+        ok = [k for k in ks if abs(k[5] - 1) <= 0.02]
+        off = ", ".join(f"{k[1][:28]} {k[3] / 1e6:.3f} vs {k[4] / 1e6:.3f} MB" for k in ks if abs(k[5] - 1) > 0.02)
+        print(f"  {label:14s} {m.split('__')[1]:15s} per kernel (median of launches): {len(ok)} of {len(ks)} within 2 %"
+              + (f"; off: {off}" if off else ""))
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ncu", nargs="+", required=True)
@@ -83,6 +109,7 @@ def main():
                 continue
             w.writerows(rows)
             summarize(label, rows)
+            per_kernel(label, rows)
     return status
 
 
