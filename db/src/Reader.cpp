@@ -147,11 +147,12 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
       columns = start + ", " + end;
     }
     bad += ")";
-    // A table, or in a lean capture the reader's TEMP view of that name (the lean tables' rows
-    // with the full layout's columns, id its rows' id).
+    // A table, or the reader's TEMP view of that name, which shadows it: in a lean capture (the
+    // lean tables' rows with the full layout's columns, id its rows' id) and under a window (its
+    // rows: a view has no rowid to name them by).
     auto exists = connection.prepare(
-        "SELECT 'rowid' FROM main.sqlite_master WHERE type = 'table' AND name = ?1 UNION ALL "
-        "SELECT 'id' FROM temp.sqlite_master WHERE type = 'view' AND name = ?1");
+        "SELECT 'id' FROM temp.sqlite_master WHERE type = 'view' AND name = ?1 UNION ALL "
+        "SELECT 'rowid' FROM main.sqlite_master WHERE type = 'table' AND name = ?1");
     exists.bind(1, std::string_view(t.table));
     if (!exists.step()) continue;  // absent in older schema versions: nothing to check
     auto s = connection.prepare("SELECT " + exists.text(0) + ", " + columns + " FROM " + t.table +

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,10 +86,249 @@ std::optional<std::vector<std::int64_t>> ids_launched_inside(const Connection& c
   return ids;
 }
 
+/// What the index-driven search below found: the rows of a narrow window.
+struct IndexedWindow {
+  std::vector<std::int64_t> calls;                 // api_call ids starting inside, sorted
+  std::map<std::string, std::vector<std::int64_t>> gpu;  // GPU table -> ids launched inside, sorted
+};
+
+/// Gives up the index-driven search: the window is too wide for it to pay, or a value is neither
+/// NULL nor an INTEGER (the merge or the SQL then decides as before).
+struct GiveUp {};
+
+/// The index-driven form of restrict_to's row selection for a full-layout capture, for windows
+/// that hold a small part of it: the calls starting inside each span are read by ranges of
+/// api_by_thread (pid, tid, start_ns), one per thread and span; each of their (pid, correlation
+/// id) keys whose earliest call starts inside gives its GPU rows through the correlation indexes;
+/// GPU rows without a timed launch call are found by their own start (kernel_by_start's (device,
+/// stream, start_ns) ranges; copies and memsets by one scan of their table). The same rows as the
+/// merge and the SQL (ids_launched_inside), in time proportional to the window's rows, where the
+/// merge reads every kernel and call of the capture (about 25 s for one second of ten million
+/// kernels, docs/BENCHMARKS.md). Throws GiveUp past `budget` rows read or on a non-integer value.
+class IndexedSearch {
+ public:
+  IndexedSearch(const Connection& c, const std::vector<TimeSpan>& spans, std::int64_t budget)
+      : c_(c), spans_(spans), budget_(budget) {}
+
+  IndexedWindow run(const std::vector<std::string>& gpu_tables) {
+    IndexedWindow w;
+    std::set<std::pair<std::int64_t, std::int64_t>> keys;  // of calls starting inside
+    std::vector<std::pair<Value, Value>> threads;
+    for (const auto& pid : distinct("api_call", "pid", {}, {})) {
+      for (const auto& tid : distinct("api_call", "tid", {"pid"}, {pid})) threads.emplace_back(pid, tid);
+    }
+    // A wide window gives up before reading a row: its calls counted in the index, at most the
+    // budget of them (about 50 ns each).
+    std::int64_t calls = 0;
+    for (const auto& [pid, tid] : threads) {
+      auto count = c_.prepare("SELECT COUNT(*) FROM (SELECT 1 FROM main.api_call WHERE " +
+                              equal("pid", pid) + " AND " + equal("tid", tid) +
+                              " AND start_ns >= ? AND start_ns < ? LIMIT ?)");
+      for (const auto& span : spans_) {
+        bind_equal(count, 1, pid);
+        bind_equal(count, 2, tid);
+        const std::int64_t left = budget_ - calls;  // the limit: one more than is left
+        count.bind(3, span.start_ns).bind(4, span.end_ns);
+        count.bind(5, left < std::numeric_limits<std::int64_t>::max() ? left + 1 : left);
+        count.step();
+        calls += count.int64(0);
+        count.reset();
+        if (calls > budget_) throw GiveUp{};
+      }
+    }
+    for (const auto& [pid, tid] : threads) {
+      auto range = c_.prepare("SELECT id, correlation_id FROM main.api_call WHERE " +
+                              equal("pid", pid) + " AND " + equal("tid", tid) +
+                              " AND start_ns >= ? AND start_ns < ?");
+      for (const auto& span : spans_) {
+        bind_equal(range, 1, pid);
+        bind_equal(range, 2, tid);
+        range.bind(3, span.start_ns).bind(4, span.end_ns);
+        while (range.step()) {
+          charge();
+          integer(range, 0);
+          w.calls.push_back(range.int64(0));
+          if (pid && !range.is_null(1)) keys.emplace(*pid, integer(range, 1));
+        }
+        range.reset();
+      }
+    }
+    std::sort(w.calls.begin(), w.calls.end());
+    for (const auto& table : gpu_tables) {
+      std::vector<std::int64_t>& ids = w.gpu[table];
+      auto rows = c_.prepare("SELECT id FROM main." + table +
+                             " WHERE pid = ? AND correlation_id = ?");
+      for (const auto& [pid, correlation] : keys) {
+        const auto launch = launch_start(pid, correlation);
+        if (!launch || !inside(*launch)) continue;  // an earlier call of the key started before
+        rows.bind(1, pid).bind(2, correlation);
+        while (rows.step()) {
+          charge();
+          ids.push_back(integer(rows, 0));
+        }
+        rows.reset();
+      }
+      own_start(table, ids);
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    }
+    return w;
+  }
+
+ private:
+  using Value = std::optional<std::int64_t>;
+
+  void charge() {
+    if (--budget_ < 0) throw GiveUp{};
+  }
+  static std::int64_t integer(const Statement& s, int column) {
+    if (!s.type_is_integer(column)) throw GiveUp{};
+    return s.int64(column);
+  }
+  static std::string equal(const std::string& column, const Value& v) {
+    return v ? column + " = ?" : column + " IS ?";
+  }
+  static void bind_equal(Statement& s, int index, const Value& v) {
+    if (v) {
+      s.bind(index, *v);
+    } else {
+      s.bind_null(index);
+    }
+  }
+  bool inside(std::int64_t t) const {
+    const auto after =
+        std::upper_bound(spans_.begin(), spans_.end(), t,
+                         [](std::int64_t v, const TimeSpan& span) { return v < span.start_ns; });
+    return after != spans_.begin() && std::prev(after)->end_ns > t;
+  }
+
+  /// The distinct values of `column` of `table` where the `prefix` columns equal `values` (NULL
+  /// first when present), one probe each through an index that leads with prefix then column.
+  std::vector<Value> distinct(const std::string& table, const std::string& column,
+                              const std::vector<std::string>& prefix,
+                              const std::vector<Value>& values) {
+    std::string where;
+    for (std::size_t i = 0; i < prefix.size(); ++i) where += equal(prefix[i], values[i]) + " AND ";
+    const auto bind_prefix = [&](Statement& s) {
+      for (std::size_t i = 0; i < prefix.size(); ++i)
+        bind_equal(s, static_cast<int>(i + 1), values[i]);
+    };
+    std::vector<Value> out;
+    auto null = c_.prepare("SELECT 1 FROM main." + table + " WHERE " + where + column +
+                           " IS NULL LIMIT 1");
+    bind_prefix(null);
+    if (null.step()) out.emplace_back();
+    const auto n = static_cast<int>(prefix.size());
+    auto next = c_.prepare("SELECT " + column + " FROM main." + table + " WHERE " + where +
+                           column + " > ?" + std::to_string(n + 1) + " ORDER BY " + column +
+                           " LIMIT 1");
+    std::int64_t after = std::numeric_limits<std::int64_t>::min();
+    auto first = c_.prepare("SELECT " + column + " FROM main." + table + " WHERE " + where +
+                            column + " IS NOT NULL ORDER BY " + column + " LIMIT 1");
+    bind_prefix(first);
+    if (!first.step()) return out;
+    after = integer(first, 0);
+    out.emplace_back(after);
+    for (;;) {
+      charge();
+      bind_prefix(next);
+      next.bind(n + 1, after);
+      const bool found = next.step();
+      if (!found) break;
+      after = integer(next, 0);
+      next.reset();
+      out.emplace_back(after);
+    }
+    return out;
+  }
+
+  /// The earliest start among the calls of (pid, correlation id): nullopt when none has one.
+  Value launch_start(std::int64_t pid, std::int64_t correlation) {
+    if (!launch_) {
+      launch_.emplace(c_.prepare(
+          "SELECT MIN(start_ns) FROM main.api_call WHERE pid = ? AND correlation_id = ?"));
+    }
+    Statement& s = *launch_;
+    s.bind(1, pid).bind(2, correlation);
+    s.step();
+    const Value v = s.is_null(0) ? Value{} : Value{integer(s, 0)};
+    s.reset();
+    return v;
+  }
+
+  /// Adds the rows of GPU table `table` that start inside and have no timed launch call.
+  void own_start(const std::string& table, std::vector<std::int64_t>& ids) {
+    const auto add = [&](Statement& s) {
+      while (s.step()) {
+        charge();
+        const std::int64_t id = integer(s, 0);
+        if (s.is_null(2) || !inside(integer(s, 2))) continue;
+        if (!s.is_null(1) && !s.is_null(3) &&
+            launch_start(integer(s, 1), integer(s, 3)).has_value())
+          continue;  // placed by its launch call above
+        ids.push_back(id);
+      }
+    };
+    if (table != "kernel") {  // no index on their starts: one scan of the table
+      auto all = c_.prepare("SELECT id, pid, start_ns, correlation_id FROM main." + table);
+      add(all);
+      return;
+    }
+    for (const auto& device : distinct("kernel", "device_id", {}, {})) {
+      for (const auto& stream : distinct("kernel", "stream_id", {"device_id"}, {device})) {
+        auto range = c_.prepare("SELECT id, pid, start_ns, correlation_id FROM main.kernel WHERE " +
+                                equal("device_id", device) + " AND " + equal("stream_id", stream) +
+                                " AND start_ns >= ? AND start_ns < ?");
+        for (const auto& span : spans_) {
+          bind_equal(range, 1, device);
+          bind_equal(range, 2, stream);
+          range.bind(3, span.start_ns).bind(4, span.end_ns);
+          add(range);
+          range.reset();
+        }
+      }
+    }
+  }
+
+  const Connection& c_;
+  const std::vector<TimeSpan>& spans_;
+  std::int64_t budget_;
+  std::optional<Statement> launch_;
+};
+
+/// The rows of a narrow window found through the indexes (IndexedSearch), or nullopt when the
+/// window is wide (more rows than an eighth of the capture's calls and kernels, at least 65,536)
+/// or a value read is not an integer.
+std::optional<IndexedWindow> indexed_window(const Connection& c,
+                                            const std::vector<TimeSpan>& spans,
+                                            const std::vector<std::string>& gpu_tables) {
+  auto size = c.prepare(
+      "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM main.api_call) + "
+      "(SELECT COALESCE(MAX(rowid), 0) FROM main.kernel)");
+  size.step();
+  const std::int64_t rows = size.type_is_integer(0) ? size.int64(0) : 0;
+  try {
+    return IndexedSearch(c, spans, std::max<std::int64_t>(65536, rows / 8)).run(gpu_tables);
+  } catch (const GiveUp&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
   if (restricted_) throw Error("'" + path() + "': a window is already applied");
+  // The times this function reads to select the window's rows are checked at its end, through
+  // the window's views: the rows the analyses will read, not the whole tables (a full check of
+  // ten million kernels and calls costs about 4.5 s). The selection itself only compares them;
+  // its statements are prepared on the connection (no check runs), and what they read is not
+  // noted (the watch is put back as it was).
+  const std::optional<ReadWatch> watched =
+      watch_ ? std::optional<ReadWatch>(*watch_) : std::nullopt;
+  bool present[3] = {};  // kernel, memcpy, memset: before any statement of the selection
+  const char* gpu_tables[] = {"kernel", "memcpy", "memset"};
+  for (int i = 0; i < 3; ++i) present[i] = has_table(gpu_tables[i]);
+  const bool calls_present = has_table("api_call");
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (spans[i].end_ns < spans[i].start_ns || (i > 0 && spans[i].start_ns < spans[i - 1].end_ns))
       throw Error("window spans must be sorted and disjoint");
@@ -122,20 +364,34 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
   for (const auto& span : spans) {
     if (span.end_ns != span.start_ns) nonempty.push_back(span);
   }
-  for (const char* table : {"kernel", "memcpy", "memset"}) {
-    if (!has_table(table)) continue;
-    const std::string t = table;
+  // A narrow window of a full-layout capture: its rows through the indexes, without reading the
+  // rest (IndexedSearch); a wide one (or a lean capture) as below.
+  std::optional<IndexedWindow> indexed;
+  if (!lean_ && calls_present) {
+    std::vector<std::string> gpu;
+    for (int i = 0; i < 3; ++i) {
+      if (present[i]) gpu.emplace_back(gpu_tables[i]);
+    }
+    indexed = indexed_window(connection_, nonempty, gpu);
+  }
+  const auto insert_ids = [&](const std::string& t, const std::vector<std::int64_t>& ids) {
+    connection_.exec("SAVEPOINT fl_window_ids");
+    auto insert = connection_.prepare("INSERT INTO temp.fl_" + t + "_ids (id) VALUES (?)");
+    for (const std::int64_t id : ids) {
+      insert.bind(1, id);
+      insert.run();
+    }
+    connection_.exec("RELEASE fl_window_ids");
+  };
+  for (int i = 0; i < 3; ++i) {
+    if (!present[i]) continue;
+    const std::string t = gpu_tables[i];
     connection_.exec("CREATE TEMP TABLE fl_" + t + "_ids (id INTEGER PRIMARY KEY)");
-    const auto ids =
-        lean_ ? std::nullopt : ids_launched_inside(connection_, source(t), calls, nonempty);
+    const auto ids = indexed ? std::optional(indexed->gpu[t])
+                     : lean_ ? std::nullopt
+                             : ids_launched_inside(connection_, source(t), calls, nonempty);
     if (ids) {
-      connection_.exec("SAVEPOINT fl_window_ids");
-      auto insert = connection_.prepare("INSERT INTO temp.fl_" + t + "_ids (id) VALUES (?)");
-      for (const std::int64_t id : *ids) {
-        insert.bind(1, id);
-        insert.run();
-      }
-      connection_.exec("RELEASE fl_window_ids");
+      insert_ids(t, *ids);
     } else {
       const std::string launch = "COALESCE((SELECT MIN(a.start_ns) FROM " + calls +
                                  " AS a WHERE a.pid = g.pid AND "
@@ -148,6 +404,7 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
     connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM " + source(t) +
                      " WHERE id IN temp.fl_" + t + "_ids");
   }
+  if (watch_) *watch_ = *watched;  // the selection's reads are not noted (see above)
   // Activities placed by their own start (or timestamp).
   const std::pair<const char*, const char*> timed[] = {
       {"api_call", "start_ns"},         {"nvtx_range", "start_ns"}, {"nvtx_mark", "timestamp_ns"},
@@ -156,11 +413,23 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
     if (!has_table(table)) continue;
     const std::string t = table;
     connection_.exec("DROP VIEW IF EXISTS temp." + t);
+    if (indexed && t == "api_call") {  // the calls the search found (the same rows)
+      connection_.exec("CREATE TEMP TABLE fl_api_call_ids (id INTEGER PRIMARY KEY)");
+      insert_ids(t, indexed->calls);
+      connection_.exec("CREATE TEMP VIEW api_call AS SELECT * FROM " + source(t) +
+                       " WHERE id IN temp.fl_api_call_ids");
+      continue;
+    }
     connection_.exec("CREATE TEMP VIEW " + t + " AS SELECT * FROM " + source(t) + " AS x WHERE " +
                      inside(std::string("x.") + column));
   }
   restricted_ = true;
-  run_watched_checks();  // the window's own statements read the launch calls' times
+  // The window's views of the deferred tables are read from now on (the reader's own views, whose
+  // reads the watch does not note): their rows are checked now.
+  if (watch_) {
+    for (auto& read : watch_->reads) read = true;
+  }
+  run_watched_checks();
 }
 
 }  // namespace fuselens::db

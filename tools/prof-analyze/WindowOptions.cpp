@@ -115,13 +115,17 @@ int open_window(db::Reader& reader, const analyzer::WindowSpec& spec,
   note_aggregate_capture(reader, reads_aggregates);
   // The step search reads every launch: their timestamps are checked first. Not when the steps
   // prof-run stored answer the window (the default method; a ten-million-kernel check costs
-  // 2.5 s of CPU); the rows an analysis reads later are checked as it reads them (Reader.h).
+  // 2.5 s of CPU), nor for a time window, which searches no steps; the rows an analysis or the
+  // window's own selection reads are checked as they are read (Reader.h), a narrow window's
+  // through its views: only its rows (db/src/Window.cpp).
   const bool steps_window = spec.kind == analyzer::WindowKind::Steady ||
                             spec.kind == analyzer::WindowKind::Steps;
   const bool default_method = !steps.range_glob && !steps.function && !steps.automatic;
   const bool stored_steps =
       steps_window && default_method && analyzer::stored_step_report(reader).has_value();
-  if (spec.kind != analyzer::WindowKind::All && !stored_steps) {
+  const bool searches_steps =
+      (steps_window && !stored_steps) || spec.kind == analyzer::WindowKind::Range;
+  if (searches_steps) {
     reader.check_table_timestamps("kernel");
     reader.check_table_timestamps("api_call");
   }
