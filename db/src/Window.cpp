@@ -88,7 +88,7 @@ std::optional<std::vector<std::int64_t>> ids_launched_inside(const Connection& c
 
 /// What the index-driven search below found: the rows of a narrow window.
 struct IndexedWindow {
-  std::vector<std::int64_t> calls;                 // api_call ids starting inside, sorted
+  std::vector<std::int64_t> calls;                       // api_call ids starting inside, sorted
   std::map<std::string, std::vector<std::int64_t>> gpu;  // GPU table -> ids launched inside, sorted
 };
 
@@ -115,20 +115,18 @@ class IndexedSearch {
     std::set<std::pair<std::int64_t, std::int64_t>> keys;  // of calls starting inside
     std::vector<std::pair<Value, Value>> threads;
     for (const auto& pid : distinct("api_call", "pid", {}, {})) {
-      for (const auto& tid : distinct("api_call", "tid", {"pid"}, {pid})) threads.emplace_back(pid, tid);
+      for (const auto& tid : distinct("api_call", "tid", {"pid"}, {pid}))
+        threads.emplace_back(pid, tid);
     }
     // A wide window gives up before reading a row: its calls counted in the index, at most the
     // budget of them (about 50 ns each).
     std::int64_t calls = 0;
     for (const auto& [pid, tid] : threads) {
       auto count = c_.prepare("SELECT COUNT(*) FROM (SELECT 1 FROM main.api_call WHERE " +
-                              equal("pid", pid) + " AND " + equal("tid", tid) +
-                              " AND start_ns >= ? AND start_ns < ? LIMIT ?)");
+                              in_span("pid", pid, "tid", tid) + " LIMIT ?)");
       for (const auto& span : spans_) {
-        bind_equal(count, 1, pid);
-        bind_equal(count, 2, tid);
+        bind_in_span(count, pid, tid, span);
         const std::int64_t left = budget_ - calls;  // the limit: one more than is left
-        count.bind(3, span.start_ns).bind(4, span.end_ns);
         count.bind(5, left < std::numeric_limits<std::int64_t>::max() ? left + 1 : left);
         count.step();
         calls += count.int64(0);
@@ -138,12 +136,9 @@ class IndexedSearch {
     }
     for (const auto& [pid, tid] : threads) {
       auto range = c_.prepare("SELECT id, correlation_id FROM main.api_call WHERE " +
-                              equal("pid", pid) + " AND " + equal("tid", tid) +
-                              " AND start_ns >= ? AND start_ns < ?");
+                              in_span("pid", pid, "tid", tid));
       for (const auto& span : spans_) {
-        bind_equal(range, 1, pid);
-        bind_equal(range, 2, tid);
-        range.bind(3, span.start_ns).bind(4, span.end_ns);
+        bind_in_span(range, pid, tid, span);
         while (range.step()) {
           charge();
           integer(range, 0);
@@ -156,8 +151,8 @@ class IndexedSearch {
     std::sort(w.calls.begin(), w.calls.end());
     for (const auto& table : gpu_tables) {
       std::vector<std::int64_t>& ids = w.gpu[table];
-      auto rows = c_.prepare("SELECT id FROM main." + table +
-                             " WHERE pid = ? AND correlation_id = ?");
+      auto rows =
+          c_.prepare("SELECT id FROM main." + table + " WHERE pid = ? AND correlation_id = ?");
       for (const auto& [pid, correlation] : keys) {
         const auto launch = launch_start(pid, correlation);
         if (!launch || !inside(*launch)) continue;  // an earlier call of the key started before
@@ -195,6 +190,17 @@ class IndexedSearch {
       s.bind_null(index);
     }
   }
+  /// "A = ?1 AND B = ?2 AND start_ns >= ?3 AND start_ns < ?4" (IS for NULL values): the rows of
+  /// one (A, B) starting inside one span, a range of an index on (A, B, start_ns).
+  static std::string in_span(const std::string& a, const Value& va, const std::string& b,
+                             const Value& vb) {
+    return equal(a, va) + " AND " + equal(b, vb) + " AND start_ns >= ? AND start_ns < ?";
+  }
+  static void bind_in_span(Statement& s, const Value& va, const Value& vb, const TimeSpan& span) {
+    bind_equal(s, 1, va);
+    bind_equal(s, 2, vb);
+    s.bind(3, span.start_ns).bind(4, span.end_ns);
+  }
   bool inside(std::int64_t t) const {
     const auto after =
         std::upper_bound(spans_.begin(), spans_.end(), t,
@@ -214,14 +220,13 @@ class IndexedSearch {
         bind_equal(s, static_cast<int>(i + 1), values[i]);
     };
     std::vector<Value> out;
-    auto null = c_.prepare("SELECT 1 FROM main." + table + " WHERE " + where + column +
-                           " IS NULL LIMIT 1");
+    auto null =
+        c_.prepare("SELECT 1 FROM main." + table + " WHERE " + where + column + " IS NULL LIMIT 1");
     bind_prefix(null);
     if (null.step()) out.emplace_back();
     const auto n = static_cast<int>(prefix.size());
-    auto next = c_.prepare("SELECT " + column + " FROM main." + table + " WHERE " + where +
-                           column + " > ?" + std::to_string(n + 1) + " ORDER BY " + column +
-                           " LIMIT 1");
+    auto next = c_.prepare("SELECT " + column + " FROM main." + table + " WHERE " + where + column +
+                           " > ?" + std::to_string(n + 1) + " ORDER BY " + column + " LIMIT 1");
     std::int64_t after = std::numeric_limits<std::int64_t>::min();
     auto first = c_.prepare("SELECT " + column + " FROM main." + table + " WHERE " + where +
                             column + " IS NOT NULL ORDER BY " + column + " LIMIT 1");
@@ -277,12 +282,9 @@ class IndexedSearch {
     for (const auto& device : distinct("kernel", "device_id", {}, {})) {
       for (const auto& stream : distinct("kernel", "stream_id", {"device_id"}, {device})) {
         auto range = c_.prepare("SELECT id, pid, start_ns, correlation_id FROM main.kernel WHERE " +
-                                equal("device_id", device) + " AND " + equal("stream_id", stream) +
-                                " AND start_ns >= ? AND start_ns < ?");
+                                in_span("device_id", device, "stream_id", stream));
         for (const auto& span : spans_) {
-          bind_equal(range, 1, device);
-          bind_equal(range, 2, stream);
-          range.bind(3, span.start_ns).bind(4, span.end_ns);
+          bind_in_span(range, device, stream, span);
           add(range);
           range.reset();
         }
@@ -299,8 +301,7 @@ class IndexedSearch {
 /// The rows of a narrow window found through the indexes (IndexedSearch), or nullopt when the
 /// window is wide (more rows than an eighth of the capture's calls and kernels, at least 65,536)
 /// or a value read is not an integer.
-std::optional<IndexedWindow> indexed_window(const Connection& c,
-                                            const std::vector<TimeSpan>& spans,
+std::optional<IndexedWindow> indexed_window(const Connection& c, const std::vector<TimeSpan>& spans,
                                             const std::vector<std::string>& gpu_tables) {
   auto size = c.prepare(
       "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM main.api_call) + "
