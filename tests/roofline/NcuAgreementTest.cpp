@@ -55,28 +55,40 @@ struct Row {
   bool checked = false;
 };
 
-std::vector<Row> read_rows() {
-  std::ifstream in(kFile);
+// The rows of a committed CSV of 9 cells a row whose first line is `header`: (line number, cells);
+// a row of another width fails the test and is left out.
+std::vector<std::pair<int, std::vector<std::string>>> csv_rows(const std::string& file,
+                                                               const std::string& header) {
+  std::ifstream in(file);
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  EXPECT_EQ(line, "label,kernel,launch_index,metric,kind,fuselens,ncu,ratio,checked") << kFile;
-  std::vector<Row> rows;
+  EXPECT_EQ(line, header) << file;
+  std::vector<std::pair<int, std::vector<std::string>>> rows;
   int number = 1;
   while (std::getline(in, line)) {
     ++number;
-    const auto c = split(line);
+    auto c = split(line);
     if (c.size() != 9) {
-      ADD_FAILURE() << kFile << ":" << number << ": " << c.size() << " cells: " << line;
+      ADD_FAILURE() << file << ":" << number << ": " << c.size() << " cells: " << line;
       continue;
     }
+    rows.emplace_back(number, std::move(c));
+  }
+  return rows;
+}
+
+std::vector<Row> read_rows() {
+  std::vector<Row> rows;
+  for (const auto& [number, c] :
+       csv_rows(kFile, "label,kernel,launch_index,metric,kind,fuselens,ncu,ratio,checked")) {
     Row r{c[0], c[1], c[2], c[3], c[4]};
     try {
       r.fuselens = std::stod(c[5]);
       r.ncu = std::stod(c[6]);
       r.ratio = c[7] == "inf" ? INFINITY : std::stod(c[7]);
     } catch (const std::exception&) {
-      ADD_FAILURE() << kFile << ":" << number << ": not a number: " << line;
+      ADD_FAILURE() << kFile << ":" << number << ": not a number";
       continue;
     }
     r.checked = c[8] == "1";
@@ -163,23 +175,15 @@ struct Repeat {
 };
 
 std::vector<Repeat> read_repeats() {
-  std::ifstream in(kRepeatFile);
-  std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  EXPECT_EQ(line, "label,kernel,launch_index,metric,value,reference,difference,ratio,checked");
   std::vector<Repeat> rows;
-  while (std::getline(in, line)) {
-    const auto c = split(line);
-    if (c.size() != 9) {
-      ADD_FAILURE() << kRepeatFile << ": " << c.size() << " cells: " << line;
-      continue;
-    }
+  for (const auto& [number, c] :
+       csv_rows(kRepeatFile,
+                "label,kernel,launch_index,metric,value,reference,difference,ratio,checked")) {
     try {
       rows.push_back(
           {c[0], c[1], std::stoi(c[2]), c[3], std::stod(c[4]), std::stod(c[5]), c[8] == "1"});
     } catch (const std::exception&) {
-      ADD_FAILURE() << kRepeatFile << ": not a number: " << line;
+      ADD_FAILURE() << kRepeatFile << ":" << number << ": not a number";
     }
   }
   return rows;
