@@ -135,14 +135,18 @@ void check_timestamps_of(const Connection& connection, const std::string& path, 
   const std::string limit = std::to_string(kMaxTimestampNs);
   for (const auto& t : kTimedTables) {
     if (!selected(std::string_view(t.table))) continue;
+    // Comparisons alone, no typeof(): half the virtual-machine work a row (10 M kernels: 1.7
+    // instead of 3.6 s). A NULL fails NOTNULL; a text or blob sorts above every number and fails
+    // "< limit"; a real is compared as the number it is, and the cursors read it as the integer
+    // toward zero, which keeps 0 <= start <= end < limit.
     const std::string start = t.start;
-    std::string bad = "NOT (typeof(" + start + ") = 'integer' AND " + start + " >= 0 AND " + start +
-                      " < " + limit;
+    std::string bad = "NOT (" + start + " NOTNULL AND " + start + " >= 0 AND " + start + " < " +
+                      limit;
     std::string columns = start + ", NULL";
     if (t.end != nullptr) {
       const std::string end = t.end;
-      const std::string ok_end = "typeof(" + end + ") = 'integer' AND " + end + " >= " + start +
-                                 " AND " + end + " < " + limit;
+      const std::string ok_end =
+          end + " NOTNULL AND " + end + " >= " + start + " AND " + end + " < " + limit;
       bad += t.end_nullable ? " AND (" + end + " IS NULL OR (" + ok_end + "))" : " AND " + ok_end;
       columns = start + ", " + end;
     }
