@@ -1,6 +1,7 @@
 #include "compare/CompareProjection.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <string>
@@ -98,31 +99,81 @@ std::optional<NvtxProjection> parse_nvtx_projection(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
-                                           const std::vector<ProjectionWindow>& windows,
-                                           NvtxProjection projection) {
-  std::vector<ProjectedWork> out(windows.size());
-  if (windows.empty()) return out;
-  std::map<std::pair<std::int64_t, std::int64_t>, ThreadWindows> threads;
-  for (const auto& w : windows) {
-    auto& t = threads[{w.pid, lane_tid(projection, w.tid)}];
-    t.starts.push_back(w.start_ns);
-    t.ends.push_back(w.end_ns);
-  }
-  for (auto& [key, t] : threads) {
-    for (auto* v : {&t.starts, &t.ends}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
+namespace {
+
+/// The windows of one projection bucketed by lane (pid, thread or 0), and the launches counted
+/// against them (project_windows).
+class ProjectionLanes {
+ public:
+  ProjectionLanes(const std::vector<ProjectionWindow>& windows, NvtxProjection projection)
+      : projection_(projection) {
+    for (const auto& w : windows) {
+      auto& t = lanes_[{w.pid, lane_tid(projection, w.tid)}];
+      t.starts.push_back(w.start_ns);
+      t.ends.push_back(w.end_ns);
     }
-    t.below_start.resize(t.starts.size() + 1);
-    t.to_end.resize(t.ends.size() + 1);
+    for (auto& [key, t] : lanes_) {
+      for (auto* v : {&t.starts, &t.ends}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+      }
+      t.below_start.resize(t.starts.size() + 1);
+      t.to_end.resize(t.ends.size() + 1);
+    }
   }
-  // Launching calls in (pid, correlation id) order, as RangeProjection takes them.
+
+  /// Counts `work`, launched by a call of (pid, tid) at `call_start_ns`.
+  void add(std::int64_t pid, std::int64_t tid, std::int64_t call_start_ns,
+           const ProjectedWork& work) {
+    const std::pair<std::int64_t, std::int64_t> lane{pid, lane_tid(projection_, tid)};
+    if (lane != cached_lane_) {
+      cached_lane_ = lane;
+      const auto it = lanes_.find(lane);
+      cached_ = it == lanes_.end() ? nullptr : &it->second;
+    }
+    if (cached_ != nullptr) cached_->add(call_start_ns, work);
+  }
+
+  /// The work inside each of `windows` (those given to the constructor), once every launch was
+  /// added.
+  std::vector<ProjectedWork> result(const std::vector<ProjectionWindow>& windows) {
+    for (auto& [key, t] : lanes_) {
+      for (auto* buckets : {&t.below_start, &t.to_end}) {
+        for (std::size_t i = 1; i < buckets->size(); ++i) {
+          ThreadWindows::accumulate((*buckets)[i], (*buckets)[i - 1]);
+        }
+      }
+    }
+    std::vector<ProjectedWork> out(windows.size());
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+      const auto& w = windows[i];
+      if (w.start_ns > w.end_ns) continue;
+      const auto& t = lanes_.at({w.pid, lane_tid(projection_, w.tid)});
+      const auto js =
+          std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
+      const auto je = std::lower_bound(t.ends.begin(), t.ends.end(), w.end_ns) - t.ends.begin();
+      const ProjectedWork& a = t.below_start[static_cast<std::size_t>(js)];
+      const ProjectedWork& b = t.to_end[static_cast<std::size_t>(je)];
+      out[i] = {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns,
+                b.bytes - a.bytes};
+    }
+    return out;
+  }
+
+ private:
+  NvtxProjection projection_;
+  std::map<std::pair<std::int64_t, std::int64_t>, ThreadWindows> lanes_;
+  std::pair<std::int64_t, std::int64_t> cached_lane_{-1, -1};
+  ThreadWindows* cached_ = nullptr;
+};
+
+/// One pass over the activity's launches in (pid, correlation id) order merged with their
+/// launching calls, each launch added to every one of `lanes`.
+void count_launches(const db::Reader& reader, ProjectedActivity activity,
+                    std::initializer_list<ProjectionLanes*> lanes) {
   db::LaunchCalls calls(reader);
   auto records = db::launch_work(reader, gpu_table(activity), /*by_correlation=*/true);
   auto record_row = records.next();
-  std::pair<std::int64_t, std::int64_t> cached_thread{-1, -1};
-  ThreadWindows* cached = nullptr;
   while (record_row) {
     const std::uint64_t key = correlation_key(record_row->pid, record_row->correlation_id);
     const std::int64_t pid = record_row->pid, correlation = record_row->correlation_id;
@@ -136,35 +187,28 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
     }
     const auto call = calls.find(pid, correlation);
     if (!call) continue;  // no launching call: inside no window
-    const std::pair<std::int64_t, std::int64_t> thread{static_cast<std::int64_t>(key >> 32),
-                                                       lane_tid(projection, call->tid)};
-    if (thread != cached_thread) {
-      cached_thread = thread;
-      const auto it = threads.find(thread);
-      cached = it == threads.end() ? nullptr : &it->second;
-    }
-    if (cached != nullptr) cached->add(call->start_ns, work);
+    for (ProjectionLanes* l : lanes) l->add(pid, call->tid, call->start_ns, work);
   }
-  for (auto& [key, t] : threads) {
-    for (auto* buckets : {&t.below_start, &t.to_end}) {
-      for (std::size_t i = 1; i < buckets->size(); ++i) {
-        ThreadWindows::accumulate((*buckets)[i], (*buckets)[i - 1]);
-      }
-    }
-  }
-  for (std::size_t i = 0; i < windows.size(); ++i) {
-    const auto& w = windows[i];
-    if (w.start_ns > w.end_ns) continue;
-    const auto& t = threads.at({w.pid, lane_tid(projection, w.tid)});
-    const auto js =
-        std::lower_bound(t.starts.begin(), t.starts.end(), w.start_ns) - t.starts.begin();
-    const auto je = std::lower_bound(t.ends.begin(), t.ends.end(), w.end_ns) - t.ends.begin();
-    const ProjectedWork& a = t.below_start[static_cast<std::size_t>(js)];
-    const ProjectedWork& b = t.to_end[static_cast<std::size_t>(je)];
-    out[i] = {b.records - a.records, b.launches - a.launches, b.gpu_ns - a.gpu_ns,
-              b.bytes - a.bytes};
-  }
-  return out;
+}
+
+}  // namespace
+
+std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedActivity activity,
+                                           const std::vector<ProjectionWindow>& windows,
+                                           NvtxProjection projection) {
+  if (windows.empty()) return {};
+  ProjectionLanes lanes(windows, projection);
+  count_launches(reader, activity, {&lanes});
+  return lanes.result(windows);
+}
+
+ThreadAndProcessWork project_windows_both(const db::Reader& reader, ProjectedActivity activity,
+                                          const std::vector<ProjectionWindow>& windows) {
+  if (windows.empty()) return {};
+  ProjectionLanes thread(windows, NvtxProjection::Thread);
+  ProjectionLanes process(windows, NvtxProjection::Process);
+  count_launches(reader, activity, {&thread, &process});
+  return {thread.result(windows), process.result(windows)};
 }
 
 RangeProjection::RangeProjection(const db::Reader& reader, ProjectedActivity activity,

@@ -122,6 +122,13 @@ std::vector<ProjectedWork> project_windows(const db::Reader& reader, ProjectedAc
                                            const std::vector<ProjectionWindow>& windows,
                                            NvtxProjection projection = NvtxProjection::Process);
 
+/// project_windows under both projections, from one pass over the launches instead of two.
+struct ThreadAndProcessWork {
+  std::vector<ProjectedWork> thread, process;  ///< [i]: window i
+};
+ThreadAndProcessWork project_windows_both(const db::Reader& reader, ProjectedActivity activity,
+                                          const std::vector<ProjectionWindow>& windows);
+
 /// Everything compare reads of one window, from project_ranges.
 struct ProjectedRange {
   ProjectedWork kernels, copies, memsets;  ///< as RangeProjection(reader, activity).inside(...)

@@ -123,14 +123,15 @@ std::vector<NvtxRow> nvtx_rows(const db::Reader& reader, StringTable& strings,
   Group hidden;  // FuseLens's own ranges (Instrumentation.h): not shown
   // Projected GPU work of every ended range under both projections (what the thread one leaves
   // out is their difference): each stored, or computed in one pass over the launches.
-  const auto computed = stored != nullptr ? std::unordered_map<std::int64_t, RangeWork>()
-                                          : project_nvtx_ranges(reader, NvtxProjection::Thread);
-  const auto& thread_work = stored != nullptr ? stored->nvtx_work : computed;
   const bool stored_process = stored != nullptr && stored->nvtx_process.has_value();
-  const auto computed_process = stored_process
-                                    ? std::unordered_map<std::int64_t, RangeWork>()
-                                    : project_nvtx_ranges(reader, NvtxProjection::Process);
-  const auto& process_work = stored_process ? *stored->nvtx_process : computed_process;
+  NvtxWorkBoth computed;
+  if (stored == nullptr) {
+    computed = project_nvtx_ranges_both(reader);  // one pass for both
+  } else if (!stored_process) {
+    computed.process = project_nvtx_ranges(reader, NvtxProjection::Process);
+  }
+  const auto& thread_work = stored != nullptr ? stored->nvtx_work : computed.thread;
+  const auto& process_work = stored_process ? *stored->nvtx_process : computed.process;
   const auto& work = projection == NvtxProjection::Thread ? thread_work : process_work;
   auto ranges = db::nvtx_range_names(reader);
   while (auto r = ranges.next()) {

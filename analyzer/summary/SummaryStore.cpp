@@ -100,22 +100,49 @@ StatsById stats_by_id(db::Cursor<db::IdDuration>& rows) {
   return out;
 }
 
-std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader,
-                                                                NvtxProjection projection) {
+namespace {
+
+/// The ended NVTX ranges of the capture: their ids and windows, in the same order.
+void ended_ranges(const db::Reader& reader, std::vector<std::int64_t>& ids,
+                  std::vector<ProjectionWindow>& windows) {
   auto ranges = db::ended_nvtx_ranges(reader);
-  std::vector<std::int64_t> ids;
-  std::vector<ProjectionWindow> windows;
   while (auto r = ranges.next()) {
     ids.push_back(r->id);
     windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
   }
+}
+
+std::unordered_map<std::int64_t, RangeWork> by_range_id(const std::vector<std::int64_t>& ids,
+                                                        const std::vector<ProjectedWork>& work) {
   std::unordered_map<std::int64_t, RangeWork> out;
-  if (windows.empty()) return out;
-  reader.check_table_timestamps("kernel");
-  reader.check_table_timestamps("api_call");
-  const auto work = project_windows(reader, ProjectedActivity::Kernels, windows, projection);
   for (std::size_t i = 0; i < ids.size(); ++i) out[ids[i]] = {work[i].records, work[i].gpu_ns};
   return out;
+}
+
+}  // namespace
+
+std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader,
+                                                                NvtxProjection projection) {
+  std::vector<std::int64_t> ids;
+  std::vector<ProjectionWindow> windows;
+  ended_ranges(reader, ids, windows);
+  if (windows.empty()) return {};
+  reader.check_table_timestamps("kernel");
+  reader.check_table_timestamps("api_call");
+  return by_range_id(ids,
+                     project_windows(reader, ProjectedActivity::Kernels, windows, projection));
+}
+
+NvtxWorkBoth project_nvtx_ranges_both(const db::Reader& reader) {
+  std::vector<std::int64_t> ids;
+  std::vector<ProjectionWindow> windows;
+  ended_ranges(reader, ids, windows);
+  if (windows.empty()) return {};
+  reader.check_table_timestamps("kernel");
+  reader.check_table_timestamps("api_call");
+  const ThreadAndProcessWork work =
+      project_windows_both(reader, ProjectedActivity::Kernels, windows);
+  return {by_range_id(ids, work.thread), by_range_id(ids, work.process)};
 }
 
 StoredAggregates compute_aggregates(const db::Reader& reader) {
@@ -127,8 +154,9 @@ StoredAggregates compute_aggregates(const db::Reader& reader) {
   a.kernels_by_short_name = stats_by_short_name(reader);
   auto calls = db::api_durations_by_name(reader);
   a.api_by_name = stats_by_id(calls);
-  a.nvtx_work = project_nvtx_ranges(reader);
-  a.nvtx_process = project_nvtx_ranges(reader, NvtxProjection::Process);
+  NvtxWorkBoth nvtx = project_nvtx_ranges_both(reader);
+  a.nvtx_work = std::move(nvtx.thread);
+  a.nvtx_process = std::move(nvtx.process);
   return a;
 }
 

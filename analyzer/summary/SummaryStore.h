@@ -75,6 +75,12 @@ StatsById stats_by_short_name(const db::Reader& reader);
 std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(
     const db::Reader& reader, NvtxProjection projection = NvtxProjection::Thread);
 
+/// Both projections of project_nvtx_ranges, from one pass over the launches instead of two.
+struct NvtxWorkBoth {
+  std::unordered_map<std::int64_t, RangeWork> thread, process;
+};
+NvtxWorkBoth project_nvtx_ranges_both(const db::Reader& reader);
+
 /// Computes the aggregates from the rows of the capture open in `reader` (which must have checked
 /// or must check the kernel and api_call timestamps: this reads every row of both).
 StoredAggregates compute_aggregates(const db::Reader& reader);

@@ -283,3 +283,46 @@ TEST(SummaryStoreTest, DeferredTimestampCheckRunsWhenTheKernelRowsAreRead) {
 
 }  // namespace
 }  // namespace fuselens::analyzer
+
+namespace fuselens::analyzer {
+namespace {
+
+void expect_same_work(const std::unordered_map<std::int64_t, RangeWork>& got,
+                      const std::unordered_map<std::int64_t, RangeWork>& want,
+                      const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [id, w] : want) {
+    ASSERT_EQ(got.count(id), 1u) << what << " range " << id;
+    EXPECT_EQ(got.at(id).kernels, w.kernels) << what << " range " << id;
+    EXPECT_EQ(got.at(id).gpu_ns, w.gpu_ns) << what << " range " << id;
+  }
+}
+
+// The summary and the stored aggregates take both NVTX projections from one pass over the
+// launches: the same work, range by range, as one pass per projection, on every committed capture
+// that has ended ranges, whole and in a window (the reader restricted to the capture's middle).
+TEST(SummaryStoreTest, BothProjectionsInOnePassEqualOnePassEach) {
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(FUSELENS_TEST_DATA_DIR)) {
+    if (entry.path().extension() != ".sqlite") continue;
+    const std::string path = entry.path().string();
+    db::Reader reader(path);
+    if (reader.schema_version() < 4) continue;  // before the summary's aggregates
+    for (const bool windowed : {false, true}) {
+      if (windowed) {
+        const std::int64_t first = reader.query_int("SELECT MIN(start_ns) FROM api_call");
+        const std::int64_t last = reader.query_int("SELECT MAX(start_ns) FROM api_call");
+        reader.restrict_to({{first + (last - first) / 4, last - (last - first) / 4}});
+      }
+      const NvtxWorkBoth both = project_nvtx_ranges_both(reader);
+      const std::string what = path + (windowed ? " (window)" : "");
+      expect_same_work(both.thread, project_nvtx_ranges(reader, NvtxProjection::Thread), what);
+      expect_same_work(both.process, project_nvtx_ranges(reader, NvtxProjection::Process), what);
+      if (!both.thread.empty()) ++compared;
+    }
+  }
+  EXPECT_GE(compared, 10);  // the captures with NVTX ranges, each whole and windowed
+}
+
+}  // namespace
+}  // namespace fuselens::analyzer
