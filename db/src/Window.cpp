@@ -320,6 +320,10 @@ class IndexedSearch {
   std::optional<Statement> launch_;
 };
 
+/// A GPU table with fewer rows than the launch calls / kFewRowsRatio finds its window's rows by an
+/// index probe per row rather than by the merge, which reads every call (restrict_to).
+constexpr std::int64_t kFewRowsRatio = 16;
+
 /// The rows of a narrow window found through the indexes (IndexedSearch), or nullopt when the
 /// window is wide (more rows than an eighth of the capture's calls and kernels, at least 65,536)
 /// or a value read is not an integer.
@@ -417,13 +421,24 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
     }
     connection_.exec("RELEASE fl_window_ids");
   };
+  // The merge reads every launch call once per GPU table: a table with few rows against the calls
+  // (the copies and memsets of a kernel-heavy run) finds its launches by one index probe a row
+  // instead (the SQL below), which costs what the table holds.
+  const auto few_rows = [&](const std::string& t) {
+    auto size = connection_.prepare("SELECT (SELECT COALESCE(MAX(rowid), 0) FROM main." + t +
+                                    "), (SELECT COALESCE(MAX(rowid), 0) FROM main.api_call)");
+    size.step();
+    return size.type_is_integer(0) && size.type_is_integer(1) &&
+           size.int64(0) * kFewRowsRatio < size.int64(1);
+  };
   for (int i = 0; i < 3; ++i) {
     if (!present[i]) continue;
     const std::string t = gpu_tables[i];
     std::vector<std::int64_t> outside;
-    const auto ids = indexed ? std::optional(indexed->gpu[t])
-                     : lean_ ? std::nullopt
-                             : ids_launched_inside(connection_, source(t), calls, nonempty, outside);
+    const auto ids = indexed               ? std::optional(indexed->gpu[t])
+                     : lean_ || few_rows(t) ? std::nullopt
+                                            : ids_launched_inside(connection_, source(t), calls,
+                                                                  nonempty, outside);
     // A lean capture's kernel is already a TEMP view (Reader.cpp): replaced by the window's.
     if (ids && !indexed && outside.size() < ids->size()) {
       // A wide window (the steady steps of a run): its view names the rows it leaves out. SQLite
