@@ -64,6 +64,24 @@ void analyze(const std::string& path) {
   }
 }
 
+// The summary and the cct through windows (db::Reader::restrict_to), each on its own reader: one
+// holding most of the capture (the merge, its view naming the rows left out, the few-rows probes)
+// and a narrow one (the index search).
+void analyze_windows(const std::string& path) {
+  for (const bool narrow : {false, true}) {
+    fuselens::db::Reader reader(path);  // every time checked: first and last are in [0, 2^62)
+    const std::int64_t first = reader.query_int("SELECT COALESCE(MIN(start_ns), 0) FROM api_call");
+    const std::int64_t last = reader.query_int("SELECT COALESCE(MAX(start_ns), 0) FROM api_call");
+    if (last <= first) return;
+    const std::int64_t span = last - first;
+    const std::int64_t start = narrow ? first + span / 2 : first + span / 64;
+    const std::int64_t end = narrow ? start + span / 64 + 1 : last;
+    reader.restrict_to({{start, end}});
+    (void)fa::summarize(reader);
+    (void)fa::calling_context_report(reader, fa::CctOptions{});
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -74,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     analyze(path);
+    analyze_windows(path);
   } catch (const fuselens::db::Error&) {
     // The documented error for a file that is not a readable capture.
   } catch (const fa::PeaksError&) {
