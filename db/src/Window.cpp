@@ -385,8 +385,9 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
     calls = "temp.fl_launch";
   }
   // GPU work: the ids of the rows whose launch started inside the window, found once: merged in
-  // correlation order (ids_launched_inside), or by SQL for a lean capture (no correlation
-  // indexes to read in that order) and for values that are not integers.
+  // correlation order (ids_launched_inside; a lean capture's GPU rows sorted by SQLite, having no
+  // correlation index, its calls read from fl_launch's key), or by SQL for a table with few rows
+  // and for values that are not integers.
   std::vector<TimeSpan> nonempty;
   for (const auto& span : spans) {
     if (span.end_ns != span.start_ns) nonempty.push_back(span);
@@ -425,8 +426,12 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
   // (the copies and memsets of a kernel-heavy run) finds its launches by one index probe a row
   // instead (the SQL below), which costs what the table holds.
   const auto few_rows = [&](const std::string& t) {
-    auto size = connection_.prepare("SELECT (SELECT COALESCE(MAX(rowid), 0) FROM main." + t +
-                                    "), (SELECT COALESCE(MAX(rowid), 0) FROM main.api_call)");
+    const auto table = [&](const std::string& name) {  // the one that holds the rows
+      return lean_ && (name == "kernel" || name == "api_call") ? name + "_lean" : name;
+    };
+    auto size = connection_.prepare("SELECT (SELECT COALESCE(MAX(rowid), 0) FROM main." +
+                                    table(t) + "), (SELECT COALESCE(MAX(rowid), 0) FROM main." +
+                                    table("api_call") + ")");
     size.step();
     return size.type_is_integer(0) && size.type_is_integer(1) &&
            size.int64(0) * kFewRowsRatio < size.int64(1);
@@ -435,10 +440,10 @@ void Reader::restrict_to(const std::vector<TimeSpan>& spans) {
     if (!present[i]) continue;
     const std::string t = gpu_tables[i];
     std::vector<std::int64_t> outside;
-    const auto ids = indexed               ? std::optional(indexed->gpu[t])
-                     : lean_ || few_rows(t) ? std::nullopt
-                                            : ids_launched_inside(connection_, source(t), calls,
-                                                                  nonempty, outside);
+    const auto ids =
+        indexed       ? std::optional(indexed->gpu[t])
+        : few_rows(t) ? std::nullopt
+                      : ids_launched_inside(connection_, source(t), calls, nonempty, outside);
     // A lean capture's kernel is already a TEMP view (Reader.cpp): replaced by the window's.
     if (ids && !indexed && outside.size() < ids->size()) {
       // A wide window (the steady steps of a run): its view names the rows it leaves out. SQLite
