@@ -103,13 +103,25 @@ StatsById stats_by_id(db::Cursor<db::IdDuration>& rows) {
 namespace {
 
 /// The ended NVTX ranges of the capture: their ids and windows, in the same order.
-void ended_ranges(const db::Reader& reader, std::vector<std::int64_t>& ids,
-                  std::vector<ProjectionWindow>& windows) {
+struct EndedRanges {
+  std::vector<std::int64_t> ids;
+  std::vector<ProjectionWindow> windows;
+};
+
+/// The capture's ended ranges; when there is one, the kernel and api_call times are checked too
+/// (projecting them reads those rows).
+EndedRanges ended_ranges(const db::Reader& reader) {
+  EndedRanges out;
   auto ranges = db::ended_nvtx_ranges(reader);
   while (auto r = ranges.next()) {
-    ids.push_back(r->id);
-    windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
+    out.ids.push_back(r->id);
+    out.windows.push_back({r->pid, r->tid, r->start_ns, *r->end_ns});
   }
+  if (!out.windows.empty()) {
+    reader.check_table_timestamps("kernel");
+    reader.check_table_timestamps("api_call");
+  }
+  return out;
 }
 
 std::unordered_map<std::int64_t, RangeWork> by_range_id(const std::vector<std::int64_t>& ids,
@@ -123,26 +135,18 @@ std::unordered_map<std::int64_t, RangeWork> by_range_id(const std::vector<std::i
 
 std::unordered_map<std::int64_t, RangeWork> project_nvtx_ranges(const db::Reader& reader,
                                                                 NvtxProjection projection) {
-  std::vector<std::int64_t> ids;
-  std::vector<ProjectionWindow> windows;
-  ended_ranges(reader, ids, windows);
-  if (windows.empty()) return {};
-  reader.check_table_timestamps("kernel");
-  reader.check_table_timestamps("api_call");
-  return by_range_id(ids,
-                     project_windows(reader, ProjectedActivity::Kernels, windows, projection));
+  const EndedRanges r = ended_ranges(reader);
+  if (r.windows.empty()) return {};
+  return by_range_id(r.ids,
+                     project_windows(reader, ProjectedActivity::Kernels, r.windows, projection));
 }
 
 NvtxWorkBoth project_nvtx_ranges_both(const db::Reader& reader) {
-  std::vector<std::int64_t> ids;
-  std::vector<ProjectionWindow> windows;
-  ended_ranges(reader, ids, windows);
-  if (windows.empty()) return {};
-  reader.check_table_timestamps("kernel");
-  reader.check_table_timestamps("api_call");
+  const EndedRanges r = ended_ranges(reader);
+  if (r.windows.empty()) return {};
   const ThreadAndProcessWork work =
-      project_windows_both(reader, ProjectedActivity::Kernels, windows);
-  return {by_range_id(ids, work.thread), by_range_id(ids, work.process)};
+      project_windows_both(reader, ProjectedActivity::Kernels, r.windows);
+  return {by_range_id(r.ids, work.thread), by_range_id(r.ids, work.process)};
 }
 
 StoredAggregates compute_aggregates(const db::Reader& reader) {

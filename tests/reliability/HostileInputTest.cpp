@@ -172,6 +172,26 @@ TEST(HostileInput, ReadOnlyCaptureIsAnalyzedAndLeftAlone) {
   EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
 }
 
+// A copy of the real capture at `path`, damaged by `sql` (which changes one row).
+void write_damaged_copy(const std::string& path, const std::string& sql) {
+  write_file(path, slurp(kCapture));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  ASSERT_EQ(sqlite3_changes(db), 1) << sql;
+  sqlite3_close(db);
+}
+
+// Every command refuses `path` (damaged by `sql`), and the summary's one line names the
+// implausible timestamp and `names` (the table and row).
+void expect_implausible_timestamp(const std::string& path, const std::string& sql,
+                                  const std::string& names) {
+  expect_rejected(path, sql);
+  const Result r = analyze({"summary", path});
+  EXPECT_NE(r.err.find("implausible timestamp"), std::string::npos) << sql << "\n" << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << sql << "\n" << r.err;
+}
+
 // Timestamps are checked when a capture is opened (db::check_timestamps): a time before 0, an end
 // before its start, or a time at or past 2^62 ns, in any timed table, is refused with one line that
 // names the table and the row, instead of yielding absurd figures or overflowing time arithmetic.
@@ -192,16 +212,8 @@ TEST(HostileInput, ImplausibleTimestamps) {
   int n = 0;
   for (const auto& [sql, names] : cases) {
     const auto path = dir.file("implausible" + std::to_string(++n) + ".sqlite");
-    write_file(path, slurp(kCapture));
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-    ASSERT_EQ(sqlite3_changes(db), 1) << sql;
-    sqlite3_close(db);
-    expect_rejected(path, sql);
-    const Result r = analyze({"summary", path});
-    EXPECT_NE(r.err.find("implausible timestamp"), std::string::npos) << sql << "\n" << r.err;
-    EXPECT_NE(r.err.find(names), std::string::npos) << sql << "\n" << r.err;
+    write_damaged_copy(path, sql);
+    expect_implausible_timestamp(path, sql, names);
   }
 }
 
@@ -223,20 +235,11 @@ TEST(HostileInput, TimestampsThatAreNotIntegers) {
   int n = 0;
   auto damaged = [&](const std::string& sql) {
     const auto path = dir.file("not_integer" + std::to_string(++n) + ".sqlite");
-    write_file(path, slurp(kCapture));
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-    EXPECT_EQ(sqlite3_changes(db), 1) << sql;
-    sqlite3_close(db);
+    write_damaged_copy(path, sql);
     return path;
   };
   for (const auto& [sql, names] : refused) {
-    const std::string path = damaged(sql);
-    expect_rejected(path, sql);
-    const Result r = analyze({"summary", path});
-    EXPECT_NE(r.err.find("implausible timestamp"), std::string::npos) << sql << "\n" << r.err;
-    EXPECT_NE(r.err.find(names), std::string::npos) << sql << "\n" << r.err;
+    expect_implausible_timestamp(damaged(sql), sql, names);
   }
   const std::string real = damaged("UPDATE kernel SET end_ns = end_ns + 0.5 WHERE id = 5");
   for (const auto& args : std::vector<std::vector<std::string>>{
