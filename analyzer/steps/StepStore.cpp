@@ -11,18 +11,21 @@
 namespace fuselens::analyzer {
 
 std::string store_steps(db::Reader& reader) {
-  const std::int64_t records = reader.gpu_record_count();
-  if (records > kMaxStoredStepRecords) {
+  // The same bound as the default window's rule (window/Window.h: kMaxSteadyDefaultRecords).
+  const std::int64_t records = reader.gpu_record_bound();
+  StepOptions options;
+  options.streamed_only = records > kMaxStoredStepRecords;
+  const StepReport r = analyze_steps(reader, options);
+  if (options.streamed_only && r.steps.empty()) {
     db::StoredStepDetection none;
     none.method = "none";
     none.note = fmt::format(
-        "steps not searched when the run ended: {} GPU records, more than {} (prof-analyze steps "
-        "finds them)",
-        records, kMaxStoredStepRecords);
+        "steps not searched when the run ended: {} GPU records, more than {}: {}; prof-analyze "
+        "steps finds them",
+        records, kMaxStoredStepRecords, r.note);
     db::write_steps(reader.connection(), none, {});
     return none.note;
   }
-  const StepReport r = analyze_steps(reader);
   db::StoredStepDetection d;
   d.method = step_method_name(r.method);
   d.pattern = r.pattern;

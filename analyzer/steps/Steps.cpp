@@ -352,6 +352,13 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
         }
       }
     }
+    if (report.steps.empty() && options.streamed_only) {
+      report.method = StepMethod::Auto;
+      report.note =
+          "no NVTX range matches the default patterns (the launch sequence's search holds every "
+          "launch)";
+      return report;
+    }
     if (report.steps.empty()) {
       report.method = StepMethod::Auto;
       report.steps = steps_from_period(all_launches(), report);
@@ -384,6 +391,13 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
     } else {
       const std::vector<Step> windows = report.steps;
       if (!steps_detail::stream_steps(reader, context, delay, report.steps)) {
+        if (options.streamed_only) {
+          report.steps.clear();
+          report.step_count = 0;
+          report.note =
+              "the launches come out of call order (filling the steps then holds every launch)";
+          return report;
+        }
         report.steps = windows;
         steps_detail::fill_steps(context, all_launches(), delay, report.steps);
       }

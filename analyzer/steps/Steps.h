@@ -37,6 +37,11 @@ struct StepOptions {
   /// alone, and the steps are numbered 1.. within it (each rank's steps, analyzer/ranks).
   /// nullopt: the steps of every process, numbered together in time order.
   std::optional<std::int64_t> pid;
+  /// Only what is found in bounded memory (prof-run's store above kMaxStoredStepRecords): the
+  /// default NVTX patterns' steps, filled streaming. No step when none matches (the
+  /// launch-sequence search holds every launch) or when the launches come out of call order
+  /// (filling them then holds every launch); StepReport::note says which.
+  bool streamed_only = false;
 };
 
 /// The patterns tried, in order, when no method is named.
@@ -142,22 +147,22 @@ std::size_t steady_start(const std::vector<std::int64_t>& walls);
 
 namespace fuselens::analyzer {
 
-/// The most GPU records (kernels, copies, memsets, memory events) for which store_steps runs at
-/// the end of a run. The steps of NVTX ranges are filled streaming (about 130 MB at ten million
-/// launches), but storing them changes the default window of every analysis from the whole
-/// capture to the steady steps, which the summary, compare, cct and flags then read from the
-/// rows through a restricted reader (43 s for the summary of ten million kernels, against 0.12 s
-/// from its stored whole-capture aggregates: docs/BENCHMARKS.md); the function and automatic
-/// methods hold every launch in memory (about 100 bytes each). Larger captures get their steps
-/// from `prof-analyze steps`.
+/// The most GPU records (kernels, copies, memsets, memory events) for which store_steps runs
+/// every default method at the end of a run. Above it only the steps of NVTX ranges are stored
+/// (StepOptions::streamed_only: filled streaming, about 130 MB at ten million launches); the
+/// function and automatic methods hold every launch in memory (about 100 bytes each), and those
+/// captures get them from `prof-analyze steps`. The default window of a capture above this bound
+/// is the whole capture (kMaxSteadyDefaultRecords, window/Window.h), whose stored aggregates
+/// answer at once where the steady window's rows take a minute (the summary of ten million
+/// kernels: 61 s against 0.12 s, docs/BENCHMARKS.md).
 inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
 
 /// Finds the steps of the capture open read-write in `reader` with the default method
-/// (analyze_steps with no options) and stores them in its step tables (db/StepStore.h), replacing
-/// any stored before. Over kMaxStoredStepRecords it stores no steps but a detection row of method
-/// "none" saying why, so that the default window knows the search was skipped. Returns "" when
-/// steps were stored, else why not. Throws db::Error when the capture has no step tables
-/// (schema < 6) or a query fails.
+/// (analyze_steps with no options; above kMaxStoredStepRecords GPU records with streamed_only)
+/// and stores them in its step tables (db/StepStore.h), replacing any stored before. When none is
+/// found above that bound it stores no steps but a detection row of method "none" saying why, so
+/// that the default window knows the search was skipped. Returns "" when steps were stored, else
+/// why not. Throws db::Error when the capture has no step tables (schema < 6) or a query fails.
 std::string store_steps(db::Reader& reader);
 
 /// The steps stored when the run ended, as analyze_steps with no options returns them (every

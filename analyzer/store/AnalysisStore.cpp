@@ -94,7 +94,7 @@ db::StoredAnalysisRow extent_row(const db::Reader& reader) {
 // extent, and cct when its groups stream), the timestamps checked already.
 std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bounded) {
   db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
-  const WindowSpec spec = parse_window(kStoredWindowSpec);
+  const WindowSpec spec = default_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
   const std::string key = stored_window_key(window);
   // Before the window restricts it: the extent and the range projections of the whole capture.

@@ -178,6 +178,12 @@ std::pair<std::int64_t, std::int64_t> capture_extent(const db::Reader& reader) {
   return extent_from_rows(reader);
 }
 
+WindowSpec default_window(const std::string& text) {
+  WindowSpec spec = parse_window(text);
+  spec.by_default = true;
+  return spec;
+}
+
 Window resolve_window(const db::Reader& reader, const WindowSpec& spec,
                       const StepOptions& step_options) {
   Window w;
@@ -241,6 +247,24 @@ Window resolve_window(const db::Reader& reader, const WindowSpec& spec,
       !step_options.range_glob && !step_options.function && !step_options.automatic;
   std::optional<StepReport> stored;
   if (default_method) stored = stored_step_report(reader);
+  if (spec.kind == WindowKind::Steady && spec.by_default && default_method &&
+      reader.gpu_record_bound() > kMaxSteadyDefaultRecords) {
+    // The whole capture, whose results prof-run stored; its steps (stored, or none: never a
+    // search of every launch) go with it for the analyses that number steps (flags' verdict).
+    w.steps = stored ? std::move(*stored) : StepReport{};
+    if (!stored)
+      w.steps->note = "not searched for the default window (prof-analyze steps finds them)";
+    const auto count = w.steps->steps.size();
+    const std::string steady =
+        count > 0 && w.steps->steady_first > 0
+            ? fmt::format("; --window steady: steps {}-{}", w.steps->steady_first, count)
+            : "";
+    describe(w,
+             fmt::format("whole capture (the default above {} GPU records{})",
+                         kMaxSteadyDefaultRecords, steady),
+             false);
+    return w;
+  }
   w.steps = stored ? std::move(*stored) : analyze_steps(reader, step_options);
   const StepReport& report = *w.steps;
   const int count = static_cast<int>(report.steps.size());

@@ -11,6 +11,11 @@
 //   steps:A-B    steps A to B (1-based, inclusive; "steps:A" one step, "steps:A-" A to the last);
 //   range:GLOB   every instance of the NVTX ranges matching GLOB (outermost per thread, any case);
 //   time:T0-T1   seconds from the capture's first activity (suffix s, ms, us or ns allowed).
+// The default window (no --window given) is `steady`, except on a capture of more than
+// kMaxSteadyDefaultRecords GPU records, where it is the whole capture: there prof-run stores the
+// whole capture's aggregates and results (analyzer/store), which answer at once, where the
+// steady window's rows take a minute to read (docs/windows.md, "The default window"). An
+// explicit `--window steady` always selects the steady steps.
 // An activity belongs to the window when it starts inside one of the intervals; GPU work
 // (kernels, copies, memsets) is projected by launch, as Nsight Systems projects NVTX ranges: it
 // belongs where its launch call started (its own start when it has no launch call), so a step's
@@ -52,7 +57,19 @@ struct WindowSpec {
   std::string range_glob;             ///< Range
   std::int64_t t0_ns = 0, t1_ns = 0;  ///< Time: offsets from the capture's first activity
   std::string text;                   ///< as given ("steady" for the default)
+  /// No window was given: the default `steady`, which resolve_window reads as `all` on a capture
+  /// of more than kMaxSteadyDefaultRecords GPU records when the steps' method is the default.
+  bool by_default = false;
 };
+
+/// The most GPU records (kernels, copies, memsets, memory events; db::Reader::gpu_record_bound)
+/// of a capture whose default window is `steady`; above, the default window is the whole capture.
+/// The same bound as prof-run's stored results (kMaxStoredStepRecords, kMaxStoredAnalysisRecords):
+/// the window an analysis shows by default is the one prof-run stored its results for.
+inline constexpr std::int64_t kMaxSteadyDefaultRecords = kMaxStoredStepRecords;
+
+/// The window of a command run without --window: parse_window(`text`) marked by_default.
+WindowSpec default_window(const std::string& text = "steady");
 
 /// Parses a --window value. Throws WindowError(Syntax) naming what is wrong.
 WindowSpec parse_window(const std::string& text);

@@ -557,4 +557,17 @@ std::int64_t Reader::gpu_record_count() const {
       " (SELECT COUNT(*) FROM memset) + (SELECT COUNT(*) FROM memory_event)");
 }
 
+std::int64_t Reader::gpu_record_bound() const {
+  std::int64_t sum = 0;
+  for (const char* table : {lean_ ? "kernel_lean" : "kernel", "memcpy", "memset", "memory_event"}) {
+    if (!has_table(table)) continue;  // version 1 lacks memory_event
+    const std::int64_t largest =
+        query_int(std::string("SELECT COALESCE(MAX(rowid), 0) FROM main.") + table);
+    // A hostile row id (negative, or near 2^63) must not wrap the sum: saturate instead.
+    if (largest > 0 && __builtin_add_overflow(sum, largest, &sum))
+      return std::numeric_limits<std::int64_t>::max();
+  }
+  return sum;
+}
+
 }  // namespace fuselens::db

@@ -68,7 +68,7 @@ struct CaptureData {
   /// Analysis::Steps: analyzer::analyze_steps (default methods) of the whole capture.
   std::optional<analyzer::StepReport> steps;
   /// The window the windowed analyses describe, as given (parse_window's input).
-  analyzer::WindowSpec windowSpec = analyzer::parse_window(kDefaultWindow);
+  analyzer::WindowSpec windowSpec = analyzer::default_window(kDefaultWindow);
   /// windowSpec resolved on the whole capture (by the Steps job, then by each window change);
   /// null until then, or when it failed (the windowed analyses then read the whole capture).
   std::shared_ptr<const analyzer::Window> window;

@@ -551,3 +551,59 @@ TEST(Steps, AStepThatOpenedItsWindowCounts) {
   ASSERT_EQ(r.steps.size(), 2u);  // the step that opened it, and the next, whose push is inside
   EXPECT_EQ(r.steps[0].label, "ProfilerStep#2");
 }
+
+// Above kMaxStoredStepRecords GPU records prof-run stores only the steps found in bounded memory
+// (StepOptions::streamed_only): the NVTX steps, equal to the search's; a capture without step
+// ranges gets the skipped search ("none") with why, not the launch sequence's search. The bound
+// is read from the tables' largest row ids (db::Reader::gpu_record_bound): one kernel row moved
+// to id 3,000,000 makes a small capture "large" without changing what it holds.
+TEST(StepsStore, AboveTheBoundOnlyStreamedStepsAreStored) {
+  TempDir dir;
+  const std::string ranged = (dir.path() / "ranged.sqlite").string();
+  const std::string unranged = (dir.path() / "unranged.sqlite").string();
+  stepped_capture(true, false).write(ranged);
+  stepped_capture(false, false).write(unranged);
+  for (const std::string& path : {ranged, unranged}) {
+    analyzer::test::exec_sql(path,
+                             "UPDATE kernel SET id = 3000000 WHERE id = (SELECT MAX(id) "
+                             "FROM kernel)");
+  }
+  StepReport found;
+  {
+    db::Reader reader(db::Connection(ranged, db::Connection::Mode::ReadWrite));
+    ASSERT_GT(reader.gpu_record_bound(), kMaxStoredStepRecords);
+    ASSERT_LT(reader.gpu_record_count(), 100);
+    found = analyze_steps(reader);
+    StepOptions streamed;
+    streamed.streamed_only = true;
+    const StepReport bounded = analyze_steps(reader, streamed);
+    ASSERT_EQ(bounded.steps.size(), found.steps.size());
+    EXPECT_EQ(bounded.note, found.note);
+    EXPECT_EQ(bounded.steady_first, found.steady_first);
+    EXPECT_EQ(store_steps(reader), "");
+  }
+  {
+    const db::Reader reader(ranged);
+    const auto stored = stored_step_report(reader);
+    ASSERT_TRUE(stored.has_value());
+    ASSERT_EQ(stored->steps.size(), found.steps.size());
+    for (std::size_t i = 0; i < found.steps.size(); ++i) {
+      EXPECT_EQ(stored->steps[i].start_ns, found.steps[i].start_ns) << i;
+      EXPECT_EQ(stored->steps[i].kernels, found.steps[i].kernels) << i;
+      EXPECT_EQ(stored->steps[i].gpu_busy_ns, found.steps[i].gpu_busy_ns) << i;
+    }
+  }
+  db::Reader reader(db::Connection(unranged, db::Connection::Mode::ReadWrite));
+  ASSERT_FALSE(analyze_steps(reader).steps.empty());  // the automatic method finds them
+  StepOptions streamed;
+  streamed.streamed_only = true;
+  const StepReport bounded = analyze_steps(reader, streamed);
+  EXPECT_TRUE(bounded.steps.empty());
+  EXPECT_NE(bounded.note.find("no NVTX range matches"), std::string::npos) << bounded.note;
+  const std::string skipped = store_steps(reader);
+  EXPECT_NE(skipped.find("steps not searched when the run ended"), std::string::npos) << skipped;
+  const auto stored = stored_step_report(reader);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_TRUE(stored->steps.empty());
+  EXPECT_EQ(stored->note, skipped);
+}

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -360,4 +361,67 @@ TEST(WindowCaptures, TheStoredStepsOfTheTrainingRunEqualTheSearch) {
   }
   const Window steady = resolve_window(reader, parse_window("steady"));
   EXPECT_EQ(steady.first_step, found.steady_first);
+}
+
+// The default window (no --window) of a capture above kMaxSteadyDefaultRecords GPU records is the
+// whole capture, whose stored results answer it; its stored steps go with it and `--window
+// steady` still selects them. The bound is the tables' largest row ids (gpu_record_bound): one
+// kernel moved to id 3,000,000 makes the real training capture "large" without changing what it
+// holds. Without stored steps nothing is searched for the default (a damaged kernel time is not
+// read), and a hostile row id saturates the bound instead of wrapping it.
+TEST(WindowDefault, AboveTheBoundTheDefaultIsTheWholeCaptureAndSteadyStaysExplicit) {
+  TempDir dir;
+  const std::string path = (dir.path() / "large.sqlite").string();
+  std::filesystem::copy_file(data("train_steps.sqlite"), path);
+  {
+    db::Reader small(path);
+    const Window by_default = resolve_window(small, default_window());
+    EXPECT_FALSE(by_default.whole);
+    EXPECT_EQ(by_default.label, resolve_window(small, parse_window("steady")).label);
+  }
+  const auto exec = [&path](const char* sql) { analyzer::test::exec_sql(path, sql); };
+  exec("UPDATE kernel SET id = 3000000 WHERE id = (SELECT MAX(id) FROM kernel)");
+  {
+    db::Reader reader(path);
+    ASSERT_GT(reader.gpu_record_bound(), kMaxSteadyDefaultRecords);
+    const Window by_default = resolve_window(reader, default_window());
+    EXPECT_TRUE(by_default.whole);
+    ASSERT_TRUE(by_default.steps.has_value());
+    ASSERT_EQ(by_default.steps->steps.size(), 65u);
+    const std::string steady_steps =
+        "steps " + std::to_string(by_default.steps->steady_first) + "-65";
+    EXPECT_EQ(by_default.label, "whole capture (the default above " +
+                                    std::to_string(kMaxSteadyDefaultRecords) +
+                                    " GPU records; --window steady: " + steady_steps + ")");
+    const Window steady = resolve_window(reader, parse_window("steady"));
+    EXPECT_FALSE(steady.whole);
+    EXPECT_EQ(steady.label, steady_steps + " of 65 (steady)");
+    StepOptions named;  // a named step method keeps the steady default
+    named.range_glob = "ProfilerStep#*";
+    EXPECT_FALSE(resolve_window(reader, default_window(), named).whole);
+  }
+  // On the command line: no --window reads the whole capture, --window steady the steps.
+  const auto whole = fuselens::test::run_cli(dir, {"summary", path});
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_NE(whole.out.find("Window: whole capture (the default above"), std::string::npos)
+      << whole.out.substr(0, 300);
+  const auto steady = fuselens::test::run_cli(dir, {"summary", path, "--window", "steady"});
+  ASSERT_EQ(steady.status, 0) << steady.err;
+  EXPECT_NE(steady.out.find("Window: steps "), std::string::npos) << steady.out.substr(0, 300);
+  // No stored steps: the default searches nothing (a damaged kernel time is never read).
+  exec(
+      "DELETE FROM step; DELETE FROM step_detection; "
+      "UPDATE kernel SET start_ns = 'x' WHERE id = 3000000");
+  {
+    db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+    const Window by_default = resolve_window(reader, default_window());
+    EXPECT_TRUE(by_default.whole);
+    ASSERT_TRUE(by_default.steps.has_value());
+    EXPECT_TRUE(by_default.steps->steps.empty());
+    EXPECT_NE(by_default.steps->note.find("not searched"), std::string::npos);
+  }
+  exec("UPDATE memcpy SET id = 9223372036854775807 WHERE id = (SELECT MAX(id) FROM memcpy)");
+  exec("UPDATE kernel SET id = 9223372036854775806 WHERE id = 3000000");
+  db::Reader hostile(path, db::TimestampCheck::DeferLargeTables);
+  EXPECT_EQ(hostile.gpu_record_bound(), std::numeric_limits<std::int64_t>::max());
 }

@@ -1,6 +1,8 @@
 // --window and the step-method options every analysing subcommand shares, and how its output
 // names the window (docs/windows.md).
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -55,9 +57,11 @@ void add_window_options(CLI::App* command, WindowOptions& options,
   options.default_window = default_window;
   command
       ->add_option("--window", options.window,
-                   "Part of the capture to describe: all, steady (the steps after warm-up), "
-                   "steps:A-B, range:GLOB (NVTX ranges) or time:T0-T1 (seconds from the "
-                   "capture's start); docs/windows.md")
+                   fmt::format("Part of the capture to describe: all, steady (the steps after "
+                               "warm-up), steps:A-B, range:GLOB (NVTX ranges) or time:T0-T1 "
+                               "(seconds from the capture's start); by default steady, or all on "
+                               "a capture of more than {} GPU records (docs/windows.md)",
+                               analyzer::kMaxSteadyDefaultRecords))
       ->default_str(default_window);
   command->add_option("--step-range", options.step_range,
                       "Steps are the NVTX ranges whose text matches GLOB (any case; outermost "
@@ -76,7 +80,8 @@ int parse_window_options(const WindowOptions& options, analyzer::WindowSpec& spe
     return fail("choose one of --step-range, --step-function and --auto-steps", kExitUsage);
   }
   try {
-    spec = analyzer::parse_window(options.window.value_or(options.default_window));
+    spec = options.window ? analyzer::parse_window(*options.window)
+                          : analyzer::default_window(options.default_window);
   } catch (const analyzer::WindowError& e) {
     return fail(e.what(), kExitUsage);
   }

@@ -145,6 +145,12 @@ class Reader {
   const std::string& deferred_check_failure() const { return deferred_failure_; }
   /// Number of GPU activity records (kernels, copies, memsets, memory events).
   std::int64_t gpu_record_count() const;
+  /// The largest row ids of the same four tables of the file, summed (a lean capture's
+  /// kernel_lean for kernel): their row count in a capture as prof-run writes it (rows are only
+  /// appended), an upper bound of it otherwise, in four b-tree descents where gpu_record_count
+  /// scans an index of each table (about 0.1 s of CPU a ten million rows). What the default
+  /// window's rule reads (analyzer/window/Window.h). Throws db::Error when a query fails.
+  std::int64_t gpu_record_bound() const;
 
   /// Restricts every later read through this reader to a window (docs/windows.md): `spans` are
   /// sorted, disjoint CPU-time spans. Kernels, copies and memsets are kept when their launch
