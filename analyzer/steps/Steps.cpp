@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -147,6 +148,9 @@ std::vector<Step> steps_from_function(const db::Reader& reader, const std::vecto
   return steps;
 }
 
+PeriodFit period_of_ids(const std::vector<std::uint32_t>& id, std::size_t distinct,
+                        const std::vector<std::int64_t>& gaps_before, std::size_t& anchor_at);
+
 /// The automatic method on the thread with the most kernel launches.
 std::vector<Step> steps_from_period(const std::vector<Launch>& launches, StepReport& report) {
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Launch*>> kernels_by_thread;
@@ -162,20 +166,35 @@ std::vector<Step> steps_from_period(const std::vector<Launch>& launches, StepRep
     report.note = "no kernel launches: no steps";
     return {};
   }
-  std::vector<std::string> names;
+  // The names as small integers, by their text (read_launches shares one string per name id,
+  // but two ids may hold one text): no copy of a name per launch (ten million launches).
+  std::vector<std::uint32_t> id;
   std::vector<std::int64_t> gaps;
+  id.reserve(busiest->size());
+  gaps.reserve(busiest->size());
+  std::map<std::string_view, std::uint32_t> ids;
+  const std::string* last_name = nullptr;
+  std::uint32_t last_id = 0;
   for (std::size_t i = 0; i < busiest->size(); ++i) {
-    names.push_back(*(*busiest)[i]->name);
+    const std::string* name = (*busiest)[i]->name.get();
+    if (name != last_name) {  // launches of one kernel run back to back: one lookup a run
+      last_id = ids.emplace(*name, static_cast<std::uint32_t>(ids.size())).first->second;
+      last_name = name;
+    }
+    id.push_back(last_id);
     gaps.push_back(i == 0 ? 0 : (*busiest)[i]->call_start_ns - (*busiest)[i - 1]->call_end_ns);
   }
-  const PeriodFit fit = find_period(names, gaps);
+  const std::size_t n_launches = id.size();
+  std::size_t anchor_at = 0;
+  PeriodFit fit = period_of_ids(id, ids.size(), gaps, anchor_at);
+  if (fit.period != 0) fit.anchor = *(*busiest)[anchor_at]->name;
   report.confidence = fit.confidence;
   report.period = fit.period;
   if (fit.starts.empty()) {
     char best[16];
     std::snprintf(best, sizeof best, "%.2f", fit.confidence);
     report.note = "no repetition: no step repeats in the kernel sequence of the busiest thread (" +
-                  std::to_string(names.size()) + " launches, best match fraction " + best +
+                  std::to_string(n_launches) + " launches, best match fraction " + best +
                   " < 0.9, no exact repetition over half of them): no steps";
     return {};
   }
@@ -217,15 +236,18 @@ const char* step_method_name(StepMethod method) {
   return kNames[static_cast<int>(method)];
 }
 
-PeriodFit find_period(const std::vector<std::string>& names,
-                      const std::vector<std::int64_t>& gaps_before) {
+namespace {
+
+/// find_period on the names as small integers (`id[i]`, 0 .. distinct - 1: compared n * p times),
+/// leaving the anchor's text to the caller: the position of a launch of it in `anchor_at`.
+PeriodFit period_of_ids(const std::vector<std::uint32_t>& id, std::size_t distinct,
+                        const std::vector<std::int64_t>& gaps_before, std::size_t& anchor_at) {
   PeriodFit fit;
-  const std::size_t n = names.size();
-  std::vector<std::size_t> id(n);  // names as small integers: compared n * p times below
-  {
-    std::map<std::string, std::size_t> ids;
-    for (std::size_t i = 0; i < n; ++i) id[i] = ids.emplace(names[i], ids.size()).first->second;
-  }
+  const std::size_t n = id.size();
+  // One name (a benchmark launching one kernel): no position of any period holds a name once,
+  // so nothing anchors a step: no steps, without the search below (which on ten million
+  // launches of one name grows a run over all of them for every period: minutes).
+  if (distinct < 2) return fit;
   // The anchor of period p over the measured part [lo, hi): a position of the period whose name
   // occurs once per period, the one after the longest host gap (where the host loops); n if none.
   auto anchor = [&](std::size_t p, std::size_t lo, std::size_t hi) {
@@ -297,11 +319,26 @@ PeriodFit find_period(const std::vector<std::string>& names,
     }
     if (fit.period == 0) return fit;
   }
-  fit.anchor = names[best];
+  anchor_at = best;
   for (std::size_t i = 0; i < n; ++i) {
     if (id[i] == id[best]) fit.starts.push_back(i);
   }
   if (fit.starts.size() < 2) fit.starts.clear();
+  return fit;
+}
+
+}  // namespace
+
+PeriodFit find_period(const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& gaps_before) {
+  std::vector<std::uint32_t> id(names.size());
+  std::map<std::string, std::uint32_t> ids;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    id[i] = ids.emplace(names[i], static_cast<std::uint32_t>(ids.size())).first->second;
+  }
+  std::size_t anchor_at = 0;
+  PeriodFit fit = period_of_ids(id, ids.size(), gaps_before, anchor_at);
+  if (fit.period != 0) fit.anchor = names[anchor_at];
   return fit;
 }
 
