@@ -16,7 +16,7 @@ std::string store_steps(db::Reader& reader) {
   StepOptions options;
   options.streamed_only = records > kMaxStoredStepRecords;
   const StepReport r = analyze_steps(reader, options);
-  if (options.streamed_only && r.steps.empty()) {
+  if (r.skipped) {
     db::StoredStepDetection none;
     none.method = "none";
     none.note = fmt::format(
@@ -94,6 +94,7 @@ std::optional<StepReport> stored_step_report(const db::Reader& reader) {
   r.confidence = d.confidence;
   r.period = static_cast<int>(d.period);
   r.note = d.note;
+  r.skipped = d.method == "none";
   r.steady_first = static_cast<int>(d.steady_first);
   r.median_step = static_cast<int>(d.median_step);
   r.distribution = {d.median_ns, d.p10_ns, d.p25_ns, d.p75_ns, d.p90_ns, d.max_ns};

@@ -114,6 +114,10 @@ struct StepReport {
   std::vector<StepOutlier> outliers;
   std::int64_t captured_ns = 0;  ///< first to last recorded activity
   std::int64_t steady_ns = 0;    ///< sum of the steady steps' wall times
+  /// The search did not run to its end (StepOptions::streamed_only left the launch sequence's
+  /// search or the filling with every launch undone; a stored detection of method "none"):
+  /// there may be steps that `note` does not name.
+  bool skipped = false;
 };
 
 /// Finds the steps of `reader`'s capture and their statistics. Throws StepError when a named
@@ -159,10 +163,11 @@ inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
 
 /// Finds the steps of the capture open read-write in `reader` with the default method
 /// (analyze_steps with no options; above kMaxStoredStepRecords GPU records with streamed_only)
-/// and stores them in its step tables (db/StepStore.h), replacing any stored before. When none is
-/// found above that bound it stores no steps but a detection row of method "none" saying why, so
-/// that the default window knows the search was skipped. Returns "" when steps were stored, else
-/// why not. Throws db::Error when the capture has no step tables (schema < 6) or a query fails.
+/// and stores them in its step tables (db/StepStore.h), replacing any stored before. When the
+/// search is skipped above that bound (StepReport::skipped) it stores no steps but a detection row
+/// of method "none" saying why, so that the default window knows the search was skipped. Returns ""
+/// when steps were stored, else why not. Throws db::Error when the capture has no step tables
+/// (schema < 6) or a query fails.
 std::string store_steps(db::Reader& reader);
 
 /// The steps stored when the run ended, as analyze_steps with no options returns them (every

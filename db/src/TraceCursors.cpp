@@ -300,6 +300,18 @@ std::vector<TimeSpan> capture_windows(const Reader& reader) {
   return out;
 }
 
+std::optional<std::int64_t> single_kernel_name_id(const Reader& reader) {
+  // One aggregate a subquery: SQLite answers a lone min() or max() from the index's ends.
+  Statement s = reader.prepare(
+      "SELECT (SELECT min(demangled_name_id) FROM kernel), (SELECT max(demangled_name_id) FROM "
+      "kernel)");
+  // A NULL (no kernel), text or real id: not one name the search would see as one.
+  if (!s.step() || !s.type_is_integer(0) || !s.type_is_integer(1)) return std::nullopt;
+  const std::int64_t lo = s.int64(0), hi = s.int64(1);
+  if (lo != hi) return std::nullopt;
+  return lo;
+}
+
 TimeExtent time_extent(const Reader& reader, TimedTable table) {
   const char* sql = "SELECT min(start_ns), max(end_ns) FROM kernel";
   switch (table) {

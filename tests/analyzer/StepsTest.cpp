@@ -14,6 +14,7 @@
 #include "TestSupport.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/StepStore.h"
+#include "fuselens/db/TraceCursors.h"
 #include "steps/Steps.h"
 #include "window/Window.h"
 
@@ -606,4 +607,52 @@ TEST(StepsStore, AboveTheBoundOnlyStreamedStepsAreStored) {
   ASSERT_TRUE(stored.has_value());
   EXPECT_TRUE(stored->steps.empty());
   EXPECT_EQ(stored->note, skipped);
+}
+
+// A loop of one kernel (launch_overhead): whatever the period, no position of it holds a name
+// once, so the automatic method finds no steps; it now says so from two index descents instead
+// of reading every launch (db::single_kernel_name_id). A damaged kernel time proves no launch
+// is read (the deferred check would refuse it: it did before). prof-run stores that answer at
+// any size (not a skipped search), and `prof-analyze steps` prints it without a search.
+TEST(StepsAuto, OneKernelNameHasNoStepsWithoutReadingTheLaunches) {
+  TempDir dir;
+  const std::string path = (dir.path() / "one.sqlite").string();
+  FlagsCapture c;
+  for (int i = 0; i < 400; ++i) c.kernel("empty", us(10 * i + 5), us(2), us(10 * i), us(3));
+  c.write(path);
+  {
+    db::Reader reader(path);
+    ASSERT_TRUE(db::single_kernel_name_id(reader).has_value());
+    const StepReport r = analyze_steps(reader);
+    EXPECT_EQ(r.method, StepMethod::Auto);
+    EXPECT_TRUE(r.steps.empty());
+    EXPECT_FALSE(r.skipped);
+    EXPECT_NE(r.note.find("every kernel has one name"), std::string::npos) << r.note;
+  }
+  analyzer::test::exec_sql(path, "UPDATE kernel SET start_ns = 'x' WHERE id = 200");
+  {
+    db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+    EXPECT_TRUE(analyze_steps(reader).steps.empty());
+    StepOptions automatic;
+    automatic.automatic = true;
+    EXPECT_TRUE(analyze_steps(reader, automatic).steps.empty());
+    EXPECT_THROW(reader.check_table_timestamps("kernel"), db::Error);  // the damage is there
+  }
+  analyzer::test::exec_sql(path,
+                           "UPDATE kernel SET start_ns = 1995000 WHERE id = 200; "
+                           "UPDATE kernel SET id = 3000000 WHERE id = 400");
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite));
+    ASSERT_GT(reader.gpu_record_bound(), kMaxStoredStepRecords);
+    EXPECT_EQ(store_steps(reader), "");  // the answer, stored: not a skipped search
+  }
+  const db::Reader reader(path);
+  const auto stored = stored_step_report(reader);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_FALSE(stored->skipped);
+  EXPECT_NE(stored->note.find("every kernel has one name"), std::string::npos);
+  analyzer::test::exec_sql(path, "UPDATE kernel SET start_ns = 'x' WHERE id = 200");
+  const auto cli = fuselens::test::run_cli(dir, {"steps", path});
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_NE(cli.out.find("every kernel has one name"), std::string::npos) << cli.out;
 }

@@ -53,10 +53,11 @@ int run_steps(const StepsOptions& options) {
   }
   analyzer::StepReport report;
   // The default method's steps as prof-run stored them when the run ended (the same analysis,
-  // without reading every launch again: ten million launches in 0.1 s); searched otherwise.
+  // without reading every launch again: ten million launches in 0.1 s), also when it found none;
+  // searched otherwise, and when prof-run skipped the search (a "none" row).
   std::optional<analyzer::StepReport> stored;
   if (methods == 0) stored = analyzer::stored_step_report(reader);
-  if (stored && !stored->steps.empty()) {
+  if (stored && !stored->skipped) {
     report = std::move(*stored);
   } else {
     try {

@@ -120,6 +120,12 @@ enum class TimedTable { Kernel, Memcpy, Memset, MemoryEvent, ApiCall, NvtxRange,
 /// check finds it.
 TimeExtent time_extent(const Reader& reader, TimedTable table);
 
+/// The demangled name id every kernel of the capture has, when they all have one (the step
+/// search's shortcut: one kernel name repeats with any period and anchors none); nullopt when the
+/// kernels have two ids or more, or none. Two descents of kernel_by_name, not a scan (a lean
+/// capture, without the index: two scans). Throws db::Error when a query fails.
+std::optional<std::int64_t> single_kernel_name_id(const Reader& reader);
+
 /// The spans recorded under prof-run's capture control (capture_window, schema 6), every
 /// process's, by start; a window still open when its process ended runs to kMaxTimestampNs.
 /// Empty when the whole run was recorded (or the capture predates the table). Rows with
