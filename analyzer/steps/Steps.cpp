@@ -394,6 +394,7 @@ StepReport analyze_steps(const db::Reader& reader, const StepOptions& options) {
       // it holds a name once, so nothing anchors a step (steps_from_period would conclude so
       // after reading every launch: ten million of them, 57 s of CPU and 1.6 GB).
       report.method = StepMethod::Auto;
+      report.confidence = 0;  // no period (as steps_from_period reports it)
       report.note =
           "every kernel has one name: a step of one kernel cannot be told from a stream of it: "
           "no steps";
