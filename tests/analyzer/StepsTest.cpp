@@ -655,4 +655,14 @@ TEST(StepsAuto, OneKernelNameHasNoStepsWithoutReadingTheLaunches) {
   const auto cli = fuselens::test::run_cli(dir, {"steps", path});
   EXPECT_EQ(cli.status, 0) << cli.err;
   EXPECT_NE(cli.out.find("every kernel has one name"), std::string::npos) << cli.out;
+  // A name id that is not an integer is not "one name": the search runs (and refuses nothing
+  // it does not read).
+  analyzer::test::exec_sql(path,
+                           "UPDATE kernel SET start_ns = 1995000 WHERE id = 200; "
+                           "UPDATE kernel SET demangled_name_id = 'x' WHERE id = 1");
+  const db::Reader text_id(path);
+  EXPECT_FALSE(db::single_kernel_name_id(text_id).has_value());
+  StepOptions automatic;
+  automatic.automatic = true;
+  EXPECT_NO_THROW(analyze_steps(text_id, automatic));
 }
