@@ -202,6 +202,7 @@ void CaptureWriter::writer_loop() noexcept {
       }
     }
     devices.clear();
+    keep_up(work.size());
     for (const auto& item : work) {
       try {
         converter_.convert_buffer(item.buffer, item.valid_size, batch);
@@ -239,6 +240,20 @@ void CaptureWriter::writer_loop() noexcept {
     done_ = true;
   }
   wake_.notify_all();
+}
+
+void CaptureWriter::keep_up(std::size_t waiting) noexcept {
+  if (indexes_dropped_ || broken_ || waiting < std::max<std::size_t>(2, max_buffers_ / 2)) return;
+  indexes_dropped_ = true;
+  try {
+    if (const int dropped = writer_.drop_indexes(); dropped > 0) {
+      log("the capture writer fell behind ({} activity buffers waiting): it no longer keeps the "
+          "capture's {} indexes; they are built when the run ends",
+          waiting, dropped);
+    }
+  } catch (const std::exception& e) {
+    log("cannot drop the capture's indexes: {}", e.what());
+  }
 }
 
 void CaptureWriter::write_batch(db::RecordBatch& batch) noexcept {

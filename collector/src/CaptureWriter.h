@@ -12,6 +12,11 @@
 // run the session's Epilogue and stop; it waits a bounded time, so a stuck store never hangs the
 // host program.
 //
+// The capture's indexes are kept by the writes (db::IndexBuild::WhileWriting, prof-run's
+// captures): about 3.4 µs of the writer's CPU per kernel and its launch call on the development
+// machine (docs/BENCHMARKS.md). When the thread falls behind (half the pool's buffers waiting at
+// once) it drops them, once: finalize builds them, and the pool does not fill on their account.
+//
 // The synchronous rows (handle_process, handle_process_rank, handle_threads,
 // handle_calling_contexts, handle_kernel_args) go straight to the capture: call them before start()
 // or from the Epilogue.
@@ -105,6 +110,9 @@ class CaptureWriter final : public CaptureSink {
   void write_aggregates(const db::CallingContextTree* tree) noexcept;
   std::atomic<const ApiFilter*> api_filter_{nullptr};
   void write_batch(db::RecordBatch& batch) noexcept;
+  // The writer thread holds `waiting` buffers at once: drops the live indexes when that is half
+  // the pool (once).
+  void keep_up(std::size_t waiting) noexcept;
 
   db::Writer writer_;
   ActivityBuffers& buffers_;
@@ -124,6 +132,7 @@ class CaptureWriter final : public CaptureSink {
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> discarded_{0};  // records converted but not stored (write errors)
   bool broken_ = false;                      // writer thread only (after start)
+  bool indexes_dropped_ = false;             // writer thread only: drop_indexes() was called
 
   // Aggregate mode, writer thread only.
   std::unique_ptr<db::Aggregator> aggregator_;

@@ -40,7 +40,8 @@ db::Writer open_capture(const CollectorConfig& config, std::uint32_t pid) {
   // The layout too is prof-run's capture's (prof-run --layout).
   const db::Reader reader(config.output);
   return db::Writer::create(per_process_output(config.output, pid), reader.run().info,
-                            reader.lean() ? db::TraceLayout::Lean : db::TraceLayout::Full);
+                            reader.lean() ? db::TraceLayout::Lean : db::TraceLayout::Full,
+                            db::IndexBuild::WhileWriting);
 }
 
 std::uint64_t utc_now_ns() {

@@ -5,7 +5,8 @@
 //   taskset -c 0 writer_benchmark --benchmark_counters_tabular=true
 //
 // The third argument is the trace layout (Layout.h): 0 full (the default), 1 lean
-// (`prof-run --layout lean`).
+// (`prof-run --layout lean`); the fourth when the indexes are built (CaptureIndexes.h): 0 at
+// finalize, 1 while writing (prof-run's captures: the cost moves from finalize into the writes).
 // Mixes (per kernel record; the first argument):
 //   0 "launch loop": `launch_overhead` (docs/BENCHMARKS.md, "Ten million kernels"): one kernel
 //     name, and per kernel its cudaLaunchKernel call record and that call's api_context row.
@@ -228,6 +229,7 @@ void BM_Writer(benchmark::State& state) {
   const int which = static_cast<int>(state.range(0));
   const auto total = static_cast<std::size_t>(state.range(1));
   const auto layout = state.range(2) == 1 ? TraceLayout::Lean : TraceLayout::Full;
+  const auto indexes = state.range(3) == 1 ? IndexBuild::WhileWriting : IndexBuild::AtFinalize;
   const auto path =
       (std::filesystem::temp_directory_path() / "fuselens_writer_bench.sqlite").string();
   const Workload w = make_workload(which, total);
@@ -237,7 +239,7 @@ void BM_Writer(benchmark::State& state) {
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
     const double c0 = thread_cpu_s();
     const auto t0 = std::chrono::steady_clock::now();
-    auto writer = Writer::create(path, RunInfo{}, layout);
+    auto writer = Writer::create(path, RunInfo{}, layout, indexes);
     for (const auto& b : w.batches) writer.write(b);
     writer.write_calling_contexts(w.tree);
     const auto t1 = std::chrono::steady_clock::now();
@@ -255,7 +257,8 @@ void BM_Writer(benchmark::State& state) {
   // where its bytes go (sqlite3's dbstat: SELECT name, SUM(pgsize) FROM dbstat GROUP BY name).
   if (const char* keep = std::getenv("WRITER_BENCHMARK_KEEP"); keep != nullptr && *keep) {
     const std::string name = "writer_mix" + std::to_string(which) + "_" + std::to_string(total) +
-                             (layout == TraceLayout::Lean ? "_lean" : "_full") + ".sqlite";
+                             (layout == TraceLayout::Lean ? "_lean" : "_full") +
+                             (indexes == IndexBuild::WhileWriting ? "_live" : "") + ".sqlite";
     std::filesystem::copy_file(path, std::filesystem::path(keep) / name,
                                std::filesystem::copy_options::overwrite_existing);
   }
@@ -270,20 +273,25 @@ void BM_Writer(benchmark::State& state) {
   state.counters["finalize_cpu_s"] = finalize_cpu_s / iterations;
   state.counters["bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(w.kernels);
   state.SetLabel(std::string(which == 0 ? "launch loop" : "PyTorch") +
-                 (layout == TraceLayout::Lean ? ", lean" : ", full"));
+                 (layout == TraceLayout::Lean ? ", lean" : ", full") +
+                 (indexes == IndexBuild::WhileWriting ? ", live indexes" : ""));
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
 }
 
 BENCHMARK(BM_Writer)
-    ->ArgNames({"mix", "kernels", "lean"})
-    ->Args({0, 100000, 0})
-    ->Args({1, 100000, 0})
-    ->Args({0, 100000, 1})
-    ->Args({1, 100000, 1})
-    ->Args({0, 1000000, 0})
-    ->Args({1, 1000000, 0})
-    ->Args({0, 1000000, 1})
-    ->Args({1, 1000000, 1})
+    ->ArgNames({"mix", "kernels", "lean", "live"})
+    ->Args({0, 100000, 0, 0})
+    ->Args({1, 100000, 0, 0})
+    ->Args({0, 100000, 1, 0})
+    ->Args({1, 100000, 1, 0})
+    ->Args({0, 100000, 0, 1})
+    ->Args({1, 100000, 0, 1})
+    ->Args({0, 1000000, 0, 0})
+    ->Args({1, 1000000, 0, 0})
+    ->Args({0, 1000000, 1, 0})
+    ->Args({1, 1000000, 1, 0})
+    ->Args({0, 1000000, 0, 1})
+    ->Args({1, 1000000, 0, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);

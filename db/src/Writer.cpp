@@ -11,6 +11,7 @@
 #include "AggregateInsert.h"
 #include "LeanEncoder.h"
 #include "RowInsert.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Sqlite.h"
 
 namespace fuselens::db {
@@ -269,7 +270,8 @@ Writer::Writer(Writer&&) noexcept = default;
 Writer& Writer::operator=(Writer&&) noexcept = default;
 Writer::~Writer() = default;
 
-Writer Writer::create(const std::string& path, const RunInfo& run, TraceLayout layout) {
+Writer Writer::create(const std::string& path, const RunInfo& run, TraceLayout layout,
+                      IndexBuild indexes) {
   Connection db(path, Connection::Mode::Create);
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
@@ -280,6 +282,11 @@ Writer Writer::create(const std::string& path, const RunInfo& run, TraceLayout l
       // (for sqlite3 and DataFrame users; FuseLens's readers use their own, Reader.cpp).
       db.exec("DROP TABLE kernel; DROP TABLE api_call;");
       db.exec(lean_view_sql("CREATE VIEW", "kernel", "api_call", ""));
+    }
+    if (indexes == IndexBuild::WhileWriting) {
+      for (std::size_t i = 0; i < capture_index_count(); ++i) {
+        create_capture_index(db, capture_index(i));  // none on a lean layout's views
+      }
     }
     db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
@@ -303,6 +310,8 @@ Writer Writer::open(const std::string& path) {
 }
 
 TraceLayout Writer::layout() const { return impl_->layout; }
+
+int Writer::drop_indexes() { return drop_capture_indexes(impl_->db); }
 
 void Writer::write(const RecordBatch& batch) {
   if (batch.empty()) return;
@@ -500,41 +509,7 @@ void Writer::write_device(const DeviceInfo& d) {
 
 namespace {
 
-// The indexes finalize builds, in the order it builds them. The start and end columns make
-// kernel_by_correlation, kernel_by_name, api_by_correlation and api_by_name covering indexes for
-// the summary's scans (ordered by name, and by correlation id to join launches with their calls):
-// reading the narrow index instead of the table is several times faster on ten million kernels
-// (docs/BENCHMARKS.md, "Ten million kernels").
-struct IndexDefinition {
-  const char* name;
-  const char* table;
-  const char* sql;
-};
-constexpr IndexDefinition kIndexes[] = {
-    {"kernel_by_correlation", "kernel",
-     "CREATE INDEX IF NOT EXISTS kernel_by_correlation ON kernel(pid, correlation_id, start_ns, "
-     "end_ns)"},
-    {"kernel_by_start", "kernel",
-     "CREATE INDEX IF NOT EXISTS kernel_by_start ON kernel(device_id, stream_id, start_ns)"},
-    {"kernel_by_name", "kernel",
-     "CREATE INDEX IF NOT EXISTS kernel_by_name ON kernel(demangled_name_id, start_ns, end_ns)"},
-    {"memcpy_by_correlation", "memcpy",
-     "CREATE INDEX IF NOT EXISTS memcpy_by_correlation ON memcpy(pid, correlation_id)"},
-    {"memset_by_correlation", "memset",
-     "CREATE INDEX IF NOT EXISTS memset_by_correlation ON memset(pid, correlation_id)"},
-    {"memory_by_time", "memory_event",
-     "CREATE INDEX IF NOT EXISTS memory_by_time ON memory_event(device_id, timestamp_ns)"},
-    {"api_by_correlation", "api_call",
-     "CREATE INDEX IF NOT EXISTS api_by_correlation ON api_call(pid, correlation_id, tid, "
-     "start_ns)"},
-    {"api_by_name", "api_call",
-     "CREATE INDEX IF NOT EXISTS api_by_name ON api_call(name_id, start_ns, end_ns)"},
-    {"api_by_thread", "api_call",
-     "CREATE INDEX IF NOT EXISTS api_by_thread ON api_call(pid, tid, start_ns)"},
-    {"nvtx_by_thread", "nvtx_range",
-     "CREATE INDEX IF NOT EXISTS nvtx_by_thread ON nvtx_range(pid, tid, start_ns)"},
-};
-constexpr int kFinalizeSteps = 3 + static_cast<int>(std::size(kIndexes));
+const int kFinalizeSteps = 3 + static_cast<int>(capture_index_count());
 
 // Checkpoints the WAL and leaves WAL mode for a rollback journal; false (still in WAL mode) when
 // another connection holds the capture, found at once rather than after the busy timeout.
@@ -579,13 +554,10 @@ void finalize_open(Connection& db, const RunEnd& end, const FinalizeProgressCall
         " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
         " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
     Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
-    for (const auto& index : kIndexes) {
+    for (std::size_t i = 0; i < capture_index_count(); ++i) {
+      const IndexDefinition& index = capture_index(i);
       step(std::string("index ") + index.name);
-      // A lean capture's kernel and api_call are views (no index: analyses sort).
-      auto is_table =
-          db.prepare("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?");
-      is_table.bind(1, std::string_view(index.table));
-      if (is_table.step()) db.exec(index.sql);
+      create_capture_index(db, index);  // a no-op for a live index or a lean layout's view
     }
   });
   step("journal");

@@ -11,6 +11,7 @@
 #include "ActivityBuffers.h"
 #include "CaptureWriter.h"
 #include "TempDir.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 
@@ -159,4 +160,38 @@ TEST(CaptureWriter, AggregateModeWithoutContextsStoresItsAggregatesAfterTheEpilo
   }
   db::Reader reader(path);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM aggregate_process WHERE pid = 4242"), 1);
+}
+
+// prof-run's captures keep their indexes while the collector writes (db::IndexBuild::
+// WhileWriting). A writer thread that finds half the pool's buffers waiting at once has fallen
+// behind: it drops them (finalize builds them) so that the pool does not fill on their account;
+// one that keeps up keeps them.
+TEST(CaptureWriter, DropsTheLiveIndexesWhenHalfThePoolWaits) {
+  for (const int waiting : {1, 2}) {
+    fuselens::test::TempDir dir;
+    const std::string path = dir.file("capture.fuselens");
+    {
+      db::Writer::create(path, db::RunInfo{}, db::TraceLayout::Full, db::IndexBuild::WhileWriting);
+    }
+    ActivityBuffers buffers(4096, 4);
+    {
+      CaptureWriter sink(db::Writer::open(path), buffers, kPid, 4);
+      for (int i = 0; i < waiting; ++i) {  // queued before the thread starts: all seen at once
+        std::uint8_t* buffer = nullptr;
+        std::size_t size = 0, max_records = 0;
+        buffers.on_buffer_requested(&buffer, &size, &max_records);
+        ASSERT_NE(buffer, nullptr);
+        sink.handle_buffer(buffer, 0);
+      }
+      sink.start();
+      ProcessRowEpilogue epilogue;
+      EXPECT_TRUE(sink.finalize(epilogue, std::chrono::seconds(30)));
+      EXPECT_EQ(sink.records_discarded(), 0u);
+    }
+    db::Reader reader(path);
+    EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
+                               "sql IS NOT NULL"),
+              waiting == 1 ? static_cast<std::int64_t>(db::capture_index_count()) : 0)
+        << waiting << " buffers waiting";
+  }
 }

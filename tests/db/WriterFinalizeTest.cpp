@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -19,8 +20,10 @@ using namespace fuselens::db;
 namespace {
 
 // A capture of `kernels` kernels with their launch calls, written and closed, not finalized.
-void write_capture(const std::string& path, int kernels) {
-  auto w = Writer::create(path, RunInfo{});
+void write_capture(const std::string& path, int kernels,
+                   IndexBuild indexes = IndexBuild::AtFinalize,
+                   TraceLayout layout = TraceLayout::Full) {
+  auto w = Writer::create(path, RunInfo{}, layout, indexes);
   RecordBatch b;
   for (int i = 1; i <= kernels; ++i) {
     KernelRecord k;
@@ -43,7 +46,103 @@ void write_capture(const std::string& path, int kernels) {
   w.write(b);
 }
 
+// The capture's indexes (by name), as sqlite_master lists them.
+std::vector<std::string> index_names(const std::string& path) {
+  Connection db(path, Connection::Mode::ReadOnly);
+  auto query = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name");
+  std::vector<std::string> names;
+  while (query.step()) names.push_back(query.text(0));
+  return names;
+}
+
+// Every row of every index of the capture, read through the index (INDEXED BY), as text.
+std::string index_contents(const std::string& path) {
+  Connection db(path, Connection::Mode::ReadOnly);
+  std::string out;
+  for (std::size_t i = 0; i < capture_index_count(); ++i) {
+    const IndexDefinition& index = capture_index(i);
+    const std::string sql = index.sql;
+    const std::string columns = sql.substr(sql.find('(') + 1, sql.rfind(')') - sql.find('(') - 1);
+    auto rows = db.prepare("SELECT rowid, " + columns + " FROM " + index.table + " INDEXED BY " +
+                           index.name + " ORDER BY " + columns + ", rowid");
+    const auto column_count = 2 + std::count(columns.begin(), columns.end(), ',');
+    out += index.name + std::string(":");
+    while (rows.step()) {
+      for (int c = 0; c < column_count; ++c) out += " " + rows.text(c);
+      out += ';';
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
+
+// prof-run's captures keep their indexes while the collector writes (CaptureIndexes.h): they
+// exist from creation, every write keeps them, finalize builds none (its index steps find them)
+// and the capture ends with the same indexes holding the same entries as one indexed at the end.
+TEST(WriterFinalize, IndexesKeptWhileWritingEqualThoseBuiltAtTheEnd) {
+  fuselens::test::TempDir dir;
+  const auto live = dir.file("live.sqlite");
+  const auto end = dir.file("end.sqlite");
+  { Writer::create(live, RunInfo{}, TraceLayout::Full, IndexBuild::WhileWriting); }
+  EXPECT_EQ(index_names(live).size(), capture_index_count());
+  std::filesystem::remove(live);
+  write_capture(live, 3000, IndexBuild::WhileWriting);
+  write_capture(end, 3000, IndexBuild::AtFinalize);
+  EXPECT_EQ(index_names(live).size(), capture_index_count());
+  EXPECT_TRUE(index_names(end).empty());
+  for (const auto& path : {live, end}) {
+    Writer::open(path).finalize({EndReason::Exited, 0, std::nullopt, 5});
+  }
+  EXPECT_EQ(index_names(live), index_names(end));
+  const std::string contents = index_contents(live);
+  EXPECT_NE(contents.find("kernel_by_name: "), std::string::npos);  // rows, not empty indexes
+  EXPECT_EQ(contents, index_contents(end));
+  Connection db(live, Connection::Mode::ReadOnly);
+  auto check = db.prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(check.step());
+  EXPECT_EQ(check.text(0), "ok");
+}
+
+// A writer that falls behind drops the live indexes (CaptureWriter); finalize builds them again.
+// A lean capture's kernel and api_call are views: none of theirs is created, the others are.
+TEST(WriterFinalize, DroppedLiveIndexesAreBuiltAtTheEndAndLeanViewsHaveNone) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  write_capture(path, 500, IndexBuild::WhileWriting);
+  {
+    auto w = Writer::open(path);
+    EXPECT_EQ(w.drop_indexes(), static_cast<int>(capture_index_count()));
+    EXPECT_EQ(w.drop_indexes(), 0);
+    RecordBatch b;
+    KernelRecord k;
+    k.pid = 7;
+    k.correlation_id = 9999;
+    k.start_ns = 10'000'000;
+    k.end_ns = 10'000'500;
+    k.mangled_name = "_Z4lastv";
+    b.kernels.push_back(k);
+    w.write(b);  // the writer's statements go on after the schema changed
+    EXPECT_TRUE(index_names(path).empty());
+    w.finalize({EndReason::Exited, 0, std::nullopt, 5});
+  }
+  EXPECT_EQ(index_names(path).size(), capture_index_count());
+  Reader reader(path);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel INDEXED BY kernel_by_name"), 501);
+
+  const auto lean = dir.file("lean.sqlite");
+  write_capture(lean, 100, IndexBuild::WhileWriting, TraceLayout::Lean);
+  const auto names = index_names(lean);
+  for (const char* full_only : {"kernel_by_correlation", "kernel_by_start", "kernel_by_name",
+                                "api_by_correlation", "api_by_name", "api_by_thread"}) {
+    EXPECT_EQ(std::count(names.begin(), names.end(), full_only), 0) << full_only;
+  }
+  EXPECT_EQ(std::count(names.begin(), names.end(), "nvtx_by_thread"), 1);
+  Writer::open(lean).finalize({EndReason::Exited, 0, std::nullopt, 5});
+  EXPECT_EQ(Reader(lean).query_int("SELECT COUNT(*) FROM kernel"), 100);
+}
 
 TEST(WriterFinalize, ReportsEachStepInOrderAndLeavesWalBeforeTheIndexes) {
   fuselens::test::TempDir dir;

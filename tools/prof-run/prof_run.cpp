@@ -696,8 +696,11 @@ int main(int argc, char** argv) {
     run.trace = fuselens::collector::trace_to_string(options.config.trace);
     run.start_utc_ns = utc_now_ns();
     start_utc_ns = run.start_utc_ns;
+    // The indexes are kept while the collector writes, beside the workload, instead of built
+    // after it (CaptureIndexes.h): most of a long run's finalize otherwise.
     fuselens::db::Writer::create(output.string(), run,
-                                 *fuselens::db::parse_trace_layout(options.layout));
+                                 *fuselens::db::parse_trace_layout(options.layout),
+                                 fuselens::db::IndexBuild::WhileWriting);
     if (options.measure_ceilings) {
       fuselens::collector::measure_ceilings(ceilings_directory(), output.string());
     }

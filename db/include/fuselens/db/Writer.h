@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuselens/db/Aggregate.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Layout.h"
 #include "fuselens/db/Records.h"
 
@@ -39,8 +40,11 @@ class Writer {
   /// the schema, PRAGMA application_id / user_version and the run row, and leaves it in WAL mode.
   /// `layout` Lean (prof-run --layout lean, issue 21): kernels and API calls go to the lean
   /// tables (Layout.h), read back through views named kernel and api_call with the same values.
+  /// `indexes` WhileWriting: the capture's indexes (CaptureIndexes.h) are created now and kept by
+  /// every write; finalize then builds only those missing (drop_indexes()).
   static Writer create(const std::string& path, const RunInfo& run,
-                       TraceLayout layout = TraceLayout::Full);
+                       TraceLayout layout = TraceLayout::Full,
+                       IndexBuild indexes = IndexBuild::AtFinalize);
   /// Opens a capture made by create() to append records (db::Error if it is not one), in the
   /// layout it was created with.
   static Writer open(const std::string& path);
@@ -86,6 +90,11 @@ class Writer {
   /// capture as last committed (every record written before it; no index, run not finalized).
   /// `progress`, when set, is called at the start of each step.
   void finalize(const RunEnd& end, const FinalizeProgressCallback& progress = {});
+
+  /// Drops the capture's indexes that exist (those of IndexBuild::WhileWriting), in one
+  /// transaction, so that later writes cost less; finalize builds them. Returns how many it
+  /// dropped. For a writer that falls behind what it is given (CaptureWriter). Throws db::Error.
+  int drop_indexes();
 
   /// Records appended through this writer so far.
   std::uint64_t records_written() const;
