@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "flags/FlagsTrace.h"
 #include "fuselens/db/AnalysisStore.h"
@@ -151,6 +152,20 @@ bool store_bounded_analyses(db::Reader& reader) {
   db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
   return std::any_of(rows.begin(), rows.end(),
                      [](const db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
+}
+
+PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct) {
+  auto rows =
+      std::make_shared<const std::vector<db::StoredAnalysisRow>>(compute_rows(path, bounded));
+  if (cct) {
+    *cct = std::any_of(rows->begin(), rows->end(),
+                       [](const db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
+  }
+  return [rows](db::Reader& target) {
+    const bool add_tables = db::analysis_tables_to_add(target);
+    const db::TableFingerprints sources = db::table_fingerprints(target);
+    db::write_stored_analyses(target.connection(), add_tables, sources, *rows);
+  };
 }
 
 void store_extent(db::Reader& reader) {

@@ -43,6 +43,7 @@
 #include "flags/Flags.h"
 #include "fuselens/db/AnalysisStore.h"
 #include "fuselens/db/Reader.h"
+#include "store/PreparedStore.h"
 #include "window/Window.h"
 
 namespace fuselens::analyzer {
@@ -82,6 +83,12 @@ void store_extent(db::Reader& reader);
 /// stored result; flags are left to the rows. Returns true when cct was stored. Same arguments
 /// and errors as store_analyses.
 bool store_bounded_analyses(db::Reader& reader);
+
+/// Computes what store_analyses (`bounded` false) or store_bounded_analyses (true) stores, on a
+/// reader of its own on the capture at `path`, for another thread to store (PreparedStore.h;
+/// steps the stored window depends on must be stored first). `cct`, when given, is set to whether
+/// the result holds cct. Throws db::Error when the capture cannot be read.
+PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct = nullptr);
 
 /// The analysis name of the stored NVTX range projections (window spec and key "").
 inline constexpr const char* kRangeProjectionAnalysis = "nvtx_ranges";

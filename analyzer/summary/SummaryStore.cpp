@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -199,6 +200,15 @@ void store_summary_aggregates(db::Reader& reader) {
   bool add_tables = false;
   const db::SummaryAggregateRows rows = aggregate_rows(reader, add_tables);
   db::write_summary_aggregates(reader.connection(), add_tables, rows);
+}
+
+PreparedStore prepare_summary_aggregates(const std::string& path) {
+  bool add_tables = false;
+  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  auto rows = std::make_shared<const db::SummaryAggregateRows>(aggregate_rows(reader, add_tables));
+  return [add_tables, rows](db::Reader& target) {
+    db::write_summary_aggregates(target.connection(), add_tables, *rows);
+  };
 }
 
 std::optional<StoredAggregates> load_summary_aggregates(const db::Reader& reader) {

@@ -35,6 +35,7 @@
 #include "compare/CompareProjection.h"
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Reader.h"
+#include "store/PreparedStore.h"
 #include "summary/Summary.h"
 
 namespace fuselens::analyzer {
@@ -94,6 +95,11 @@ void store_summary_aggregates(const std::string& path);
 /// opens the capture once); a reader built with TimestampCheck::DeferLargeTables has the kernel
 /// and api_call timestamps checked here. Throws db::Error as above.
 void store_summary_aggregates(db::Reader& reader);
+
+/// Computes what store_summary_aggregates stores through a reader of its own on the capture at
+/// `path` (TimestampCheck::DeferLargeTables: the times checked where read), for another thread
+/// to store (PreparedStore.h). Throws db::Error when the capture cannot be read.
+PreparedStore prepare_summary_aggregates(const std::string& path);
 
 /// The stored aggregates of the capture, or nullopt when it has none, when they no longer match
 /// its rows, or when a stored value is implausible (the caller then computes from the rows).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "fuselens/db/Sqlite.h"
@@ -287,15 +288,28 @@ void store_timeline_lod(const std::string& path, std::int64_t min_items) {
   store_timeline_lod(reader, min_items);
 }
 
-void store_timeline_lod(db::Reader& reader, std::int64_t min_items) {
+namespace {
+
+// The levels store_timeline_lod stores: none under `min_items` items.
+std::vector<db::StoredLodLevel> levels_to_store(db::Reader& reader, std::int64_t min_items) {
   const std::int64_t items = item_count(reader);
-  std::vector<db::StoredLodLevel> levels;
-  if (items >= min_items) {
-    reader.check_table_timestamps("kernel");
-    reader.check_table_timestamps("api_call");
-    levels = compute_levels(reader, items);
-  }
-  db::write_timeline_lod(reader.connection(), levels);
+  if (items < min_items) return {};
+  reader.check_table_timestamps("kernel");
+  reader.check_table_timestamps("api_call");
+  return compute_levels(reader, items);
+}
+
+}  // namespace
+
+void store_timeline_lod(db::Reader& reader, std::int64_t min_items) {
+  db::write_timeline_lod(reader.connection(), levels_to_store(reader, min_items));
+}
+
+PreparedStore prepare_timeline_lod(const std::string& path, std::int64_t min_items) {
+  db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  auto levels =
+      std::make_shared<const std::vector<db::StoredLodLevel>>(levels_to_store(reader, min_items));
+  return [levels](db::Reader& target) { db::write_timeline_lod(target.connection(), *levels); };
 }
 
 bool has_timeline_lod(const db::Reader& reader) { return db::has_timeline_lod_tables(reader); }

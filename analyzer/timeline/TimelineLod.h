@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "fuselens/db/Reader.h"
+#include "store/PreparedStore.h"
 #include "timeline/Timeline.h"
 
 namespace fuselens::analyzer {
@@ -84,6 +85,9 @@ TimelineLod compute_timeline_lod(const db::Reader& reader);
 void store_timeline_lod(const std::string& path, std::int64_t min_items = kLodMinItems);
 /// The same through `reader`, whose connection must be ReadWrite (prof-run's finalization).
 void store_timeline_lod(db::Reader& reader, std::int64_t min_items = kLodMinItems);
+/// Computes what store_timeline_lod stores through a reader of its own on the capture at `path`,
+/// for another thread to store (PreparedStore.h). Throws db::Error when it cannot be read.
+PreparedStore prepare_timeline_lod(const std::string& path, std::int64_t min_items = kLodMinItems);
 
 /// True when the capture has the level-of-detail tables, whatever its schema version (cheap;
 /// whether their rows are trusted is load_timeline_lod's question).

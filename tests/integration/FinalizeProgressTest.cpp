@@ -56,3 +56,53 @@ TEST(FinalizeProgress, OnATerminalEveryStepRewritesOneLineThatDoneErases) {
             "\r\033[K[fuselens] finalizing the capture: summary aggregates"
             "\r\033[K");
 }
+
+// The report line after a long finalization says where the time went: every "index NAME" step
+// under one "indexes", the other steps by name in the order they started, the time between
+// done() and the next step not counted, steps under the threshold left out.
+TEST(FinalizeProgress, TheBreakdownSumsEachKindOfStep) {
+  Output out;
+  auto t = std::chrono::steady_clock::time_point{};
+  FinalizeProgressPrinter p(out.file(), false, [&] { return t; });
+  EXPECT_EQ(p.breakdown(), "");
+  p.step("checkpoint", 1, 4);
+  t += 20ms;
+  p.step("index kernel_by_name", 2, 4);
+  t += 1500ms;
+  p.step("index api_by_name", 3, 4);
+  t += 2s;
+  p.step("summary aggregates", 0, 0);
+  t += 700ms;
+  p.done();
+  t += 30s;  // a report printed between two steps
+  p.step("timeline level of detail", 0, 0);
+  t += 250ms;
+  p.done();
+  p.done();
+  EXPECT_EQ(p.breakdown(),
+            "indexes 3.5 s, summary aggregates 0.7 s, timeline level of detail 0.2 s");
+  EXPECT_EQ(p.breakdown(0.0),
+            "checkpoint 0.0 s, indexes 3.5 s, summary aggregates 0.7 s, timeline level of detail "
+            "0.2 s");
+  EXPECT_EQ(out.text(), "");
+}
+
+// Results computed at once are shown with the step that ran them; the steps that store them
+// count as one kind.
+TEST(FinalizeProgress, TheBreakdownShowsThePartsOfAStepRunAtOnce) {
+  Output out;
+  auto t = std::chrono::steady_clock::time_point{};
+  FinalizeProgressPrinter p(out.file(), false, [&] { return t; });
+  p.part("ignored", 1.0);  // no step under way
+  p.step("results: summary aggregates, cct", 0, 0);
+  t += 3s;
+  p.part("summary aggregates", 1.25);
+  p.part("cct", 2.875);
+  p.step("storing summary aggregates", 0, 0);
+  t += 100ms;
+  p.step("storing cct", 0, 0);
+  t += 200ms;
+  p.done();
+  EXPECT_EQ(p.breakdown(),
+            "results 3.0 s [at once: summary aggregates 1.2 s, cct 2.9 s], storing results 0.3 s");
+}

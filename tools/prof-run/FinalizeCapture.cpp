@@ -7,9 +7,15 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "CaptureReport.h"
 #include "Color.h"
@@ -26,6 +32,94 @@
 #include "timeline/TimelineLod.h"
 
 namespace fuselens::tools {
+
+namespace {
+
+namespace analyzer = fuselens::analyzer;
+
+// One result stored at the end of the run, computed on a thread and connection of its own.
+struct PendingResult {
+  const char* what = "";   // for the progress line and the report
+  std::string not_stored;  // the report's line when it could not be computed or stored
+  std::function<analyzer::PreparedStore()> prepare;
+  analyzer::PreparedStore store;
+  std::string error;
+  double seconds = 0;
+};
+
+// The summary's aggregates (SummaryStore.h: `summary` reads them instead of every row), the
+// results of cct and flags for the default window (AnalysisStore.h; above
+// kMaxStoredAnalysisRecords only what is computed in bounded memory: the extent every window's
+// resolution reads, and cct when its groups stream: flags hold every launch) and the timeline's
+// level of detail (TimelineLod.h: prof-gui opens a big capture without reading every kernel).
+// Each is optional: without it the analysis reads the rows. They read the capture and nothing
+// else, so they are computed at once, each on its own read-only connection, and then stored one
+// after another through `reader` (on ten million launches they take 6-12 s each on the H100's
+// host: one after another, most of the finalization once the indexes are kept while writing).
+void store_results(const std::string& path, fuselens::db::Reader& reader,
+                   fuselens::tools::FinalizeProgressPrinter& progress) {
+  std::int64_t records = 0;
+  try {
+    records = reader.gpu_record_count();
+  } catch (const std::exception&) {
+    records = std::numeric_limits<std::int64_t>::max();  // then only the bounded results
+  }
+  const bool bounded = records > analyzer::kMaxStoredAnalysisRecords;
+  bool cct = false;
+  std::vector<PendingResult> results(3);
+  results[0].what = "summary aggregates";
+  results[0].not_stored = "summary aggregates not stored (the summary will read every row)";
+  results[0].prepare = [&] { return analyzer::prepare_summary_aggregates(path); };
+  results[1].what = bounded ? "capture extent and cct" : "cct and flags";
+  results[1].not_stored = "cct and flags results not stored (they will read every row)";
+  results[1].prepare = [&] { return analyzer::prepare_analyses(path, bounded, &cct); };
+  results[2].what = "timeline level of detail";
+  results[2].not_stored = "timeline level of detail not stored";
+  results[2].prepare = [&] { return analyzer::prepare_timeline_lod(path); };
+  progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
+  std::vector<std::thread> threads;
+  for (auto& r : results) {
+    const auto compute = [&r] {
+      const auto started = std::chrono::steady_clock::now();
+      try {
+        r.store = r.prepare();
+      } catch (const std::exception& e) {
+        r.error = e.what();
+      } catch (...) {
+        r.error = "unknown error";
+      }
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    try {
+      threads.emplace_back(compute);
+    } catch (const std::system_error&) {
+      compute();  // no thread to be had: here, after the others
+    }
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) progress.part(r.what, r.seconds);
+  for (auto& r : results) {
+    if (!r.store) continue;
+    progress.step(std::string("storing ") + r.what, 0, 0);
+    try {
+      r.store(reader);
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+  }
+  progress.done();
+  for (const auto& r : results) {
+    if (!r.error.empty()) std::cerr << "[fuselens] " << r.not_stored << ": " << r.error << '\n';
+  }
+  if (bounded && results[1].error.empty()) {
+    std::cerr << fmt::format(
+        "[fuselens] {} results not stored: {} GPU records, more than {} (they will read every "
+        "row)\n",
+        cct ? "flags" : "cct and flags", records, analyzer::kMaxStoredAnalysisRecords);
+  }
+}
+
+}  // namespace
 
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
   namespace db = fuselens::db;
@@ -49,26 +143,20 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
                 << edges.memcpys << " memcpys and " << edges.memsets
                 << " memsets launched outside every window (docs/capture-control.md)\n";
     }
-    // Deferred: the kernel and api_call timestamps are checked where they are read, once (by the
-    // aggregates, or by the summary when they could not be stored).
+    // Deferred: the kernel and api_call timestamps are checked where they are read.
     std::optional<db::Reader> reader;
     try {
       reader.emplace(std::move(connection), db::TimestampCheck::DeferLargeTables);
-      // The summary's aggregates, computed once here instead of at every `prof-analyze summary`
-      // (SummaryStore.h). Optional: without them the summary reads the rows.
-      progress.step("summary aggregates", 0, 0);
-      fuselens::analyzer::store_summary_aggregates(*reader);
     } catch (const std::exception& e) {
       progress.done();
-      std::cerr << "[fuselens] summary aggregates not stored (the summary will read every row): "
-                << e.what() << '\n';
+      std::cerr << "[fuselens] results not stored (the analyses will read every row): " << e.what()
+                << '\n';
     }
-    // The steps of the run (docs/steps.md), stored for SQL and DataFrame users. Optional too.
+    // The steps of the run (docs/steps.md), stored for SQL and DataFrame users, first: the
+    // stored cct/flags results are those of the default window, which may be the steady steps.
     if (reader) {
       try {
         progress.step("steps", 0, 0);
-        reader->check_table_timestamps("kernel");
-        reader->check_table_timestamps("api_call");
         const std::string skipped = fuselens::analyzer::store_steps(*reader);
         progress.done();
         if (!skipped.empty()) std::cerr << "[fuselens] steps not stored: " << skipped << '\n';
@@ -77,48 +165,15 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
-    // The results of cct and flags for the default window (AnalysisStore.h). Optional too; above
-    // kMaxStoredAnalysisRecords only what is computed in bounded memory (the extent every
-    // window's resolution reads, and cct when its groups stream): flags hold every launch.
-    if (reader) {
-      try {
-        const std::int64_t records = reader->gpu_record_count();
-        if (records > fuselens::analyzer::kMaxStoredAnalysisRecords) {
-          progress.step("capture extent and cct", 0, 0);
-          const bool cct = fuselens::analyzer::store_bounded_analyses(*reader);
-          progress.done();
-          std::cerr << fmt::format(
-              "[fuselens] {} results not stored: {} GPU records, more than {} (they will read "
-              "every row)\n",
-              cct ? "flags" : "cct and flags", records,
-              fuselens::analyzer::kMaxStoredAnalysisRecords);
-        } else {
-          progress.step("cct and flags", 0, 0);
-          fuselens::analyzer::store_analyses(*reader);
-        }
-        progress.done();
-      } catch (const std::exception& e) {
-        progress.done();
-        std::cerr << "[fuselens] cct and flags results not stored (they will read every row): "
-                  << e.what() << '\n';
-      }
-    }
-    // The timeline's level of detail (analyzer/timeline/TimelineLod.h), so that prof-gui opens
-    // a big capture without reading every kernel. Optional: without it prof-gui reads the rows.
-    if (reader) {
-      try {
-        progress.step("timeline level of detail", 0, 0);
-        fuselens::analyzer::store_timeline_lod(*reader);
-        progress.done();
-      } catch (const std::exception& e) {
-        progress.done();
-        std::cerr << "[fuselens] timeline level of detail not stored: " << e.what() << '\n';
-      }
-    }
+    if (reader) store_results(path, *reader, progress);
     progress.done();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (seconds >= 2.0) std::cerr << fmt::format("[fuselens] finalized in {:.1f} s\n", seconds);
+    if (seconds >= 2.0) {
+      const std::string parts = progress.breakdown();
+      std::cerr << fmt::format("[fuselens] finalized in {:.1f} s{}\n", seconds,
+                               parts.empty() ? "" : " (" + parts + ")");
+    }
     // A capture that failed validation above fails it again here, with the same message.
     if (!reader) reader.emplace(path, db::TimestampCheck::DeferLargeTables);
     std::cerr << "[fuselens] capture: " << path << '\n';

@@ -1,0 +1,129 @@
+// prof-run's finalization (tools/prof-run/FinalizeCapture.h) without a GPU: the results it
+// stores when the run ends, computed at once on connections of their own, equal those the stores
+// compute one after another (the order prof-run used before: summary aggregates, steps, cct and
+// flags, the timeline's level of detail).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <string>
+
+#include "FinalizeCapture.h"
+#include "TempDir.h"
+#include "fuselens/db/Reader.h"
+#include "fuselens/db/Sqlite.h"
+#include "fuselens/db/Writer.h"
+#include "steps/Steps.h"
+#include "store/AnalysisStore.h"
+#include "summary/SummaryStore.h"
+#include "timeline/TimelineLod.h"
+
+namespace db = fuselens::db;
+namespace fs = std::filesystem;
+
+namespace {
+
+const db::RunEnd kEnd{db::EndReason::Exited, 0, std::nullopt, 5};
+
+// Every row of every table of the capture, table by table in name order, rows in rowid (or key)
+// order, as text.
+std::string dump(const std::string& path) {
+  db::Connection c(path, db::Connection::Mode::ReadOnly);
+  std::string out;
+  auto tables = c.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+      "ORDER BY name");
+  while (tables.step()) {
+    const std::string table = tables.text(0);
+    out += "== " + table + '\n';
+    sqlite3_stmt* rows = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(c.handle(), ("SELECT * FROM main.\"" + table + '"').c_str(), -1,
+                                 &rows, nullptr),
+              SQLITE_OK);
+    while (sqlite3_step(rows) == SQLITE_ROW) {
+      for (int i = 0; i < sqlite3_column_count(rows); ++i) {
+        const unsigned char* text = sqlite3_column_text(rows, i);
+        out += text ? reinterpret_cast<const char*>(text) : "NULL";
+        out += '|';
+      }
+      out += '\n';
+    }
+    sqlite3_finalize(rows);
+  }
+  return out;
+}
+
+// What prof-run stored before its results were computed at once, one store after another.
+void finalize_one_after_another(const std::string& path) {
+  {
+    db::Connection c(path, db::Connection::Mode::ReadWrite);
+    db::finalize_capture(c, kEnd);
+  }
+  fuselens::analyzer::store_summary_aggregates(path);
+  {
+    db::Reader reader(db::Connection(path, db::Connection::Mode::ReadWrite),
+                      db::TimestampCheck::DeferLargeTables);
+    fuselens::analyzer::store_steps(reader);
+    if (reader.gpu_record_count() > fuselens::analyzer::kMaxStoredAnalysisRecords) {
+      fuselens::analyzer::store_bounded_analyses(reader);
+    } else {
+      fuselens::analyzer::store_analyses(reader);
+    }
+  }
+  fuselens::analyzer::store_timeline_lod(path);
+}
+
+void expect_same_results(const std::string& original, const fuselens::test::TempDir& dir) {
+  const std::string a = dir.file("one_after_another.sqlite");
+  const std::string b = dir.file("at_once.sqlite");
+  fs::copy_file(original, a);
+  fs::copy_file(original, b);
+  finalize_one_after_another(a);
+  ASSERT_TRUE(fuselens::tools::finalize_capture(b, kEnd, /*metrics=*/false));
+  const std::string at_once = dump(b);
+  EXPECT_NE(at_once.find("== stored_analysis\n"), std::string::npos);
+  EXPECT_EQ(at_once, dump(a));
+}
+
+}  // namespace
+
+// A real PyTorch training capture: NVTX steps, calling contexts, cct and flags stored.
+TEST(FinalizeCapture, ResultsComputedAtOnceEqualThoseStoredOneAfterAnother) {
+  fuselens::test::TempDir dir;
+  expect_same_results(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", dir);
+}
+
+// Enough launches for the timeline's level of detail (kLodMinItems), written as the collector
+// does (indexes kept while writing), not finalized.
+TEST(FinalizeCapture, ALevelOfDetailIsStoredTheSameToo) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("launches.sqlite");
+  {
+    auto w = db::Writer::create(path, db::RunInfo{}, db::TraceLayout::Full,
+                                db::IndexBuild::WhileWriting);
+    db::RecordBatch b;
+    const std::int64_t launches = fuselens::analyzer::kLodMinItems / 2 + 1000;
+    for (std::int64_t i = 1; i <= launches; ++i) {
+      db::KernelRecord k;
+      k.pid = 7;
+      k.correlation_id = static_cast<std::uint32_t>(i);
+      k.start_ns = 1'000'000 + 2000ull * static_cast<std::uint64_t>(i);
+      k.end_ns = k.start_ns + 700 + static_cast<std::uint64_t>(i % 13) * 50;
+      k.stream_id = 7;
+      k.mangled_name = "_Z6kernelILi" + std::to_string(i % 4) + "EEvv";  // a step of 4 kernels
+      b.kernels.push_back(k);
+      db::ApiCallRecord a;
+      a.pid = 7;
+      a.tid = 7;
+      a.name = "cudaLaunchKernel";
+      a.correlation_id = k.correlation_id;
+      a.start_ns = k.start_ns - 900;
+      a.end_ns = k.start_ns - 200;
+      b.api_calls.push_back(a);
+    }
+    w.write(b);
+  }
+  expect_same_results(path, dir);
+  db::Reader reader(dir.file("at_once.sqlite"));
+  EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM timeline_lod"), 0);
+}
