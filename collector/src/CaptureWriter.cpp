@@ -3,7 +3,10 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "ActivityBuffers.h"
 #include "Log.h"
@@ -184,6 +187,11 @@ void CaptureWriter::writer_loop() noexcept {
   std::vector<db::DeviceInfo> devices;
   work.reserve(max_buffers_);
   Epilogue* epilogue = nullptr;
+  // The writer's load, for the live indexes (the header's comment).
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> first_buffer;
+  double busy_s = 0;
+  std::uint64_t buffers_written = 0;
   while (true) {
     bool stopping = false;
     {
@@ -202,8 +210,20 @@ void CaptureWriter::writer_loop() noexcept {
       }
     }
     devices.clear();
-    keep_up(work.size());
-    for (const auto& item : work) {
+    if (!work.empty() && !first_buffer) first_buffer = Clock::now();
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const Completed& item = work[i];
+      const auto started = Clock::now();
+      if (!indexes_dropped_) {
+        std::size_t waiting = work.size() - i - 1;
+        {
+          std::lock_guard lock(mutex_);
+          waiting += queue_.size();
+        }
+        if (fell_behind(waiting, max_buffers_)) {
+          drop_indexes(fmt::format("it fell behind ({} activity buffers waiting)", waiting));
+        }
+      }
       try {
         converter_.convert_buffer(item.buffer, item.valid_size, batch);
         if (aggregator_) {
@@ -218,6 +238,15 @@ void CaptureWriter::writer_loop() noexcept {
       }
       buffers_.release(item.buffer);
       write_batch(batch);
+      busy_s += std::chrono::duration<double>(Clock::now() - started).count();
+      if (!busy_checked_ && ++buffers_written >= kIndexCheckBuffers) {
+        busy_checked_ = true;
+        const double wall_s = std::chrono::duration<double>(Clock::now() - *first_buffer).count();
+        if (!indexes_dropped_ && too_busy(busy_s, wall_s)) {
+          drop_indexes(fmt::format("it was busy {:.0f} % of its first {} buffers' {:.2f} s",
+                                   100.0 * busy_s / wall_s, buffers_written, wall_s));
+        }
+      }
     }
     work.clear();
     if (stopping) break;
@@ -242,14 +271,14 @@ void CaptureWriter::writer_loop() noexcept {
   wake_.notify_all();
 }
 
-void CaptureWriter::keep_up(std::size_t waiting) noexcept {
-  if (indexes_dropped_ || broken_ || waiting < std::max<std::size_t>(2, max_buffers_ / 2)) return;
+void CaptureWriter::drop_indexes(const std::string& why) noexcept {
   indexes_dropped_ = true;
+  if (broken_) return;
   try {
     if (const int dropped = writer_.drop_indexes(); dropped > 0) {
-      log("the capture writer fell behind ({} activity buffers waiting): it no longer keeps the "
-          "capture's {} indexes; they are built when the run ends",
-          waiting, dropped);
+      log("the capture writer no longer keeps the capture's {} indexes ({}); they are built when "
+          "the run ends",
+          dropped, why);
     }
   } catch (const std::exception& e) {
     log("cannot drop the capture's indexes: {}", e.what());

@@ -13,20 +13,26 @@
 // host program.
 //
 // The capture's indexes are kept by the writes (db::IndexBuild::WhileWriting, prof-run's
-// captures): about 3.4 µs of the writer's CPU per kernel and its launch call on the development
-// machine (docs/BENCHMARKS.md). When the thread falls behind (half the pool's buffers waiting at
-// once) it drops them, once: finalize builds them, and the pool does not fill on their account.
+// captures), which makes each write about 2.8 times as long for a launch loop (docs/BENCHMARKS.md):
+// a tight launch loop on the H100 host brings the thread to the edge of what it keeps up with.
+// The thread drops them (finalize then builds them) when it is too slow for them, judged twice:
+// after its first kIndexCheckBuffers buffers, while the tables are small and a drop costs little,
+// when it was busy more than half the time since the first (too_busy); and at any buffer, when
+// an eighth of the pool waits (fell_behind: the drop then takes about 1.4 s per million kernels
+// on the development machine, while the rest of the pool takes the records).
 //
 // The synchronous rows (handle_process, handle_process_rank, handle_threads,
 // handle_calling_contexts, handle_kernel_args) go straight to the capture: call them before start()
 // or from the Epilogue.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -110,10 +116,22 @@ class CaptureWriter final : public CaptureSink {
   void write_aggregates(const db::CallingContextTree* tree) noexcept;
   std::atomic<const ApiFilter*> api_filter_{nullptr};
   void write_batch(db::RecordBatch& batch) noexcept;
-  // The writer thread holds `waiting` buffers at once: drops the live indexes when that is half
-  // the pool (once).
-  void keep_up(std::size_t waiting) noexcept;
+  // Drops the live indexes (once), saying why.
+  void drop_indexes(const std::string& why) noexcept;
 
+ public:
+  /// The buffers after which the writer judges whether it is too busy for the live indexes.
+  static constexpr std::uint64_t kIndexCheckBuffers = 16;
+  /// Too busy to keep the live indexes: writing took more than half of `wall_s`.
+  static bool too_busy(double busy_s, double wall_s) noexcept {
+    return wall_s > 0 && busy_s > 0.5 * wall_s;
+  }
+  /// Fallen behind: `waiting` buffers queued, an eighth of a pool of `max_buffers` (at least 2).
+  static bool fell_behind(std::size_t waiting, std::size_t max_buffers) noexcept {
+    return waiting >= std::max<std::size_t>(2, max_buffers / 8);
+  }
+
+ private:
   db::Writer writer_;
   ActivityBuffers& buffers_;
   ActivityConverter converter_;  // writer thread only
@@ -133,6 +151,7 @@ class CaptureWriter final : public CaptureSink {
   std::atomic<std::uint64_t> discarded_{0};  // records converted but not stored (write errors)
   bool broken_ = false;                      // writer thread only (after start)
   bool indexes_dropped_ = false;             // writer thread only: drop_indexes() was called
+  bool busy_checked_ = false;                // writer thread only: too_busy() was asked
 
   // Aggregate mode, writer thread only.
   std::unique_ptr<db::Aggregator> aggregator_;

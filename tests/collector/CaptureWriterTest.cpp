@@ -163,11 +163,11 @@ TEST(CaptureWriter, AggregateModeWithoutContextsStoresItsAggregatesAfterTheEpilo
 }
 
 // prof-run's captures keep their indexes while the collector writes (db::IndexBuild::
-// WhileWriting). A writer thread that finds half the pool's buffers waiting at once has fallen
-// behind: it drops them (finalize builds them) so that the pool does not fill on their account;
-// one that keeps up keeps them.
-TEST(CaptureWriter, DropsTheLiveIndexesWhenHalfThePoolWaits) {
-  for (const int waiting : {1, 2}) {
+// WhileWriting). A writer thread that finds an eighth of the pool's buffers (at least two)
+// waiting while it writes one has fallen behind: it drops them (finalize builds them) so that
+// the pool does not fill on their account; one that keeps up keeps them.
+TEST(CaptureWriter, DropsTheLiveIndexesWhenAnEighthOfThePoolWaits) {
+  for (const int queued : {2, 3}) {
     fuselens::test::TempDir dir;
     const std::string path = dir.file("capture.fuselens");
     {
@@ -176,7 +176,7 @@ TEST(CaptureWriter, DropsTheLiveIndexesWhenHalfThePoolWaits) {
     ActivityBuffers buffers(4096, 4);
     {
       CaptureWriter sink(db::Writer::open(path), buffers, kPid, 4);
-      for (int i = 0; i < waiting; ++i) {  // queued before the thread starts: all seen at once
+      for (int i = 0; i < queued; ++i) {  // queued before the thread starts: all seen at once
         std::uint8_t* buffer = nullptr;
         std::size_t size = 0, max_records = 0;
         buffers.on_buffer_requested(&buffer, &size, &max_records);
@@ -189,9 +189,22 @@ TEST(CaptureWriter, DropsTheLiveIndexesWhenHalfThePoolWaits) {
       EXPECT_EQ(sink.records_discarded(), 0u);
     }
     db::Reader reader(path);
+    // Writing the first of 3, two wait: an eighth of 4 (at least two).
     EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
                                "sql IS NOT NULL"),
-              waiting == 1 ? static_cast<std::int64_t>(db::capture_index_count()) : 0)
-        << waiting << " buffers waiting";
+              queued == 2 ? static_cast<std::int64_t>(db::capture_index_count()) : 0)
+        << queued << " buffers queued";
   }
+}
+
+// The two judgements: busy more than half the time since the first buffer (asked once, after
+// kIndexCheckBuffers buffers), or an eighth of the pool waiting (at least two buffers).
+TEST(CaptureWriter, TooBusyOrBehindForTheLiveIndexes) {
+  EXPECT_FALSE(CaptureWriter::too_busy(0.5, 1.0));
+  EXPECT_TRUE(CaptureWriter::too_busy(0.51, 1.0));
+  EXPECT_FALSE(CaptureWriter::too_busy(0.0, 0.0));
+  EXPECT_FALSE(CaptureWriter::fell_behind(7, 64));
+  EXPECT_TRUE(CaptureWriter::fell_behind(8, 64));
+  EXPECT_FALSE(CaptureWriter::fell_behind(1, 1));
+  EXPECT_TRUE(CaptureWriter::fell_behind(2, 1));
 }
