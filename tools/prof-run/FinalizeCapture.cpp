@@ -78,6 +78,8 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
   results[2].prepare = [&] { return analyzer::prepare_timeline_lod(path); };
   progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
   std::vector<std::thread> threads;
+  threads.reserve(
+      results.size());  // no allocation once a thread runs: a throw would leave it unjoined
   for (auto& r : results) {
     const auto compute = [&r] {
       const auto started = std::chrono::steady_clock::now();
