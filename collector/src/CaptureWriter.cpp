@@ -220,9 +220,7 @@ void CaptureWriter::writer_loop() noexcept {
           std::lock_guard lock(mutex_);
           waiting += queue_.size();
         }
-        if (fell_behind(waiting, max_buffers_)) {
-          drop_indexes(fmt::format("it fell behind ({} activity buffers waiting)", waiting));
-        }
+        if (fell_behind(waiting, max_buffers_)) drop_indexes(waiting, 0, 0);
       }
       try {
         converter_.convert_buffer(item.buffer, item.valid_size, batch);
@@ -242,10 +240,7 @@ void CaptureWriter::writer_loop() noexcept {
       if (!busy_checked_ && ++buffers_written >= kIndexCheckBuffers) {
         busy_checked_ = true;
         const double wall_s = std::chrono::duration<double>(Clock::now() - *first_buffer).count();
-        if (!indexes_dropped_ && too_busy(busy_s, wall_s)) {
-          drop_indexes(fmt::format("it was busy {:.0f} % of its first {} buffers' {:.2f} s",
-                                   100.0 * busy_s / wall_s, buffers_written, wall_s));
-        }
+        if (!indexes_dropped_ && too_busy(busy_s, wall_s)) drop_indexes(0, busy_s, wall_s);
       }
     }
     work.clear();
@@ -271,17 +266,22 @@ void CaptureWriter::writer_loop() noexcept {
   wake_.notify_all();
 }
 
-void CaptureWriter::drop_indexes(const std::string& why) noexcept {
+void CaptureWriter::drop_indexes(std::size_t waiting, double busy_s, double wall_s) noexcept {
   indexes_dropped_ = true;
   if (broken_) return;
   try {
-    if (const int dropped = writer_.drop_indexes(); dropped > 0) {
-      log("the capture writer no longer keeps the capture's {} indexes ({}); they are built when "
-          "the run ends",
-          dropped, why);
-    }
+    const int dropped = writer_.drop_indexes();
+    if (dropped == 0) return;
+    const std::string why =
+        waiting > 0 ? fmt::format("it fell behind: {} activity buffers waiting", waiting)
+                    : fmt::format("it was busy {:.0f} % of its first {} buffers' {:.2f} s",
+                                  100.0 * busy_s / wall_s, kIndexCheckBuffers, wall_s);
+    log("the capture writer no longer keeps the capture's {} indexes ({}); they are built when "
+        "the run ends",
+        dropped, why);
   } catch (const std::exception& e) {
     log("cannot drop the capture's indexes: {}", e.what());
+  } catch (...) {
   }
 }
 

@@ -116,8 +116,9 @@ class CaptureWriter final : public CaptureSink {
   void write_aggregates(const db::CallingContextTree* tree) noexcept;
   std::atomic<const ApiFilter*> api_filter_{nullptr};
   void write_batch(db::RecordBatch& batch) noexcept;
-  // Drops the live indexes (once), saying why.
-  void drop_indexes(const std::string& why) noexcept;
+  // Drops the live indexes (once), saying why: `waiting` buffers behind (fell_behind), or when
+  // 0, busy `busy_s` of the first kIndexCheckBuffers buffers' `wall_s` (too_busy).
+  void drop_indexes(std::size_t waiting, double busy_s, double wall_s) noexcept;
 
  public:
   /// The buffers after which the writer judges whether it is too busy for the live indexes.
