@@ -136,22 +136,14 @@ std::string stored_window_key(const Window& w) {
   return key.dump();
 }
 
-void store_analyses(db::Reader& reader) {
-  const bool add_tables = db::analysis_tables_to_add(reader);
-  const db::TableFingerprints sources = db::table_fingerprints(reader);
-  const auto rows = compute_rows(reader.path(), /*bounded=*/false);
-  db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
-}
+void store_analyses(db::Reader& reader) { prepare_analyses(reader.path(), false)(reader); }
 
 bool store_bounded_analyses(db::Reader& reader) {
   reader.check_table_timestamps("kernel");  // a no-op where the finalization checked them
   reader.check_table_timestamps("api_call");
-  const bool add_tables = db::analysis_tables_to_add(reader);
-  const db::TableFingerprints sources = db::table_fingerprints(reader);
-  const auto rows = compute_rows(reader.path(), /*bounded=*/true);
-  db::write_stored_analyses(reader.connection(), add_tables, sources, rows);
-  return std::any_of(rows.begin(), rows.end(),
-                     [](const db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
+  bool cct = false;
+  prepare_analyses(reader.path(), true, &cct)(reader);
+  return cct;
 }
 
 PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct) {
