@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -49,6 +50,7 @@ class ChainFinder {
       : trace_(trace),
         max_gap_(config.get_ns("fusion_chain.max_gap_us")),
         min_kernels_(static_cast<std::size_t>(config.get("fusion_chain.min_kernels"))),
+        sites_(trace),
         agg_("fusion_chain") {}
 
   void add_stream(const std::vector<std::size_t>& ops) {
@@ -124,22 +126,32 @@ class ChainFinder {
 
   void add_occurrence(const std::vector<std::size_t>& run, std::size_t first, std::size_t p) {
     const TraceOp& head = trace_.ops[run[first]];
-    HitSite site = op_site(trace_, head);
     std::vector<const TraceOp*> chain;
     std::int64_t gaps = 0, gpu = 0, cpu = 0;
+    // The chain's site is found by what it is built from: the head's site, then each kernel's
+    // name and call path (a million occurrences share a few sites).
+    std::vector<std::uintptr_t> key{reinterpret_cast<std::uintptr_t>(&sites_.op(head))};
     for (std::size_t j = first; j < first + p; ++j) {
       const TraceOp& op = trace_.ops[run[j]];
       chain.push_back(&op);
-      if (j > first) {
-        site.subject += " -> " + std::string(op.name);
-        gaps += std::max<std::int64_t>(0, op.start_ns - trace_.ops[run[j - 1]].end_ns);
-      }
+      if (j > first) gaps += std::max<std::int64_t>(0, op.start_ns - trace_.ops[run[j - 1]].end_ns);
       gpu += op.duration_ns();
       const TraceCall* call = trace_.launch_call(op);
       cpu += call->end_ns - call->start_ns;
+      key.push_back(reinterpret_cast<std::uintptr_t>(op.name.data()));
+      key.push_back(op.name.size());
+      key.push_back(static_cast<std::uintptr_t>(call->context + 1));
     }
-    site.context = chain_context(trace_, chain);
-    CountedWork& counted = counted_[site];
+    ChainSite& chain_site = chain_sites_[key];
+    if (!chain_site.site) {
+      HitSite site = sites_.op(head);
+      for (std::size_t j = 1; j < chain.size(); ++j)
+        site.subject += " -> " + std::string(chain[j]->name);
+      site.context = chain_context(trace_, chain);
+      chain_site.counted = &counted_[site];
+      chain_site.site = std::make_unique<HitSite>(std::move(site));
+    }
+    CountedWork& counted = *chain_site.counted;
     for (const TraceOp* op : chain) {
       if (const Work* work = trace_.counters(*op)) {
         counted.work += *work;
@@ -147,7 +159,7 @@ class ChainFinder {
         counted.complete = false;
       }
     }
-    Hit& h = agg_.add(site, gaps, head.start_ns);
+    Hit& h = agg_.add_cached(*chain_site.site, gaps, head.start_ns);
     h.set_metric("kernels_per_chain", static_cast<double>(p));
     h.add_metric("launches_removed", static_cast<double>(p - 1));
     h.add_metric("gap_ns", static_cast<double>(gaps));
@@ -165,8 +177,21 @@ class ChainFinder {
     Work work;
     bool complete = true;
   };
+  struct ChainSite {
+    std::unique_ptr<HitSite> site;
+    CountedWork* counted = nullptr;  // in counted_ (std::map: stable)
+  };
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::uintptr_t>& key) const {
+      std::size_t h = key.size();
+      for (const std::uintptr_t v : key) h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  SiteCache sites_;
   HitAggregator agg_;
   std::map<HitSite, CountedWork> counted_;
+  std::unordered_map<std::vector<std::uintptr_t>, ChainSite, KeyHash> chain_sites_;
   std::unordered_map<std::string_view, int> names_;  // views into FlagsTrace::texts
   std::unordered_map<int, int> range_head_;  ///< range instance -> name id of its first kernel
 };

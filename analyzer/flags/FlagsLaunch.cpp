@@ -68,6 +68,7 @@ std::vector<Hit> find_launch_hits(const FlagsTrace& trace, const FlagsConfig& co
   const std::int64_t runtime_cutoff = config.get_ns("runtime_outlier.cutoff_us");
   HitAggregator shorts("launch_short"), delays("launch_delay"), runtimes("runtime_outlier");
   std::map<StreamKey, std::int64_t> last_end;  // per stream, end of the latest operation so far
+  SiteCache sites(trace);
 
   for (const TraceOp& op : trace.ops) {
     const auto key = stream_key(op);
@@ -81,18 +82,18 @@ std::vector<Hit> find_launch_hits(const FlagsTrace& trace, const FlagsConfig& co
     const std::int64_t cpu = call->end_ns - call->start_ns;
     const std::int64_t gpu = op.duration_ns();
     const std::int64_t delay = std::max<std::int64_t>(0, op.start_ns - call->end_ns);
-    const HitSite site = op_site(trace, op);
+    const HitSite& site = sites.op(op);
     if (cpu <= short_cutoff && gpu < cpu) {
       // GPU idle lost to this launch: the gap before it on its stream, at most one launch call.
       const std::int64_t gap = has_prev ? std::max<std::int64_t>(0, op.start_ns - prev_end) : 0;
       const std::int64_t idle = std::min(gap, cpu);
-      Hit& h = shorts.add(site, idle, op.start_ns);
+      Hit& h = shorts.add_cached(site, idle, op.start_ns);
       h.add_metric("gpu_ns", static_cast<double>(gpu));
       h.add_metric("cpu_ns", static_cast<double>(cpu));
       h.add_metric("idle_ns", static_cast<double>(idle));
     }
     if (delay > delay_cutoff) {
-      Hit& h = delays.add(site, delay, op.start_ns);
+      Hit& h = delays.add_cached(site, delay, op.start_ns);
       h.set_metric("max_delay_ns", std::max(h.metric("max_delay_ns"), static_cast<double>(delay)));
     }
     if (cpu > runtime_cutoff) {

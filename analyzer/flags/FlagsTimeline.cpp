@@ -35,19 +35,10 @@ std::string at(const FlagsTrace& trace, std::int64_t t) {
   return "+" + flags_duration(static_cast<double>(t) - static_cast<double>(trace.origin_ns));
 }
 
-/// The stream_idle site of an operation: its stream, and its launch thread and range when it
-/// was launched inside one (`outside`: the stream's site for work outside or between ranges).
-/// No call path: the idle of a range's stream spans the launches of many call sites.
-HitSite stream_site(const FlagsTrace& trace, const TraceOp& op, bool outside = false) {
-  HitSite site = op_site(trace, op);
-  site.subject.clear();
-  site.context.clear();
-  if (outside || trace.launch_range_index(op) < 0) {
-    site.range.clear();
-    site.tid.reset();
-  }
-  return site;
-}
+// The stream_idle site of an operation (SiteCache::stream): its stream, and its launch thread
+// and range when it was launched inside one (`outside`: the stream's site for work outside or
+// between ranges). No call path: the idle of a range's stream spans the launches of many call
+// sites.
 
 void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector<Hit>& hits) {
   const std::int64_t kernel_wait_ns = config.get_ns("stream_idle.kernel_wait_ns");
@@ -60,6 +51,7 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
     streams[{op.pid, op.device_id, op.context_id, op.stream_id}].push_back(i);
   }
   HitAggregator idle("stream_idle");
+  SiteCache sites(trace);
   // Span (first start, last end) of each (pid, device, stream): the denominator of the idle
   // share outside or between ranges.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>,
@@ -75,12 +67,13 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
       // launched in the same range instance; gaps between ranges go to the stream's "outside"
       // site (no range), so that setup between benchmark cases is not charged to a case.
       const bool same_site = n > 0 && range == prev_range && range >= 0;
-      const HitSite own = stream_site(trace, op);
-      const HitSite site = same_site || n == 0 ? own : stream_site(trace, op, /*outside=*/true);
+      const HitSite& own = sites.stream(op, /*outside=*/false);
+      const HitSite& site = same_site || n == 0 ? own : sites.stream(op, /*outside=*/true);
       const std::int64_t gap_start = std::max(prev_end, startup_end);
       const std::int64_t gap = n > 0 ? std::max<std::int64_t>(0, op.start_ns - gap_start) : 0;
       if (op.start_ns >= startup_end) {  // start-up work is not a site's busy time
-        idle.add(own, 0, op.start_ns).add_metric("busy_ns", static_cast<double>(op.duration_ns()));
+        idle.add_cached(own, 0, op.start_ns)
+            .add_metric("busy_ns", static_cast<double>(op.duration_ns()));
       }
       if (gap > 0) {
         const TraceCall* call = trace.launch_call(op);
@@ -90,7 +83,7 @@ void stream_idle(const FlagsTrace& trace, const FlagsConfig& config, std::vector
         } else if (gap < kernel_wait_ns) {
           category = "kernel_wait_ns";
         }
-        Hit& h = idle.add(site, gap, gap_start);
+        Hit& h = idle.add_cached(site, gap, gap_start);
         h.add_metric(category, static_cast<double>(gap));
         h.add_metric("gaps", 1);
       }

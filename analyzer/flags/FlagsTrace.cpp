@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
+#include <mutex>
 #include <numeric>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/Instrumentation.h"
@@ -16,6 +22,43 @@ namespace fuselens::analyzer {
 namespace {
 
 using Strings = db::StringCache;
+
+// FlagsTrace::intern for loaders on several threads: each distinct name goes through the
+// trace's set once, under a lock; a loader keeps the views it got by name id (`Names`).
+class SharedInterner {
+ public:
+  explicit SharedInterner(FlagsTrace& t) : t_(t) {}
+  std::string_view operator()(std::string_view text) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return t_.intern(text);
+  }
+
+ private:
+  FlagsTrace& t_;
+  std::mutex mutex_;
+};
+
+// One loader's names: string id -> the view into FlagsTrace::texts.
+class Names {
+ public:
+  Names(Strings& strings, SharedInterner& intern) : strings_(strings), intern_(intern) {}
+  std::string_view get(std::int64_t id) {
+    const auto [it, fresh] = seen_.try_emplace(id);
+    if (fresh) it->second = intern_(strings_.get(id));
+    return it->second;
+  }
+  std::string_view text(const std::string& value) {
+    const auto [it, fresh] = texts_.try_emplace(value);
+    if (fresh) it->second = intern_(value);
+    return it->second;
+  }
+
+ private:
+  Strings& strings_;
+  SharedInterner& intern_;
+  std::unordered_map<std::int64_t, std::string_view> seen_;
+  std::unordered_map<std::string, std::string_view> texts_;
+};
 
 std::uint64_t correlation_key(std::uint32_t pid, std::uint32_t correlation_id) {
   return static_cast<std::uint64_t>(pid) << 32 | correlation_id;
@@ -48,13 +91,13 @@ void load_ranges(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
   });
 }
 
-void load_calls(const db::Reader& reader, Strings& strings, FlagsTrace& t) {
+void load_calls(const db::Reader& reader, Names& names, FlagsTrace& t) {
   auto calls = db::api_calls_by_start(reader);
   while (auto s = calls.next()) {
     TraceCall c;
     c.pid = u32(s->pid);
     c.tid = u32(s->tid);
-    c.name = t.intern(strings.get(s->name_id));
+    c.name = names.get(s->name_id);
     c.base_name = api_base_name(c.name);
     c.start_ns = s->start_ns;
     c.end_ns = s->end_ns;
@@ -130,11 +173,11 @@ TraceOp gpu_op(OpKind kind, const Row& s) {
   return op;
 }
 
-void load_ops(const db::Reader& reader, Strings& strings, NameKind names, FlagsTrace& t) {
-  auto kernels = db::kernel_launches(reader, names);
+void load_ops(const db::Reader& reader, Names& names, NameKind kind, FlagsTrace& t) {
+  auto kernels = db::kernel_launches(reader, kind);
   while (auto k = kernels.next()) {
     TraceOp op = gpu_op(OpKind::Kernel, *k);
-    op.name = t.intern(strings.get(k->name_id));
+    op.name = names.get(k->name_id);
     t.ops.push_back(std::move(op));
   }
   auto copies = db::copy_launches(reader);
@@ -145,7 +188,7 @@ void load_ops(const db::Reader& reader, Strings& strings, NameKind names, FlagsT
     op.dst_kind = static_cast<db::MemoryKind>(c->dst_kind);
     op.bytes = c->bytes;
     op.is_async = c->is_async != 0;
-    op.name = t.intern(std::string("[CUDA memcpy ") + db::to_string(op.copy_kind) + "]");
+    op.name = names.text(std::string("[CUDA memcpy ") + db::to_string(op.copy_kind) + "]");
     t.ops.push_back(std::move(op));
   }
   auto sets = db::memset_launches(reader);
@@ -154,7 +197,7 @@ void load_ops(const db::Reader& reader, Strings& strings, NameKind names, FlagsT
     op.memory_kind = static_cast<db::MemoryKind>(m->memory_kind);
     op.bytes = m->bytes;
     op.is_async = m->is_async != 0;
-    op.name = t.intern("[CUDA memset]");
+    op.name = names.text("[CUDA memset]");
     t.ops.push_back(std::move(op));
   }
   std::stable_sort(t.ops.begin(), t.ops.end(), [](const TraceOp& a, const TraceOp& b) {
@@ -175,6 +218,55 @@ void load_syncs(const db::Reader& reader, FlagsTrace& t) {
     e.correlation_id = u32(s->correlation_id);
     t.syncs.push_back(e);
   }
+}
+
+// Runs `first` and `second` on threads, each with a twin of `reader` (Reader::twin), and `third`
+// here on `reader`; returns what `third` returns once all three ended. A part whose twin cannot
+// be opened, or that finds no thread (std::system_error), runs here after the others. The first
+// exception of a part is rethrown once all three ended.
+template <typename First, typename Second, typename Third>
+auto in_parallel(const db::Reader& reader, const First& first, const Second& second,
+                 const Third& third) {
+  std::optional<db::Reader> twins[2];
+  std::exception_ptr errors[2];
+  const auto run = [&](int i, const auto& part) {
+    try {
+      twins[i].emplace(reader.twin());
+    } catch (...) {
+      return;  // no twin: run here afterwards
+    }
+    try {
+      part(*twins[i]);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(2);  // no allocation once a thread runs: a throw would leave it unjoined
+  try {
+    threads.emplace_back([&] { run(0, first); });
+    threads.emplace_back([&] { run(1, second); });
+  } catch (const std::system_error&) {
+  }
+  const bool started[2] = {threads.size() > 0, threads.size() > 1};
+  std::exception_ptr third_error;
+  decltype(third(reader)) result{};
+  try {
+    result = third(reader);
+  } catch (...) {
+    third_error = std::current_exception();
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& twin : twins) {
+    if (twin) reader.take_checks(*twin);
+  }
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  if (third_error) std::rethrow_exception(third_error);
+  if (!started[0] || !twins[0]) first(reader);
+  if (!started[1] || !twins[1]) second(reader);
+  return result;
 }
 
 }  // namespace
@@ -282,9 +374,33 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names, FramesMode
   Strings strings(reader);
   strings.load_all();
   load_ranges(reader, strings, t);
-  load_calls(reader, strings, t);
-  assign_ranges(t);
-  load_ops(reader, strings, names, t);
+  SharedInterner intern(t);
+  // The launch calls, the GPU operations and the call paths are the three reads that grow with
+  // every launch: on an unrestricted reader each of the first two runs on a thread and reader of
+  // its own (Reader::twin) while this one reads the paths (a window's views belong to this
+  // reader's connection: then one after another).
+  const auto calls_part = [&](const db::Reader& r) {
+    Strings own(r);
+    own.load_all();
+    Names call_names(own, intern);
+    load_calls(r, call_names, t);
+    assign_ranges(t);
+  };
+  const auto ops_part = [&](const db::Reader& r) {
+    Strings own(r);
+    own.load_all();
+    Names op_names(own, intern);
+    load_ops(r, op_names, names, t);
+  };
+  LaunchPaths paths;
+  if (reader.restricted()) {
+    calls_part(reader);
+    ops_part(reader);
+    paths = launch_paths(reader, frames);
+  } else {
+    paths = in_parallel(reader, calls_part, ops_part,
+                        [&](const db::Reader& r) { return launch_paths(r, frames); });
+  }
   load_syncs(reader, t);
 
   const auto by_key = launch_calls(t);
@@ -296,7 +412,6 @@ FlagsTrace load_flags_trace(const db::Reader& reader, NameKind names, FramesMode
   for (TraceOp& op : t.ops) op.call = find_call(op.pid, op.correlation_id);
   for (TraceSync& s : t.syncs) s.call = find_call(s.pid, s.correlation_id);
 
-  LaunchPaths paths = launch_paths(reader, frames);
   t.contexts = std::move(paths.paths);
   for (const auto& path : t.contexts) t.context_texts.push_back(format_context(path));
   for (TraceCall& c : t.calls) {

@@ -398,6 +398,22 @@ void Reader::check_table_timestamps(std::string_view table) const {
   }
 }
 
+Reader Reader::twin() const {
+  if (restricted_) throw Error("'" + path() + "': a window's reader has no twin");
+  Reader out(path(), TimestampCheck::DeferLargeTables);
+  out.take_checks(*this);
+  return out;
+}
+
+void Reader::take_checks(const Reader& twin) const {
+  if (!deferred_) return;  // every table was checked by the constructor
+  if (deferred_failure_.empty()) deferred_failure_ = twin.deferred_failure_;
+  for (std::size_t i = 0; i < std::size(kDeferredTables); ++i) {
+    // A twin's constructor that checked every table (deferred_ false) counts as all checked.
+    if (!twin.deferred_ || twin.deferred_checked_[i]) deferred_checked_[i] = true;
+  }
+}
+
 void Reader::run_watched_checks() const {
   if (!watch_) return;
   for (std::size_t i = 0; i < std::size(kDeferredTables); ++i) {

@@ -3,13 +3,16 @@
 // the hits of the planted rule.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "TestSupport.h"
 #include "flags/Flags.h"
+#include "flags/FlagsFormat.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 
@@ -343,6 +346,30 @@ TEST(FlagsTrace, InnermostRangeOnTheLaunchingThread) {
   EXPECT_EQ(range_of(1), "outer");
   EXPECT_EQ(range_of(2), "other thread");
   EXPECT_EQ(range_of(3), "-");
+}
+
+// An unrestricted reader loads the launch calls and the GPU operations on threads of their own,
+// each through a twin of the reader (FlagsTrace.cpp); a window's reader loads them one after
+// another. A window holding every row gives the same report, byte for byte, on real captures
+// with ranges, calling contexts, copies and fusion chains.
+TEST(FlagsTrace, LoadedOnThreadsTheSameAsOneAfterAnother) {
+  for (const char* name :
+       {"train_steps.sqlite", "fusion_bench_args.sqlite", "cnn_eager.sqlite", "step_loop.sqlite"}) {
+    const std::string path = std::string(FUSELENS_TEST_DATA_DIR) + "/" + name;
+    const auto text_of = [&](db::Reader& reader) {
+      std::ostringstream out;
+      write_flags(out, run_flags(reader, FlagsConfig()), OutputFormat::Json);
+      return out.str();
+    };
+    db::Reader whole(path);
+    db::Reader windowed(path);
+    ASSERT_FALSE(whole.restricted());
+    windowed.restrict_to({{std::numeric_limits<std::int64_t>::min() / 2,
+                           std::numeric_limits<std::int64_t>::max() / 2}});
+    const std::string threads = text_of(whole), sequential = text_of(windowed);
+    EXPECT_NE(threads.find("\"hits\""), std::string::npos) << name;
+    EXPECT_EQ(threads, sequential) << name;
+  }
 }
 
 }  // namespace

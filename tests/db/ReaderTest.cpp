@@ -235,3 +235,43 @@ TEST(Reader, DeferredTimestampChecksRunWhereTheTimesAreRead) {
   EXPECT_GT(good.query_int("SELECT MAX(end_ns) FROM kernel"), 0);
   EXPECT_TRUE(good.deferred_check_failure().empty());
 }
+
+// Reader::twin: a second reader of the same file for another thread. It counts the timestamp
+// checks its original ran as run (the file is damaged after the original checked it: the twin
+// does not look again); take_checks brings a check the twin ran, or its failure, back. A window's
+// reader has none (its views belong to its connection).
+TEST(Reader, ATwinSharesTheChecksRunAndBringsItsOwnBack) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("damaged.sqlite"), good = dir.file("good.sqlite");
+  for (const std::string& p : {path, good}) {
+    std::ofstream(p, std::ios::binary)
+        << slurp(std::string(FUSELENS_TEST_DATA_DIR) + "/step_loop.sqlite");
+  }
+  raw_exec(path, "UPDATE kernel SET end_ns = start_ns - 1 WHERE id = 7");
+  const Reader reader(path, TimestampCheck::DeferLargeTables);
+  const Reader twin = reader.twin();
+  EXPECT_EQ(twin.path(), reader.path());
+  EXPECT_EQ(twin.query_int("SELECT COUNT(*) FROM kernel"),
+            reader.query_int("SELECT COUNT(*) FROM kernel"));
+  const std::string failure = prepare_error(twin, "SELECT SUM(end_ns - start_ns) FROM kernel");
+  EXPECT_NE(failure.find("implausible timestamp: kernel row 7"), std::string::npos) << failure;
+  EXPECT_TRUE(reader.deferred_check_failure().empty());
+  reader.take_checks(twin);
+  EXPECT_EQ(reader.deferred_check_failure(), failure);
+  EXPECT_THROW(reader.query_int("SELECT MAX(end_ns) FROM kernel"), Error);
+  // Repaired on disk: a twin made after the failure still fails (the failure is kept).
+  raw_exec(path, "UPDATE kernel SET end_ns = start_ns + 1 WHERE id = 7");
+  EXPECT_EQ(prepare_error(reader.twin(), "SELECT MAX(start_ns) FROM kernel"), failure);
+
+  // Checked at its opening, then damaged: the twin counts the check as run.
+  const Reader checked(good);
+  raw_exec(good, "UPDATE kernel SET end_ns = start_ns - 1 WHERE id = 7");
+  EXPECT_EQ(prepare_error(checked.twin(), "SELECT MAX(end_ns) FROM kernel"), "");
+  EXPECT_NE(prepare_error(Reader(good, TimestampCheck::DeferLargeTables),
+                          "SELECT MAX(end_ns) FROM kernel"),
+            "");
+
+  Reader windowed(path);
+  windowed.restrict_to({{0, 1}});
+  EXPECT_THROW(windowed.twin(), Error);
+}

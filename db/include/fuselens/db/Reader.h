@@ -140,6 +140,16 @@ class Reader {
   /// Throws db::Error as the constructor does; once it has failed, every later call (and every
   /// prepare() that reads a deferred table's times) throws the same error again.
   void check_table_timestamps(std::string_view table) const;
+  /// A second reader of the same file, for another thread (a connection serves one thread at a
+  /// time): opened read-only by path with TimestampCheck::DeferLargeTables, every timestamp check
+  /// this reader ran counted as run (a failed one fails there too). Only for an unrestricted
+  /// reader (a window's views belong to its connection). Reads what is committed: a write this
+  /// reader's connection has not committed is not seen. Throws db::Error on a restricted reader
+  /// and as the path constructor does.
+  Reader twin() const;
+  /// Counts the deferred timestamp checks `twin` (from twin()) ran, or failed, as this reader's
+  /// own, so that a later read here does not check the table again.
+  void take_checks(const Reader& twin) const;
   /// The message of a deferred timestamp check that failed, or empty: for a caller that let an
   /// analysis catch the error (a report section with a note) and must still refuse the capture.
   const std::string& deferred_check_failure() const { return deferred_failure_; }
