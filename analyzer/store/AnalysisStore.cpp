@@ -85,15 +85,22 @@ std::optional<Json> fresh_body(const db::Reader& reader, const char* analysis,
   return body;
 }
 
+// The flags row of `window`, applied to `reader` already.
+db::StoredAnalysisRow flags_row(const db::Reader& reader, const Window& window) {
+  const FlagsReport flags =
+      run_flags(reader, FlagsConfig(), NameKind::Short, &window, FramesMode::Auto);
+  return {"flags", window.spec.text, stored_window_key(window), store::flags_to_json(flags).dump()};
+}
+
 // The capture's extent (db::kExtentAnalysis), read before any window restricts `reader`.
 db::StoredAnalysisRow extent_row(const db::Reader& reader) {
   const auto [first, last] = capture_extent(reader);
   return {std::string(db::kExtentAnalysis), "", "", db::extent_body(first, last)};
 }
 
-// The rows of the extent, cct and flags; `bounded`: only those computed in bounded memory (the
-// extent, and cct when its groups stream), the timestamps checked already.
-std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bounded) {
+// The rows of the extent, the range projections and cct, and of flags when `flags`; `bounded`:
+// cct only when it streams in bounded memory (the timestamps checked already).
+std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bounded, bool flags) {
   db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
   const WindowSpec spec = default_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
@@ -109,10 +116,7 @@ std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bo
       rows.push_back({"cct", spec.text, key, cct_to_json(*groups).dump()});
     }
   }
-  if (bounded) return rows;
-  const FlagsReport flags =
-      run_flags(reader, FlagsConfig(), NameKind::Short, &window, FramesMode::Auto);
-  rows.push_back({"flags", spec.text, key, store::flags_to_json(flags).dump()});
+  if (flags) rows.push_back(flags_row(reader, window));
   return rows;
 }
 
@@ -147,17 +151,40 @@ bool store_bounded_analyses(db::Reader& reader) {
 }
 
 PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct) {
-  auto rows =
-      std::make_shared<const std::vector<db::StoredAnalysisRow>>(compute_rows(path, bounded));
+  auto rows = compute_analysis_rows(path, bounded, /*flags=*/!bounded);
   if (cct) {
-    *cct = std::any_of(rows->begin(), rows->end(),
+    *cct = std::any_of(rows.begin(), rows.end(),
                        [](const db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
   }
-  return [rows](db::Reader& target) {
+  return prepared_rows(std::move(rows));
+}
+
+std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path, bool bounded,
+                                                         bool flags) {
+  return compute_rows(path, bounded, flags);
+}
+
+db::StoredAnalysisRow compute_flags_row(const std::string& path) {
+  db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  const Window window = resolve_window(reader, default_window(kStoredWindowSpec));
+  apply_window(reader, window);
+  return flags_row(reader, window);
+}
+
+PreparedStore prepared_rows(std::vector<db::StoredAnalysisRow> rows) {
+  auto held = std::make_shared<const std::vector<db::StoredAnalysisRow>>(std::move(rows));
+  return [held](db::Reader& target) {
     const bool add_tables = db::analysis_tables_to_add(target);
     const db::TableFingerprints sources = db::table_fingerprints(target);
-    db::write_stored_analyses(target.connection(), add_tables, sources, *rows);
+    db::write_stored_analyses(target.connection(), add_tables, sources, *held);
   };
+}
+
+bool flags_fit(std::int64_t records, std::optional<std::int64_t> available_bytes,
+               std::int64_t bound) {
+  if (records <= bound) return true;
+  if (!available_bytes || *available_bytes <= 0) return false;
+  return records <= *available_bytes / 2 / kFlagsBytesPerRecord;
 }
 
 void store_extent(db::Reader& reader) {

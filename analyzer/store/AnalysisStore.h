@@ -80,7 +80,8 @@ void store_extent(db::Reader& reader);
 /// For a run above kMaxStoredAnalysisRecords: stores the extent (as store_extent) and, when the
 /// calling-context groups of the stored window stream in bounded memory
 /// (cct::stream_operation_groups: no links between launches), the cct result, replacing any
-/// stored result; flags are left to the rows. Returns true when cct was stored. Same arguments
+/// stored result; flags are left to the rows (prof-run stores them too when memory allows:
+/// flags_fit, compute_flags_row). Returns true when cct was stored. Same arguments
 /// and errors as store_analyses.
 bool store_bounded_analyses(db::Reader& reader);
 
@@ -89,6 +90,29 @@ bool store_bounded_analyses(db::Reader& reader);
 /// steps the stored window depends on must be stored first). `cct`, when given, is set to whether
 /// the result holds cct. Throws db::Error when the capture cannot be read.
 PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct = nullptr);
+
+/// The rows prepare_analyses computes (the extent, the range projections, cct as `bounded`
+/// says), with the flags row only when `flags`; for prof-run, which computes flags on a thread of
+/// its own (compute_flags_row) and stores every row together (prepared_rows: a store replaces
+/// every stored result). Throws db::Error when the capture cannot be read.
+std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path, bool bounded,
+                                                         bool flags);
+/// The flags row of the default window of the capture at `path`, on a reader of its own; steps
+/// the window depends on must be stored first. Holds every launch of the window in memory (about
+/// kFlagsBytesPerRecord a GPU record). Throws db::Error when the capture cannot be read.
+db::StoredAnalysisRow compute_flags_row(const std::string& path);
+/// Stores `rows` (replacing every stored result) as prepare_analyses' store does.
+PreparedStore prepared_rows(std::vector<db::StoredAnalysisRow> rows);
+
+/// The most memory flags hold per GPU record of the window, its launch call, call path and hit
+/// instances included, bytes: measured 258 B on the synthetic ten-million-kernel capture
+/// (`prof-analyze flags --window all`, 2.58 GB peak, 2026-11-28), with a margin.
+inline constexpr std::int64_t kFlagsBytesPerRecord = 320;
+/// Whether prof-run computes and stores the flags result of `records` GPU records when the run
+/// ends: always up to `bound`; above it when records x kFlagsBytesPerRecord is at most half of
+/// `available_bytes` (the system's available memory; nullopt when unknown: no).
+bool flags_fit(std::int64_t records, std::optional<std::int64_t> available_bytes,
+               std::int64_t bound = kMaxStoredAnalysisRecords);
 
 /// The analysis name of the stored NVTX range projections (window spec and key "").
 inline constexpr const char* kRangeProjectionAnalysis = "nvtx_ranges";

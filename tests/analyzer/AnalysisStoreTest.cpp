@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -508,6 +511,25 @@ TEST(AnalysisStoreTest, CapturesBeforeVersionFourAreRefused) {
   const std::string path = (dir.path() / "v2.sqlite").string();
   fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/fusion_bench.sqlite", path);
   EXPECT_THROW(store_analyses(path), db::Error);
+}
+
+// prof-run stores flags up to kMaxStoredAnalysisRecords GPU records at any memory; above it when
+// kFlagsBytesPerRecord a record fit in half the available memory; never when that is unknown.
+TEST(AnalysisStoreTest, FlagsAreStoredAboveTheRecordBoundWhenHalfTheMemoryHoldsThem) {
+  const std::int64_t bound = kMaxStoredAnalysisRecords;
+  EXPECT_TRUE(flags_fit(bound, std::nullopt));
+  EXPECT_TRUE(flags_fit(bound, 0));
+  EXPECT_FALSE(flags_fit(bound + 1, std::nullopt));
+  EXPECT_FALSE(flags_fit(bound + 1, 0));
+  EXPECT_FALSE(flags_fit(bound + 1, -1));
+  const std::int64_t ten_million = 10'000'000;
+  const std::int64_t needed = ten_million * kFlagsBytesPerRecord;  // 3.2 GB
+  EXPECT_TRUE(flags_fit(ten_million, 2 * needed));
+  EXPECT_FALSE(flags_fit(ten_million, 2 * needed - 2 * kFlagsBytesPerRecord));
+  EXPECT_FALSE(flags_fit(std::numeric_limits<std::int64_t>::max(),
+                         std::numeric_limits<std::int64_t>::max()));
+  EXPECT_TRUE(flags_fit(5, std::nullopt, 5));  // prof-run's bound, lowered in tests
+  EXPECT_FALSE(flags_fit(6, std::nullopt, 5));
 }
 
 }  // namespace

@@ -127,3 +127,42 @@ TEST(FinalizeCapture, ALevelOfDetailIsStoredTheSameToo) {
   db::Reader reader(dir.file("at_once.sqlite"));
   EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM timeline_lod"), 0);
 }
+
+namespace {
+
+// The body of the stored result `analysis`, or "" when none is stored.
+std::string stored_body(const std::string& path, const std::string& analysis) {
+  db::Connection c(path, db::Connection::Mode::ReadOnly);
+  auto s = c.prepare("SELECT body FROM stored_analysis WHERE analysis = ?");
+  s.bind(1, analysis);
+  return s.step() ? s.text(0) : std::string();
+}
+
+}  // namespace
+
+// Above the record bound (kMaxStoredAnalysisRecords; here lowered to one record) cct is stored
+// only when its groups stream, and flags when the memory allows (analyzer::flags_fit): then the
+// same flags result as under the bound; else none, and one line says why.
+TEST(FinalizeCapture, FlagsAreStoredAboveTheRecordBoundWhenTheMemoryAllows) {
+  fuselens::test::TempDir dir;
+  const std::string original = std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite";
+  const std::string under = dir.file("under.sqlite"), above = dir.file("above.sqlite"),
+                    short_of_memory = dir.file("short.sqlite");
+  for (const auto& p : {under, above, short_of_memory}) fs::copy_file(original, p);
+  ASSERT_TRUE(fuselens::tools::finalize_capture(under, kEnd, false));
+  ASSERT_TRUE(fuselens::tools::finalize_capture(above, kEnd, false, {1, std::int64_t{1} << 40}));
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(fuselens::tools::finalize_capture(short_of_memory, kEnd, false, {1, 1 << 20}));
+  const std::string said = testing::internal::GetCapturedStderr();
+  const std::string flags = stored_body(under, "flags");
+  EXPECT_NE(flags.find("\"hits\""), std::string::npos);
+  EXPECT_TRUE(stored_body(above, "flags") == flags);
+  EXPECT_TRUE(stored_body(short_of_memory, "flags").empty());
+  EXPECT_FALSE(stored_body(short_of_memory, "extent").empty());
+  EXPECT_NE(said.find("flags results not stored: "), std::string::npos) << said;
+  EXPECT_NE(said.find("GPU records, more than 1, and flags would hold about "), std::string::npos)
+      << said;
+  EXPECT_NE(said.find(" MB where 1.049 MB are available (they will read every row)\n"),
+            std::string::npos)
+      << said;
+}

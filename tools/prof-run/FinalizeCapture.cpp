@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -28,6 +30,7 @@
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
 #include "store/AnalysisStore.h"
+#include "summary/SummaryFormat.h"
 #include "summary/SummaryStore.h"
 #include "timeline/TimelineLod.h"
 
@@ -41,41 +44,66 @@ namespace analyzer = fuselens::analyzer;
 struct PendingResult {
   const char* what = "";   // for the progress line and the report
   std::string not_stored;  // the report's line when it could not be computed or stored
-  std::function<analyzer::PreparedStore()> prepare;
-  analyzer::PreparedStore store;
+  std::function<void()> compute;
   std::string error;
   double seconds = 0;
 };
 
+// MemAvailable of /proc/meminfo in bytes, or nullopt where it cannot be read.
+std::optional<std::int64_t> available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::int64_t value = 0;
+  while (meminfo >> key >> value >> unit) {
+    if (key == "MemAvailable:" && unit == "kB" && value >= 0 &&
+        value < std::numeric_limits<std::int64_t>::max() / 1024) {
+      return value * 1024;
+    }
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return std::nullopt;
+}
+
 // The summary's aggregates (SummaryStore.h: `summary` reads them instead of every row), the
-// results of cct and flags for the default window (AnalysisStore.h; above
-// kMaxStoredAnalysisRecords only what is computed in bounded memory: the extent every window's
-// resolution reads, and cct when its groups stream: flags hold every launch) and the timeline's
-// level of detail (TimelineLod.h: prof-gui opens a big capture without reading every kernel).
-// Each is optional: without it the analysis reads the rows. They read the capture and nothing
-// else, so they are computed at once, each on its own read-only connection, and then stored one
-// after another through `reader` (on ten million launches they take 6-12 s each on the H100's
-// host: one after another, most of the finalization once the indexes are kept while writing).
+// results of cct and flags for the default window (AnalysisStore.h; above the limits' record
+// bound cct only when its groups stream, flags when memory allows: analyzer::flags_fit) with the
+// extent every window's resolution reads, and the timeline's level of detail (TimelineLod.h:
+// prof-gui opens a big capture without reading every kernel). Each is optional: without it the
+// analysis reads the rows. They read the capture and nothing else, so they are computed at
+// once, each on its own read-only connection (flags apart from cct: on ten million launches
+// each took as long as the others together), then stored one after another through `reader`.
 void store_results(const std::string& path, fuselens::db::Reader& reader,
-                   fuselens::tools::FinalizeProgressPrinter& progress) {
+                   fuselens::tools::FinalizeProgressPrinter& progress, const StoreLimits& limits) {
   std::int64_t records = 0;
   try {
     records = reader.gpu_record_count();
   } catch (const std::exception&) {
     records = std::numeric_limits<std::int64_t>::max();  // then only the bounded results
   }
-  const bool bounded = records > analyzer::kMaxStoredAnalysisRecords;
-  bool cct = false;
-  std::vector<PendingResult> results(3);
+  const bool bounded = records > limits.in_memory_records;
+  const std::optional<std::int64_t> memory =
+      limits.available_bytes ? limits.available_bytes : available_memory();
+  const bool flags = analyzer::flags_fit(records, memory, limits.in_memory_records);
+  analyzer::PreparedStore summary, lod;
+  std::vector<fuselens::db::StoredAnalysisRow> analyses;
+  std::optional<fuselens::db::StoredAnalysisRow> flags_row;
+  std::vector<PendingResult> results(flags ? 4 : 3);
   results[0].what = "summary aggregates";
   results[0].not_stored = "summary aggregates not stored (the summary will read every row)";
-  results[0].prepare = [&] { return analyzer::prepare_summary_aggregates(path); };
-  results[1].what = bounded ? "capture extent and cct" : "cct and flags";
-  results[1].not_stored = "cct and flags results not stored (they will read every row)";
-  results[1].prepare = [&] { return analyzer::prepare_analyses(path, bounded, &cct); };
+  results[0].compute = [&] { summary = analyzer::prepare_summary_aggregates(path); };
+  results[1].what = "capture extent and cct";
+  results[1].not_stored = "cct results not stored (cct will read every row)";
+  results[1].compute = [&] {
+    analyses = analyzer::compute_analysis_rows(path, bounded, /*flags=*/false);
+  };
   results[2].what = "timeline level of detail";
   results[2].not_stored = "timeline level of detail not stored";
-  results[2].prepare = [&] { return analyzer::prepare_timeline_lod(path); };
+  results[2].compute = [&] { lod = analyzer::prepare_timeline_lod(path); };
+  if (flags) {
+    results[3].what = "flags";
+    results[3].not_stored = "flags results not stored (flags will read every row)";
+    results[3].compute = [&] { flags_row = analyzer::compute_flags_row(path); };
+  }
   progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
   std::vector<std::thread> threads;
   threads.reserve(
@@ -84,7 +112,7 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
     const auto compute = [&r] {
       const auto started = std::chrono::steady_clock::now();
       try {
-        r.store = r.prepare();
+        r.compute();
       } catch (const std::exception& e) {
         r.error = e.what();
       } catch (...) {
@@ -100,30 +128,58 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
   }
   for (auto& t : threads) t.join();
   for (const auto& r : results) progress.part(r.what, r.seconds);
-  for (auto& r : results) {
-    if (!r.store) continue;
-    progress.step(std::string("storing ") + r.what, 0, 0);
+  const bool has_cct =
+      std::any_of(analyses.begin(), analyses.end(),
+                  [](const fuselens::db::StoredAnalysisRow& r) { return r.analysis == "cct"; });
+  if (flags_row) analyses.push_back(std::move(*flags_row));
+  struct Store {
+    const char* what;
+    const char* not_stored;
+    analyzer::PreparedStore store;
+  };
+  Store stores[] = {
+      {"summary aggregates", "summary aggregates not stored (the summary will read every row)",
+       std::move(summary)},
+      {"cct and flags", "cct and flags results not stored (they will read every row)",
+       analyses.empty() ? analyzer::PreparedStore() : analyzer::prepared_rows(std::move(analyses))},
+      {"timeline level of detail", "timeline level of detail not stored", std::move(lod)}};
+  std::vector<std::string> errors;
+  for (const auto& r : results) {
+    if (!r.error.empty()) errors.push_back(r.not_stored + ": " + r.error);
+  }
+  for (auto& s : stores) {
+    if (!s.store) continue;
+    progress.step(std::string("storing ") + s.what, 0, 0);
     try {
-      r.store(reader);
+      s.store(reader);
     } catch (const std::exception& e) {
-      r.error = e.what();
+      errors.push_back(std::string(s.not_stored) + ": " + e.what());
     }
   }
   progress.done();
-  for (const auto& r : results) {
-    if (!r.error.empty()) std::cerr << "[fuselens] " << r.not_stored << ": " << r.error << '\n';
+  for (const auto& e : errors) std::cerr << "[fuselens] " << e << '\n';
+  if (!bounded || !results[1].error.empty()) return;
+  // Above the record bound: what is left to the rows, and why.
+  std::string left;
+  if (!has_cct) left = "cct";
+  if (!flags) left += left.empty() ? "flags" : " and flags";
+  if (left.empty()) return;
+  std::string why = fmt::format("{} GPU records, more than {}", records, limits.in_memory_records);
+  if (!flags) {
+    why += memory ? fmt::format(", and flags would hold about {} where {} are available",
+                                analyzer::format_bytes(static_cast<double>(records) *
+                                                       analyzer::kFlagsBytesPerRecord),
+                                analyzer::format_bytes(static_cast<double>(*memory)))
+                  : ", and the available memory is unknown";
   }
-  if (bounded && results[1].error.empty()) {
-    std::cerr << fmt::format(
-        "[fuselens] {} results not stored: {} GPU records, more than {} (they will read every "
-        "row)\n",
-        cct ? "flags" : "cct and flags", records, analyzer::kMaxStoredAnalysisRecords);
-  }
+  std::cerr << fmt::format("[fuselens] {} results not stored: {} (they will read every row)\n",
+                           left, why);
 }
 
 }  // namespace
 
-bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics) {
+bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics,
+                      const StoreLimits& limits) {
   namespace db = fuselens::db;
   // Progress on stderr: rewritten in place on a terminal, nothing elsewhere (FinalizeProgress.h).
   const fuselens::tools::ProgressOptions progress_options =
@@ -167,7 +223,7 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
         std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
       }
     }
-    if (reader) store_results(path, *reader, progress);
+    if (reader) store_results(path, *reader, progress, limits);
     progress.done();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

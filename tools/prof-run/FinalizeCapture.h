@@ -2,19 +2,32 @@
 // prof-run's finalization of a capture after the workload ended: the run's end and the indexes
 // (db::finalize_capture), the GPU work launched outside every capture window left out
 // (db/WindowEdges.h), then, each optional and reported in one line when it fails, the summary's
-// stored aggregates, the steps, the cct/flags results (up to kMaxStoredAnalysisRecords GPU
-// records) and the timeline's level of detail; then the report lines. Progress on stderr while it
-// runs (FinalizeProgress.h).
+// stored aggregates, the steps, the cct/flags results (above kMaxStoredAnalysisRecords GPU
+// records cct when it streams, flags when memory allows) and the timeline's level of detail; then
+// the report lines. Progress on stderr while it runs (FinalizeProgress.h).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fuselens/db/Records.h"
+#include "store/AnalysisStore.h"
 
 namespace fuselens::tools {
+
+/// The bounds the stored results are computed under.
+struct StoreLimits {
+  /// Above this many GPU records cct is stored only when its groups stream, and flags only when
+  /// analyzer::flags_fit says the memory allows.
+  std::int64_t in_memory_records = analyzer::kMaxStoredAnalysisRecords;
+  /// The memory flags_fit weighs, bytes; nullopt: MemAvailable of /proc/meminfo.
+  std::optional<std::int64_t> available_bytes;
+};
 
 /// Finalizes `path` with `end` and prints where it is and what it holds; false when it failed.
 /// One read-write connection serves every step: the run's end and the indexes, the summary's
 /// stored aggregates, the report line and the counters line.
-bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics);
+bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics,
+                      const StoreLimits& limits = {});
 
 }  // namespace fuselens::tools
