@@ -18,7 +18,8 @@
 //  - the work and GPU span of every ended NVTX range of the whole capture under the process
 //    projection (project_ranges), which compare and the HTML report's variant heatmap read
 //    (stored_range_projection; at any size: the pass streams, holding only the ranges).
-// Other windows, step methods and flags options read the rows as before.
+// Other windows, step methods and flags options read the rows as before. Above
+// kMaxStoredAnalysisRecords prof-run stores cct when it streams and flags when memory allows.
 //
 // The stored results are a cache, never a replacement: they are used only when every table they
 // were computed from has the fingerprint it had (db::table_fingerprints: largest rowid, or row
@@ -58,11 +59,12 @@ inline constexpr std::size_t kMaxStoredBodyBytes = 256u << 20;
 std::string stored_window_key(const Window& window);
 
 /// The most GPU records (kernels, copies, memsets) for which prof-run stores the results when a
-/// run ends. Computing them holds every launch of the window in memory as `cct` and `flags` do
-/// from the rows (measured: 5.4 GB peak and about 90 s of CPU at ten million launches, the H100's
-/// launch_overhead capture taking 173 s to finish instead of 125 s), the same bound as the stored
-/// steps (kMaxStoredStepRecords). Above it the analyses read the rows; `synthetic_capture
-/// --store-aggregates` stores them at any size.
+/// run ends computed with every launch of the window in memory, as `cct` and `flags` read them
+/// from the rows (measured in 2026-11: 5.4 GB peak and about 90 s of CPU at ten million launches,
+/// the H100's launch_overhead capture taking 173 s to finish instead of 125 s); the same bound as
+/// the stored steps (kMaxStoredStepRecords). Above it cct is stored when its groups stream and
+/// flags when the memory allows (flags_fit); `synthetic_capture --store-aggregates` stores both at
+/// any size.
 inline constexpr std::int64_t kMaxStoredAnalysisRecords = 2'000'000;
 
 /// Computes the results of the capture open read-write in `reader` (unrestricted; prof-run's

@@ -13,7 +13,9 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -52,14 +54,18 @@ struct PendingResult {
 // MemAvailable of /proc/meminfo in bytes, or nullopt where it cannot be read.
 std::optional<std::int64_t> available_memory() {
   std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  std::int64_t value = 0;
-  while (meminfo >> key >> value >> unit) {
-    if (key == "MemAvailable:" && unit == "kB" && value >= 0 &&
-        value < std::numeric_limits<std::int64_t>::max() / 1024) {
-      return value * 1024;
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    constexpr std::string_view kKey = "MemAvailable:";
+    if (line.rfind(kKey, 0) != 0) continue;
+    std::istringstream fields(line.substr(kKey.size()));
+    std::int64_t kb = -1;
+    std::string unit;
+    if (fields >> kb >> unit && unit == "kB" && kb >= 0 &&
+        kb < std::numeric_limits<std::int64_t>::max() / 1024) {
+      return kb * 1024;
     }
-    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -70,8 +76,8 @@ std::optional<std::int64_t> available_memory() {
 // extent every window's resolution reads, and the timeline's level of detail (TimelineLod.h:
 // prof-gui opens a big capture without reading every kernel). Each is optional: without it the
 // analysis reads the rows. They read the capture and nothing else, so they are computed at
-// once, each on its own read-only connection (flags apart from cct: on ten million launches
-// each took as long as the others together), then stored one after another through `reader`.
+// once, each on its own read-only connection (flags apart from cct: on ten million launches on the
+// H100's host flags took 22.5 s, cct 12.8 s), then stored one after another through `reader`.
 void store_results(const std::string& path, fuselens::db::Reader& reader,
                    fuselens::tools::FinalizeProgressPrinter& progress, const StoreLimits& limits) {
   std::int64_t records = 0;
