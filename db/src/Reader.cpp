@@ -57,7 +57,10 @@ bool has_hot_journal(const std::string& path) {
 /// - with a hot rollback journal (a writer killed mid-transaction, e.g. prof-run while storing
 ///   the summary's aggregates): rolled back as SQLite does on open when the file and its folder
 ///   are writable; otherwise opened immutable, the journal ignored. Either way one notice says so.
-Connection open_checked(const std::string& path) {
+// `notices` false: for a second reader of a file already opened (Reader::twin), which says
+// nothing again and leaves a hot journal as it is (read immutable, as when it cannot be rolled
+// back).
+Connection open_checked(const std::string& path, bool notices = true) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw Error("'" + path + "': no such file");
   if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
@@ -69,6 +72,7 @@ Connection open_checked(const std::string& path) {
     return Connection(path, Connection::Mode::Immutable);
   }
   if (sqlite && !wal && has_hot_journal(path)) {
+    if (!notices) return Connection(path, Connection::Mode::Immutable);
     const std::string folder = std::filesystem::path(path).parent_path().string();
     if (::access(path.c_str(), W_OK) == 0 &&
         ::access(folder.empty() ? "." : folder.c_str(), W_OK) == 0) {
@@ -400,7 +404,7 @@ void Reader::check_table_timestamps(std::string_view table) const {
 
 Reader Reader::twin() const {
   if (restricted_) throw Error("'" + path() + "': a window's reader has no twin");
-  Reader out(path(), TimestampCheck::DeferLargeTables);
+  Reader out(open_checked(path(), /*notices=*/false), TimestampCheck::DeferLargeTables);
   out.take_checks(*this);
   return out;
 }

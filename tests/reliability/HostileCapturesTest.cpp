@@ -231,16 +231,20 @@ TEST(HostileCaptures, ImplausibleAndOverflowingMemorySizes) {
 
 /// Runs `sql` in a child that dies (_exit) before committing, with a cache so small that SQLite
 /// writes changed pages into the file: what prof-run killed while storing its aggregates leaves.
-void leave_hot_journal(const std::string& path) {
+// A writer killed in the middle of `transaction` (by default one that adds a table, so the
+// schema read back without the journal is half written).
+void leave_hot_journal(const std::string& path,
+                       const char* transaction =
+                           "CREATE TABLE half_written(x); INSERT INTO half_written SELECT "
+                           "randomblob(1000) FROM kernel, kernel LIMIT 2000; UPDATE kernel SET "
+                           "start_ns = start_ns + 1;") {
   const pid_t child = ::fork();
   if (child == 0) {
     sqlite3* db = nullptr;
     if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) ::_exit(1);
-    sqlite3_exec(db,
-                 "PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; BEGIN;"
-                 "CREATE TABLE half_written(x); INSERT INTO half_written SELECT randomblob(1000) "
-                 "FROM kernel, kernel LIMIT 2000; UPDATE kernel SET start_ns = start_ns + 1;",
-                 nullptr, nullptr, nullptr);
+    const std::string sql =
+        std::string("PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2; BEGIN;") + transaction;
+    sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
     ::_exit(9);  // no commit, no rollback
   }
   int status = 0;
@@ -295,6 +299,27 @@ TEST(HostileCaptures, HotJournalIsRolledBackOrIgnoredWithANote) {
   const Result again = analyze({"summary", path, "--window", "all"});
   EXPECT_EQ(again.status, 0);
   EXPECT_TRUE(again.err.empty()) << again.err;
+}
+
+// A read-only capture whose hot journal holds only changed rows reads as it is, with one note,
+// also where an analysis reads it on several connections (flags: Reader::twin): a second reader
+// of a file already opened says nothing again.
+TEST(HostileCaptures, AnIgnoredHotJournalIsNotedOnceByAnAnalysisOnThreads) {
+  TempDir dir;
+  const auto path = dir.file("hot.sqlite");
+  write_file(path, slurp(kCapture));
+  leave_hot_journal(path, "UPDATE kernel SET start_ns = start_ns + 1;");
+  ASSERT_GT(std::filesystem::file_size(path + "-journal"), 0u);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  ASSERT_EQ(::chmod((path + "-journal").c_str(), 0444), 0);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0555), 0);
+  const Result flags = analyze({"flags", path, "--window", "all"}, unprivileged());
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  EXPECT_EQ(flags.status, 0) << flags.err;
+  const auto first = flags.err.find("note: ");
+  EXPECT_NE(first, std::string::npos) << flags.err;
+  EXPECT_NE(flags.err.find("journal is ignored"), std::string::npos) << flags.err;
+  EXPECT_EQ(flags.err.find("note: ", first + 1), std::string::npos) << flags.err;
 }
 
 // Unclear: analysing a WAL-mode capture left -wal and -shm files beside it, and in a read-only
