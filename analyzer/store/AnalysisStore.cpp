@@ -98,28 +98,6 @@ db::StoredAnalysisRow extent_row(const db::Reader& reader) {
   return {std::string(db::kExtentAnalysis), "", "", db::extent_body(first, last)};
 }
 
-// The rows of the extent, the range projections and cct, and of flags when `flags`; `bounded`:
-// cct only when it streams in bounded memory (the timestamps checked already).
-std::vector<db::StoredAnalysisRow> compute_rows(const std::string& path, bool bounded, bool flags) {
-  db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
-  const WindowSpec spec = default_window(kStoredWindowSpec);
-  const Window window = resolve_window(reader, spec);
-  const std::string key = stored_window_key(window);
-  // Before the window restricts it: the extent and the range projections of the whole capture.
-  std::vector<db::StoredAnalysisRow> rows{extent_row(reader), range_projection_row(reader)};
-  apply_window(reader, window);
-  if (!cct::calling_contexts_missing(reader)) {
-    if (!bounded) {
-      rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
-    } else if (const auto groups = cct::stream_operation_groups(reader, cct::load_frames(reader),
-                                                                cct::load_nodes(reader))) {
-      rows.push_back({"cct", spec.text, key, cct_to_json(*groups).dump()});
-    }
-  }
-  if (flags) rows.push_back(flags_row(reader, window));
-  return rows;
-}
-
 }  // namespace
 
 std::string stored_window_key(const Window& w) {
@@ -161,7 +139,23 @@ PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct)
 
 std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path, bool bounded,
                                                          bool flags) {
-  return compute_rows(path, bounded, flags);
+  db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
+  const WindowSpec spec = default_window(kStoredWindowSpec);
+  const Window window = resolve_window(reader, spec);
+  const std::string key = stored_window_key(window);
+  // Before the window restricts it: the extent and the range projections of the whole capture.
+  std::vector<db::StoredAnalysisRow> rows{extent_row(reader), range_projection_row(reader)};
+  apply_window(reader, window);
+  if (!cct::calling_contexts_missing(reader)) {
+    if (!bounded) {
+      rows.push_back({"cct", spec.text, key, cct_to_json(cct::operation_groups(reader)).dump()});
+    } else if (const auto groups = cct::stream_operation_groups(reader, cct::load_frames(reader),
+                                                                cct::load_nodes(reader))) {
+      rows.push_back({"cct", spec.text, key, cct_to_json(*groups).dump()});
+    }
+  }
+  if (flags) rows.push_back(flags_row(reader, window));
+  return rows;
 }
 
 db::StoredAnalysisRow compute_flags_row(const std::string& path) {
