@@ -528,6 +528,23 @@ bool leave_wal_now(Connection& db) {
   return left;
 }
 
+// Index builds sort every row of their table: let SQLite's sorter use worker threads (PRAGMA
+// threads; at most SQLITE_MAX_WORKER_THREADS, 8 in the default build) and sort in memory runs of
+// up to 256 MiB (cache_size) before it merges, instead of the default 2 MiB.
+void prepare_index_builds(Connection& db) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  db.exec("PRAGMA threads = " + std::to_string(std::min(cores, 8u) - 1));
+  db.exec("PRAGMA cache_size = -262144");
+}
+
+void write_run_end(Connection& db, const RunEnd& end) {
+  auto update = db.prepare(
+      "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
+      " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
+      " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
+  Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
+}
+
 // Writer::finalize's work on the capture open in `db`.
 void finalize_open(Connection& db, const RunEnd& end, const FinalizeProgressCallback& progress) {
   int number = 0;
@@ -541,19 +558,10 @@ void finalize_open(Connection& db, const RunEnd& end, const FinalizeProgressCall
   // "Journals and WAL files"; Writer.FinalizeKilledMidwayLeavesTheCaptureAsLastCommitted).
   step("checkpoint");
   const bool left_wal = leave_wal_now(db);
-  // Index builds sort every row of their table: let SQLite's sorter use worker threads (PRAGMA
-  // threads; at most SQLITE_MAX_WORKER_THREADS, 8 in the default build) and sort in memory runs
-  // of up to 256 MiB (cache_size) before it merges, instead of the default 2 MiB.
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  db.exec("PRAGMA threads = " + std::to_string(std::min(cores, 8u) - 1));
-  db.exec("PRAGMA cache_size = -262144");
+  prepare_index_builds(db);
   in_transaction(db, [&] {
     step("run end");
-    auto update = db.prepare(
-        "UPDATE run SET end_utc_ns = ?, end_reason = ?, exit_status = ?, exit_signal = ?,"
-        " dropped_records = (SELECT COALESCE(SUM(dropped_records), 0) FROM process),"
-        " cuda_processes = (SELECT COUNT(*) FROM process) WHERE id = 1");
-    Binder{update}(i64(end.end_utc_ns))(end.reason)(end.exit_status)(end.exit_signal).run();
+    write_run_end(db, end);
     for (std::size_t i = 0; i < capture_index_count(); ++i) {
       const IndexDefinition& index = capture_index(i);
       step(std::string("index ") + index.name);
@@ -578,6 +586,19 @@ void finalize_capture(Connection& db, const RunEnd& end, const FinalizeProgressC
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   finalize_open(db, end, progress);
+}
+
+void begin_finalize(Connection& db) {
+  check_capture(db);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  prepare_index_builds(db);
+}
+
+void end_finalize(Connection& db, const RunEnd& end) {
+  in_transaction(db, [&] { write_run_end(db, end); });
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.exec("PRAGMA journal_mode = DELETE");
 }
 
 std::uint64_t Writer::records_written() const { return impl_->written; }

@@ -226,3 +226,65 @@ TEST(WriterFinalize, FinalizeKilledMidwayLeavesTheCaptureAsLastCommitted) {
   EXPECT_EQ(reader.run().end.reason, EndReason::Exited);
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), kKernels);
 }
+
+// prof-run's finalization in parts (begin_finalize, the indexes one transaction each,
+// end_finalize): a reader opened between two index builds reads every row and sees the run not
+// finalized; killed after two indexes, the capture keeps them, every record and the run not
+// finalized; finished, it is one file with every index and the run's end.
+TEST(WriterFinalize, AFinalizationInPartsWritesTheRunsEndLast) {
+  fuselens::test::TempDir dir;
+  const auto path = dir.file("a.sqlite");
+  constexpr int kKernels = 20000;
+  write_capture(path, kKernels);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      Connection connection(path, Connection::Mode::ReadWrite);
+      begin_finalize(connection);
+      for (std::size_t i = 0; i < 2; ++i) {
+        in_transaction(connection, [&] { create_capture_index(connection, capture_index(i)); });
+        Reader reader(path);  // beside the writer (WAL mode)
+        if (reader.query_int("SELECT COUNT(*) FROM kernel") != kKernels ||
+            reader.run().end.reason != EndReason::NotFinalized) {
+          ::_exit(4);
+        }
+      }
+      ::_exit(9);
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 9);
+  {
+    Reader reader(path);
+    EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), kKernels);
+    EXPECT_EQ(reader.run().end.reason, EndReason::NotFinalized);
+    const auto names = index_names(path);
+    EXPECT_EQ(std::count(names.begin(), names.end(), capture_index(0).name), 1);
+    EXPECT_EQ(std::count(names.begin(), names.end(), capture_index(1).name), 1);
+    EXPECT_EQ(std::count(names.begin(), names.end(), capture_index(2).name), 0);
+    auto check = reader.prepare("PRAGMA integrity_check");
+    ASSERT_TRUE(check.step());
+    EXPECT_EQ(check.text(0), "ok");
+  }
+  {
+    Connection connection(path, Connection::Mode::ReadWrite);
+    begin_finalize(connection);
+    for (std::size_t i = 0; i < capture_index_count(); ++i) {
+      in_transaction(connection, [&] { create_capture_index(connection, capture_index(i)); });
+    }
+    end_finalize(connection, {EndReason::Exited, 0, std::nullopt, 5});
+    auto mode = connection.prepare("PRAGMA journal_mode");
+    ASSERT_TRUE(mode.step());
+    EXPECT_EQ(mode.text(0), "delete");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_EQ(index_names(path).size(), capture_index_count());
+  Reader reader(path);
+  EXPECT_EQ(reader.run().end.reason, EndReason::Exited);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), kKernels);
+}

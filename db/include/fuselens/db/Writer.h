@@ -111,6 +111,18 @@ class Writer {
 void finalize_capture(Connection& connection, const RunEnd& end,
                       const FinalizeProgressCallback& progress = {});
 
+/// The same finalization in parts, so that other connections read the capture while its indexes
+/// are built (prof-run, tools/prof-run/FinalizeCapture.cpp: the stored results are computed
+/// meanwhile). begin_finalize checks the capture as Writer::open does and keeps it in WAL mode,
+/// where readers and one writer go on at once (the index pages are then written twice: into the
+/// WAL, and into the file at the checkpoint); the caller builds each index of CaptureIndexes.h
+/// (create_capture_index), each its own transaction; end_finalize records how the run ended, then
+/// checkpoints the WAL and switches to a rollback journal (it waits for other connections: 10 s
+/// busy timeout, then db::Error). The run's end comes last, so a finalization killed midway
+/// leaves every record, the indexes built so far and the run not finalized. Throws db::Error.
+void begin_finalize(Connection& connection);
+void end_finalize(Connection& connection, const RunEnd& end);
+
 /// The schema text (db/schema.sql), embedded at build time.
 const char* schema_sql();
 
