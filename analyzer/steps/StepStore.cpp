@@ -4,13 +4,26 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "fuselens/db/StepStore.h"
 #include "steps/Steps.h"
 
 namespace fuselens::analyzer {
 
-std::string store_steps(db::Reader& reader) {
+namespace {
+
+// What store_steps writes: the detection row, the steps, and why none were searched ("" when
+// they were).
+struct StepsToStore {
+  db::StoredStepDetection detection;
+  std::vector<db::StoredStep> rows;
+  std::string skipped;
+};
+
+StepsToStore steps_to_store(const db::Reader& reader) {
   // The same bound as the default window's rule (window/Window.h: kMaxSteadyDefaultRecords).
   const std::int64_t records = reader.gpu_record_bound();
   StepOptions options;
@@ -23,8 +36,7 @@ std::string store_steps(db::Reader& reader) {
         "steps not searched when the run ended: {} GPU records, more than {}: {}; prof-analyze "
         "steps finds them",
         records, kMaxStoredStepRecords, r.note);
-    db::write_steps(reader.connection(), none, {});
-    return none.note;
+    return {none, {}, none.note};
   }
   db::StoredStepDetection d;
   d.method = step_method_name(r.method);
@@ -78,8 +90,24 @@ std::string store_steps(db::Reader& reader) {
     }
     rows.push_back(std::move(row));
   }
-  db::write_steps(reader.connection(), d, rows);
-  return "";
+  return {d, std::move(rows), ""};
+}
+
+}  // namespace
+
+std::string store_steps(db::Reader& reader) {
+  const StepsToStore s = steps_to_store(reader);
+  db::write_steps(reader.connection(), s.detection, s.rows);
+  return s.skipped;
+}
+
+PreparedSteps prepare_steps(const std::string& path) {
+  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  auto s = std::make_shared<const StepsToStore>(steps_to_store(reader));
+  return [s](db::Reader& target) {
+    db::write_steps(target.connection(), s->detection, s->rows);
+    return s->skipped;
+  };
 }
 
 std::optional<StepReport> stored_step_report(const db::Reader& reader) {

@@ -10,6 +10,7 @@
 // step times and the outlier steps with what differs in them. Times are ns on CUPTI's clock.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -169,6 +170,14 @@ inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
 /// when steps were stored, else why not. Throws db::Error when the capture has no step tables
 /// (schema < 6) or a query fails.
 std::string store_steps(db::Reader& reader);
+
+/// store_steps in two parts, for prof-run to find the steps while it builds the indexes: the
+/// search runs now, on a read-only reader of its own on the capture at `path` (timestamps checked
+/// where read: TimestampCheck::DeferLargeTables); the function returned stores its result through
+/// `target` (open ReadWrite on the same capture, its rows unchanged since) and returns what
+/// store_steps returns. Throws as store_steps does.
+using PreparedSteps = std::function<std::string(db::Reader& target)>;
+PreparedSteps prepare_steps(const std::string& path);
 
 /// The steps stored when the run ended, as analyze_steps with no options returns them (every
 /// field but Step::kernel_counts, which is not stored); a skipped search ("none") gives no steps

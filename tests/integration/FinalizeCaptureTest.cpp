@@ -10,6 +10,7 @@
 
 #include "FinalizeCapture.h"
 #include "TempDir.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -91,6 +92,30 @@ void expect_same_results(const std::string& original, const fuselens::test::Temp
 TEST(FinalizeCapture, ResultsComputedAtOnceEqualThoseStoredOneAfterAnother) {
   fuselens::test::TempDir dir;
   expect_same_results(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", dir);
+}
+
+// The same capture without its indexes: prof-run builds them while it computes the results (on
+// other connections, the summary's aggregates once their indexes are built), and the capture
+// ends with every index, out of WAL mode.
+TEST(FinalizeCapture, ResultsComputedWhileTheIndexesAreBuiltEqualThoseAfterThem) {
+  fuselens::test::TempDir dir;
+  const std::string original = dir.file("no_indexes.sqlite");
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", original);
+  {
+    db::Connection c(original, db::Connection::Mode::ReadWrite);
+    ASSERT_EQ(static_cast<std::size_t>(db::drop_capture_indexes(c)), db::capture_index_count());
+  }
+  expect_same_results(original, dir);
+  const std::string b = dir.file("at_once.sqlite");
+  db::Connection c(b, db::Connection::Mode::ReadOnly);
+  EXPECT_EQ(static_cast<std::size_t>(
+                c.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND sql IS "
+                            "NOT NULL")),
+            db::capture_index_count());
+  auto mode = c.prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(mode.step());
+  EXPECT_EQ(mode.text(0), "delete");
+  EXPECT_FALSE(fs::exists(b + "-wal"));
 }
 
 // Enough launches for the timeline's level of detail (kLodMinItems), written as the collector

@@ -106,3 +106,22 @@ TEST(FinalizeProgress, TheBreakdownShowsThePartsOfAStepRunAtOnce) {
   EXPECT_EQ(p.breakdown(),
             "results 3.0 s [at once: summary aggregates 1.2 s, cct 2.9 s], storing results 0.3 s");
 }
+
+// Results computed beside the index builds end with them: the step that waits for them takes no
+// time of its own and is shown for its parts all the same.
+TEST(FinalizeProgress, AShortStepIsShownWithItsParts) {
+  Output out;
+  auto t = std::chrono::steady_clock::time_point{};
+  FinalizeProgressPrinter p(out.file(), false, [&] { return t; });
+  p.step("index kernel_by_name", 1, 1);
+  t += 4s;
+  p.step("results: summary aggregates, cct", 0, 0);
+  t += 10ms;
+  p.part("summary aggregates", 1.25);
+  p.part("cct", 2.875);
+  p.step("journal", 0, 0);
+  t += 10ms;
+  p.done();
+  EXPECT_EQ(p.breakdown(),
+            "indexes 4.0 s, results 0.0 s [at once: summary aggregates 1.2 s, cct 2.9 s]");
+}

@@ -5,14 +5,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -26,6 +30,7 @@
 #include "FinalizeProgress.h"
 #include "ProgressLine.h"
 #include "RooflineSteps.h"
+#include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/WindowEdges.h"
@@ -42,14 +47,102 @@ namespace {
 
 namespace analyzer = fuselens::analyzer;
 
+// The index builds so far and whether the steps are stored, for the results that wait for them
+// (IndexGate::wait).
+class IndexGate {
+ public:
+  void built(std::string_view name) {
+    {
+      std::lock_guard lock(mutex_);
+      built_.emplace(name);
+    }
+    changed_.notify_all();
+  }
+  // No more index will be built (all were, or a build failed).
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+  // Waits until every name of `names` is built (true) or the gate closes without them (false).
+  bool wait(const std::vector<std::string_view>& names) {
+    std::unique_lock lock(mutex_);
+    const auto all_built = [&] {
+      return std::all_of(names.begin(), names.end(),
+                         [&](std::string_view n) { return built_.count(std::string(n)) > 0; });
+    };
+    changed_.wait(lock, [&] { return closed_ || all_built(); });
+    return all_built();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::set<std::string> built_;
+  bool closed_ = false;
+};
+
+// The name of the gate's milestone "the steps are stored (or will not be)": the default window of
+// cct and flags may be the steady steps.
+constexpr std::string_view kStepsStored = "steps stored";
+// What the summary's aggregates wait for: the steps, like the others, and the indexes they read
+// (CaptureIndexes.cpp builds them first): without api_by_correlation their computation joins each
+// kernel's call by a scan of every call.
+const std::vector<std::string_view> kSummaryWaits = {kStepsStored, "api_by_correlation",
+                                                     "kernel_by_name", "api_by_name"};
+
 // One result stored at the end of the run, computed on a thread and connection of its own.
 struct PendingResult {
   const char* what = "";   // for the progress line and the report
   std::string not_stored;  // the report's line when it could not be computed or stored
+  std::vector<std::string_view> waits;  // index names (or kStepsStored) waited for (IndexGate)
   std::function<void()> compute;
   std::string error;
   double seconds = 0;
+  std::atomic<bool> done = false;  // compute returned (set last)
 };
+
+// Builds the capture's indexes from the `from`th on, each its own transaction, until `until`
+// (included) when it is not empty; calls `between` (when set) before each. Returns the position
+// after the last one built.
+std::size_t build_indexes(fuselens::db::Connection& connection, std::size_t from,
+                          std::string_view until, IndexGate& gate,
+                          fuselens::tools::FinalizeProgressPrinter& progress,
+                          const std::function<void()>& between = {}) {
+  namespace db = fuselens::db;
+  const auto count = db::capture_index_count();
+  std::size_t i = from;
+  for (; i < count; ++i) {
+    if (between) between();
+    const db::IndexDefinition& index = db::capture_index(i);
+    progress.step(std::string("index ") + index.name, static_cast<int>(i) + 1,
+                  static_cast<int>(count));
+    db::in_transaction(connection, [&] { db::create_capture_index(connection, index); });
+    gate.built(index.name);
+    if (until == index.name) return i + 1;
+  }
+  return i;
+}
+
+// Runs `r` (after what it waits for), timing it and keeping its error.
+void run_pending(PendingResult& r, IndexGate& gate) {
+  if (!r.waits.empty() && !gate.wait(r.waits)) {
+    r.error = "an index build failed";
+    return;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    r.compute();
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  } catch (...) {
+    r.error = "unknown error";
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  r.done = true;
+}
 
 // MemAvailable of /proc/meminfo in bytes, or nullopt where it cannot be read.
 std::optional<std::int64_t> available_memory() {
@@ -70,16 +163,25 @@ std::optional<std::int64_t> available_memory() {
   return std::nullopt;
 }
 
-// The summary's aggregates (SummaryStore.h: `summary` reads them instead of every row), the
-// results of cct and flags for the default window (AnalysisStore.h; above the limits' record
-// bound cct only when its groups stream, flags when memory allows: analyzer::flags_fit) with the
-// extent every window's resolution reads, and the timeline's level of detail (TimelineLod.h:
-// prof-gui opens a big capture without reading every kernel). Each is optional: without it the
-// analysis reads the rows. They read the capture and nothing else, so they are computed at
-// once, each on its own read-only connection (flags apart from cct: on ten million launches on the
-// H100's host flags took 22.5 s, cct 12.8 s), then stored one after another through `reader`.
-void store_results(const std::string& path, fuselens::db::Reader& reader,
-                   fuselens::tools::FinalizeProgressPrinter& progress, const StoreLimits& limits) {
+// The steps (docs/steps.md: the default window of cct and flags may be the steady steps), the
+// summary's aggregates (SummaryStore.h: `summary` reads them instead of every row), the results of
+// cct and flags for the default window (AnalysisStore.h; above the limits' record bound cct only
+// when its groups stream, flags when memory allows: analyzer::flags_fit) with the extent every
+// window's resolution reads, and the timeline's level of detail (TimelineLod.h: prof-gui opens a
+// big capture without reading every kernel). Each is optional: without it the analysis reads the
+// rows. They read the capture and nothing else, so they are computed at once, each on its own
+// read-only connection, while this thread builds the indexes from the `next_index`th on through
+// `reader`'s connection (WAL mode: db::begin_finalize; `gate` knows those built before) and
+// stores the steps between two index builds once they are found. The others wait for them; the
+// summary's aggregates wait for their indexes too (kSummaryWaits); steps, cct, flags and the
+// level of detail read no index (on a million kernels without indexes they took 1.3-1.5× their
+// time). On ten million launches the indexes alone took 35-39 s, flags 22.5 s, cct 12.8 s: one
+// after the other 61-64 s, beside each other 42-45 s (docs/BENCHMARKS.md, session l). Then the
+// results are stored one after another through `reader`.
+void store_results_while_indexing(const std::string& path, fuselens::db::Reader& reader,
+                                  std::size_t next_index, IndexGate& gate,
+                                  fuselens::tools::FinalizeProgressPrinter& progress,
+                                  const StoreLimits& limits) {
   std::int64_t records = 0;
   try {
     records = reader.gpu_record_count();
@@ -90,49 +192,89 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
   const std::optional<std::int64_t> memory =
       limits.available_bytes ? limits.available_bytes : available_memory();
   const bool flags = analyzer::flags_fit(records, memory, limits.in_memory_records);
+  analyzer::PreparedSteps steps;
   analyzer::PreparedStore summary, lod;
   std::vector<fuselens::db::StoredAnalysisRow> analyses;
   std::optional<fuselens::db::StoredAnalysisRow> flags_row;
-  std::vector<PendingResult> results(flags ? 4 : 3);
-  results[0].what = "summary aggregates";
-  results[0].not_stored = "summary aggregates not stored (the summary will read every row)";
-  results[0].compute = [&] { summary = analyzer::prepare_summary_aggregates(path); };
-  results[1].what = "capture extent and cct";
-  results[1].not_stored = "cct results not stored (cct will read every row)";
-  results[1].compute = [&] {
+  std::vector<PendingResult> results(flags ? 5 : 4);
+  PendingResult& found_steps = results[0];
+  found_steps.what = "steps";
+  found_steps.compute = [&] { steps = analyzer::prepare_steps(path); };
+  results[1].what = "summary aggregates";
+  results[1].not_stored = "summary aggregates not stored (the summary will read every row)";
+  results[1].waits = kSummaryWaits;
+  results[1].compute = [&] { summary = analyzer::prepare_summary_aggregates(path); };
+  results[2].what = "capture extent and cct";
+  results[2].not_stored = "cct results not stored (cct will read every row)";
+  results[2].waits = {kStepsStored};
+  results[2].compute = [&] {
     analyses = analyzer::compute_analysis_rows(path, bounded, /*flags=*/false);
   };
-  results[2].what = "timeline level of detail";
-  results[2].not_stored = "timeline level of detail not stored";
-  results[2].compute = [&] { lod = analyzer::prepare_timeline_lod(path); };
+  results[3].what = "timeline level of detail";
+  results[3].not_stored = "timeline level of detail not stored";
+  results[3].waits = {kStepsStored};
+  results[3].compute = [&] { lod = analyzer::prepare_timeline_lod(path); };
   if (flags) {
-    results[3].what = "flags";
-    results[3].not_stored = "flags results not stored (flags will read every row)";
-    results[3].compute = [&] { flags_row = analyzer::compute_flags_row(path); };
+    results[4].what = "flags";
+    results[4].not_stored = "flags results not stored (flags will read every row)";
+    results[4].waits = {kStepsStored};
+    results[4].compute = [&] { flags_row = analyzer::compute_flags_row(path); };
   }
-  progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
+  // The steps, stored through `reader` once found (the others wait for this).
+  bool steps_stored = false;
+  const auto store_steps = [&] {
+    if (steps_stored) return;
+    steps_stored = true;
+    std::string not_stored = found_steps.error;
+    if (steps) {
+      try {
+        not_stored = steps(reader);
+      } catch (const std::exception& e) {
+        not_stored = e.what();
+      }
+    }
+    if (!not_stored.empty()) {
+      progress.done();
+      std::cerr << "[fuselens] steps not stored: " << not_stored << '\n';
+    }
+    gate.built(kStepsStored);
+  };
   std::vector<std::thread> threads;
   threads.reserve(
       results.size());  // no allocation once a thread runs: a throw would leave it unjoined
+  std::vector<PendingResult*> unstarted;
   for (auto& r : results) {
-    const auto compute = [&r] {
-      const auto started = std::chrono::steady_clock::now();
-      try {
-        r.compute();
-      } catch (const std::exception& e) {
-        r.error = e.what();
-      } catch (...) {
-        r.error = "unknown error";
-      }
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    };
     try {
-      threads.emplace_back(compute);
+      threads.emplace_back([&r, &gate] { run_pending(r, gate); });
     } catch (const std::system_error&) {
-      compute();  // no thread to be had: here, after the others
+      unstarted.push_back(&r);  // no thread to be had: computed here, after the indexes
     }
   }
-  for (auto& t : threads) t.join();
+  std::exception_ptr index_failure;
+  try {
+    build_indexes(reader.connection(), next_index, {}, gate, progress, [&] {
+      if (found_steps.done) store_steps();
+    });
+  } catch (...) {
+    index_failure = std::current_exception();
+  }
+  progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
+  if (!index_failure) {
+    // The steps were the first to start: threads[0] runs them, unless no thread was to be had.
+    if (!unstarted.empty() && unstarted.front() == &found_steps) {
+      unstarted.erase(unstarted.begin());
+      run_pending(found_steps, gate);
+    } else {
+      threads.front().join();
+    }
+    store_steps();
+  }
+  gate.close();
+  for (auto& t : threads) {
+    if (t.joinable()) t.join();
+  }
+  if (index_failure) std::rethrow_exception(index_failure);
+  for (PendingResult* r : unstarted) run_pending(*r, gate);
   for (const auto& r : results) progress.part(r.what, r.seconds);
   const bool has_cct =
       std::any_of(analyses.begin(), analyses.end(),
@@ -150,8 +292,8 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
        analyses.empty() ? analyzer::PreparedStore() : analyzer::prepared_rows(std::move(analyses))},
       {"timeline level of detail", "timeline level of detail not stored", std::move(lod)}};
   std::vector<std::string> errors;
-  for (const auto& r : results) {
-    if (!r.error.empty()) errors.push_back(r.not_stored + ": " + r.error);
+  for (const auto& r : results) {  // the steps' own error was said when they were stored
+    if (!r.error.empty() && !r.not_stored.empty()) errors.push_back(r.not_stored + ": " + r.error);
   }
   for (auto& s : stores) {
     if (!s.store) continue;
@@ -164,7 +306,7 @@ void store_results(const std::string& path, fuselens::db::Reader& reader,
   }
   progress.done();
   for (const auto& e : errors) std::cerr << "[fuselens] " << e << '\n';
-  if (!bounded || !results[1].error.empty()) return;
+  if (!bounded || !results[2].error.empty()) return;  // results[2]: cct
   // Above the record bound: what is left to the rows, and why.
   std::string left;
   if (!has_cct) left = "cct";
@@ -195,10 +337,14 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
   const auto started = std::chrono::steady_clock::now();
   try {
     db::Connection connection(path, db::Connection::Mode::ReadWrite);
-    db::finalize_capture(connection, end, [&](const db::FinalizeProgress& p) {
-      progress.step(p.step, p.number, p.steps);
-    });
-    // GPU work launched outside every capture window but run inside one (WindowEdges.h).
+    // In WAL mode throughout, so that the results are computed on other connections while the
+    // indexes are built; the run's end is written last (db::begin_finalize, end_finalize).
+    progress.step("checkpoint", 0, 0);
+    db::begin_finalize(connection);
+    IndexGate gate;  // the indexes built, for the results that wait for some
+    // GPU work launched outside every capture window but run inside one (WindowEdges.h): it finds
+    // each record's call through api_by_correlation, built first.
+    std::size_t next_index = build_indexes(connection, 0, "api_by_correlation", gate, progress);
     progress.step("window edges", 0, 0);
     const db::WindowEdgeRecords edges = db::leave_out_window_edge_records(connection);
     if (edges.total() > 0) {
@@ -216,20 +362,20 @@ bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, 
       std::cerr << "[fuselens] results not stored (the analyses will read every row): " << e.what()
                 << '\n';
     }
-    // The steps of the run (docs/steps.md), stored for SQL and DataFrame users, first: the
-    // stored cct/flags results are those of the default window, which may be the steady steps.
+    // The steps of the run (docs/steps.md), stored for SQL and DataFrame users, and the results.
     if (reader) {
-      try {
-        progress.step("steps", 0, 0);
-        const std::string skipped = fuselens::analyzer::store_steps(*reader);
-        progress.done();
-        if (!skipped.empty()) std::cerr << "[fuselens] steps not stored: " << skipped << '\n';
-      } catch (const std::exception& e) {
-        progress.done();
-        std::cerr << "[fuselens] steps not stored: " << e.what() << '\n';
-      }
+      store_results_while_indexing(path, *reader, next_index, gate, progress, limits);
+    } else {
+      // The capture failed validation: its indexes and its end all the same.
+      db::Connection rest(path, db::Connection::Mode::ReadWrite);
+      build_indexes(rest, next_index, {}, gate, progress);
+      progress.step("journal", 0, 0);
+      db::end_finalize(rest, end);
     }
-    if (reader) store_results(path, *reader, progress, limits);
+    if (reader) {
+      progress.step("journal", 0, 0);
+      db::end_finalize(reader->connection(), end);
+    }
     progress.done();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

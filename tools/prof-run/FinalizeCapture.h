@@ -1,10 +1,12 @@
 #pragma once
-// prof-run's finalization of a capture after the workload ended: the run's end and the indexes
-// (db::finalize_capture), the GPU work launched outside every capture window left out
-// (db/WindowEdges.h), then, each optional and reported in one line when it fails, the summary's
-// stored aggregates, the steps, the cct/flags results (above kMaxStoredAnalysisRecords GPU
-// records cct when it streams, flags when memory allows) and the timeline's level of detail; then
-// the report lines. Progress on stderr while it runs (FinalizeProgress.h).
+// prof-run's finalization of a capture after the workload ended, in WAL mode throughout
+// (db::begin_finalize, end_finalize): api_by_correlation, the GPU work launched outside every
+// capture window left out (db/WindowEdges.h) and the steps; then, while the other indexes are
+// built, the stored results, each optional and reported in one line when it fails, computed at
+// once on connections of their own: the summary's aggregates (after the indexes they read), the
+// cct/flags results (above kMaxStoredAnalysisRecords GPU records cct when it streams, flags when
+// memory allows) and the timeline's level of detail; then the run's end, last, and the report
+// lines. Progress on stderr while it runs (FinalizeProgress.h).
 
 #include <cstdint>
 #include <optional>
@@ -25,8 +27,8 @@ struct StoreLimits {
 };
 
 /// Finalizes `path` with `end` and prints where it is and what it holds; false when it failed.
-/// One read-write connection serves every step: the run's end and the indexes, the summary's
-/// stored aggregates, the report line and the counters line.
+/// One read-write connection writes every step: the indexes, the steps, the stored results and
+/// the run's end; it reads the report line and the counters line.
 bool finalize_capture(const std::string& path, const fuselens::db::RunEnd& end, bool metrics,
                       const StoreLimits& limits = {});
 

@@ -56,7 +56,7 @@ void FinalizeProgressPrinter::done() {
 std::string FinalizeProgressPrinter::breakdown(double min_seconds) const {
   std::string out;
   for (const Kind& kind : kinds_) {
-    if (kind.seconds < min_seconds) continue;
+    if (kind.seconds < min_seconds && kind.parts.empty()) continue;
     out += fmt::format("{}{} {:.1f} s", out.empty() ? "" : ", ", kind.what, kind.seconds);
     if (!kind.parts.empty()) out += " [at once: " + kind.parts + "]";
   }

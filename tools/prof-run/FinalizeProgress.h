@@ -47,7 +47,9 @@ class FinalizeProgressPrinter {
   /// The time of each kind of step, in the order first started, as "what 1.2 s, ..." (one
   /// decimal), a step's parts after it as "[at once: a 1.0 s, b 1.1 s]"; "index NAME" steps count
   /// as one kind, "indexes", "storing NAME" steps as "storing results", "results: ..." as
-  /// "results"; kinds under `min_seconds` are left out. Empty when none is left.
+  /// "results"; kinds under `min_seconds` are left out unless they have parts (results computed
+  /// beside the indexes take little time of their own: what they show is their parts). Empty
+  /// when none is left.
   std::string breakdown(double min_seconds = 0.1) const;
 
  private:
