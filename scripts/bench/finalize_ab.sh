@@ -10,9 +10,11 @@
 # Usage: scripts/bench/finalize_ab.sh BASE NEW CAPTURE [ROUNDS] [WORK_DIR]
 #   BASE, NEW: finalize_benchmark binaries (or the same one twice); ROUNDS default 2;
 #   WORK_DIR (default a new temporary folder) needs twice CAPTURE's size free.
+#   FLOOR=1: then SQLite's own floor under the index builds: CAPTURE's index statements alone,
+#   in one transaction out of WAL mode with the same pragmas (python3's sqlite3), on a fresh copy.
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,12p' "$0" >&2
+  sed -n '2,14p' "$0" >&2
   exit 2
 fi
 base=$1 new=$2 capture=$3 rounds=${4:-2} work=${5:-$(mktemp -d)}
@@ -69,4 +71,27 @@ for round in $(seq 1 "$rounds"); do
     echo "  stored digest $(digest "$work/$which.sqlite")"
   done
 done
-rm -f "$work/reset.sqlite" "$work/base.sqlite" "$work/new.sqlite"
+if [ "${FLOOR:-0}" = 1 ]; then
+  cp "$work/reset.sqlite" "$work/floor.sqlite"
+  python3 - "$capture" "$work/floor.sqlite" <<'PY'
+import sqlite3, sys, time
+src = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+indexes = src.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+                      " ORDER BY rowid").fetchall()
+c = sqlite3.connect(sys.argv[2], isolation_level=None)
+c.execute("PRAGMA journal_mode = DELETE")
+c.execute("PRAGMA synchronous = NORMAL")
+c.execute("PRAGMA threads = 7")
+c.execute("PRAGMA cache_size = -262144")
+start = time.time()
+c.execute("BEGIN")
+for name, sql in indexes:
+    t = time.time()
+    c.execute(sql)
+    print(f"  floor {name}: {time.time() - t:.2f} s")
+c.execute("COMMIT")
+print(f"floor: {len(indexes)} index builds and their commit {time.time() - start:.1f} s"
+      f" (SQLite {sqlite3.sqlite_version})")
+PY
+fi
+rm -f "$work/reset.sqlite" "$work/base.sqlite" "$work/new.sqlite" "$work/floor.sqlite"
