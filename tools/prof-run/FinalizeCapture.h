@@ -1,12 +1,13 @@
 #pragma once
 // prof-run's finalization of a capture after the workload ended, in WAL mode throughout
-// (db::begin_finalize, end_finalize): api_by_correlation, the GPU work launched outside every
-// capture window left out (db/WindowEdges.h) and the steps; then, while the other indexes are
-// built, the stored results, each optional and reported in one line when it fails, computed at
-// once on connections of their own: the summary's aggregates (after the indexes they read), the
-// cct/flags results (above kMaxStoredAnalysisRecords GPU records cct when it streams, flags when
-// memory allows) and the timeline's level of detail; then the run's end, last, and the report
-// lines. Progress on stderr while it runs (FinalizeProgress.h).
+// (db::begin_finalize, end_finalize): api_by_correlation and the GPU work launched outside every
+// capture window left out (db/WindowEdges.h); then, while the other indexes are built, the steps
+// (stored between two index builds) and the stored results, each optional and reported in one line
+// when it fails, computed at once on connections of their own after the steps: the summary's
+// aggregates (after the indexes they read too), the cct/flags results (above
+// kMaxStoredAnalysisRecords GPU records cct when it streams, flags when memory allows) and the
+// timeline's level of detail; then the run's end, last, and the report lines. Progress on stderr
+// while it runs (FinalizeProgress.h).
 
 #include <cstdint>
 #include <optional>
