@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,23 @@ std::vector<std::string> index_names(const std::string& path) {
   std::vector<std::string> names;
   while (query.step()) names.push_back(query.text(0));
   return names;
+}
+
+// Runs `body` in a child process and returns its exit status (-1 when it did not exit): `body`
+// ends the child itself (_exit) where the test means to kill it; returning or throwing gives 3.
+int exit_status_of_child(const std::function<void()>& body) {
+  const pid_t child = ::fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    try {
+      body();
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
 }
 
 // Every row of every index of the capture, read through the index (INDEXED BY), as text.
@@ -187,26 +205,17 @@ TEST(WriterFinalize, FinalizeKilledMidwayLeavesTheCaptureAsLastCommitted) {
   const auto path = dir.file("a.sqlite");
   constexpr int kKernels = 20000;
   write_capture(path, kKernels);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // A tiny page cache makes SQLite write pages of the unfinished transaction into the file
-    // before the kill, the case a rollback must undo.
-    try {
-      Connection connection(path, Connection::Mode::ReadWrite);
-      connection.exec("PRAGMA cache_size = 4");
-      finalize_capture(connection, {EndReason::Exited, 0, std::nullopt, 5},
-                       [](const FinalizeProgress& p) {
-                         if (p.step == "index api_by_name") ::_exit(9);
-                       });
-    } catch (...) {
-    }
-    ::_exit(3);  // finalize ended without reaching the step: the test fails below
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 9);
+  // A tiny page cache makes SQLite write pages of the unfinished transaction into the file
+  // before the kill, the case a rollback must undo. 3: finalize ended without reaching the step.
+  ASSERT_EQ(exit_status_of_child([&] {
+              Connection connection(path, Connection::Mode::ReadWrite);
+              connection.exec("PRAGMA cache_size = 4");
+              finalize_capture(connection, {EndReason::Exited, 0, std::nullopt, 5},
+                               [](const FinalizeProgress& p) {
+                                 if (p.step == "index api_by_name") ::_exit(9);
+                               });
+            }),
+            9);
   {
     Reader reader(path);  // the hot journal is rolled back on open (writable folder)
     EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), kKernels);
@@ -236,29 +245,21 @@ TEST(WriterFinalize, AFinalizationInPartsWritesTheRunsEndLast) {
   const auto path = dir.file("a.sqlite");
   constexpr int kKernels = 20000;
   write_capture(path, kKernels);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    try {
-      Connection connection(path, Connection::Mode::ReadWrite);
-      begin_finalize(connection);
-      for (std::size_t i = 0; i < 2; ++i) {
-        in_transaction(connection, [&] { create_capture_index(connection, capture_index(i)); });
-        Reader reader(path);  // beside the writer (WAL mode)
-        if (reader.query_int("SELECT COUNT(*) FROM kernel") != kKernels ||
-            reader.run().end.reason != EndReason::NotFinalized) {
-          ::_exit(4);
-        }
-      }
-      ::_exit(9);
-    } catch (...) {
-    }
-    ::_exit(3);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 9);
+  ASSERT_EQ(exit_status_of_child([&] {
+              Connection connection(path, Connection::Mode::ReadWrite);
+              begin_finalize(connection);
+              for (std::size_t i = 0; i < 2; ++i) {
+                in_transaction(connection,
+                               [&] { create_capture_index(connection, capture_index(i)); });
+                Reader reader(path);  // beside the writer (WAL mode)
+                if (reader.query_int("SELECT COUNT(*) FROM kernel") != kKernels ||
+                    reader.run().end.reason != EndReason::NotFinalized) {
+                  ::_exit(4);
+                }
+              }
+              ::_exit(9);  // killed after two indexes
+            }),
+            9);
   {
     Reader reader(path);
     EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM kernel"), kKernels);

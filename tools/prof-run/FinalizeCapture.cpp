@@ -71,7 +71,7 @@ class IndexGate {
     std::unique_lock lock(mutex_);
     const auto all_built = [&] {
       return std::all_of(names.begin(), names.end(),
-                         [&](std::string_view n) { return built_.count(std::string(n)) > 0; });
+                         [&](std::string_view n) { return built_.find(n) != built_.end(); });
     };
     changed_.wait(lock, [&] { return closed_ || all_built(); });
     return all_built();
@@ -80,7 +80,7 @@ class IndexGate {
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::set<std::string> built_;
+  std::set<std::string, std::less<>> built_;
   bool closed_ = false;
 };
 
