@@ -118,39 +118,59 @@ TEST(FinalizeCapture, ResultsComputedWhileTheIndexesAreBuiltEqualThoseAfterThem)
   EXPECT_FALSE(fs::exists(b + "-wal"));
 }
 
-// Enough launches for the timeline's level of detail (kLodMinItems), written as the collector
-// does (indexes kept while writing), not finalized.
+namespace {
+
+// Enough launches for the timeline's level of detail (kLodMinItems), written in `layout` as the
+// collector does (indexes kept while writing), not finalized.
+void write_launches(const std::string& path, db::TraceLayout layout) {
+  auto w = db::Writer::create(path, db::RunInfo{}, layout, db::IndexBuild::WhileWriting);
+  db::RecordBatch b;
+  const std::int64_t launches = fuselens::analyzer::kLodMinItems / 2 + 1000;
+  for (std::int64_t i = 1; i <= launches; ++i) {
+    db::KernelRecord k;
+    k.pid = 7;
+    k.correlation_id = static_cast<std::uint32_t>(i);
+    k.start_ns = 1'000'000 + 2000ull * static_cast<std::uint64_t>(i);
+    k.end_ns = k.start_ns + 700 + static_cast<std::uint64_t>(i % 13) * 50;
+    k.stream_id = 7;
+    k.mangled_name = "_Z6kernelILi" + std::to_string(i % 4) + "EEvv";  // a step of 4 kernels
+    b.kernels.push_back(k);
+    db::ApiCallRecord a;
+    a.pid = 7;
+    a.tid = 7;
+    a.name = "cudaLaunchKernel";
+    a.correlation_id = k.correlation_id;
+    a.start_ns = k.start_ns - 900;
+    a.end_ns = k.start_ns - 200;
+    b.api_calls.push_back(a);
+  }
+  w.write(b);
+}
+
+}  // namespace
+
 TEST(FinalizeCapture, ALevelOfDetailIsStoredTheSameToo) {
   fuselens::test::TempDir dir;
   const std::string path = dir.file("launches.sqlite");
-  {
-    auto w = db::Writer::create(path, db::RunInfo{}, db::TraceLayout::Full,
-                                db::IndexBuild::WhileWriting);
-    db::RecordBatch b;
-    const std::int64_t launches = fuselens::analyzer::kLodMinItems / 2 + 1000;
-    for (std::int64_t i = 1; i <= launches; ++i) {
-      db::KernelRecord k;
-      k.pid = 7;
-      k.correlation_id = static_cast<std::uint32_t>(i);
-      k.start_ns = 1'000'000 + 2000ull * static_cast<std::uint64_t>(i);
-      k.end_ns = k.start_ns + 700 + static_cast<std::uint64_t>(i % 13) * 50;
-      k.stream_id = 7;
-      k.mangled_name = "_Z6kernelILi" + std::to_string(i % 4) + "EEvv";  // a step of 4 kernels
-      b.kernels.push_back(k);
-      db::ApiCallRecord a;
-      a.pid = 7;
-      a.tid = 7;
-      a.name = "cudaLaunchKernel";
-      a.correlation_id = k.correlation_id;
-      a.start_ns = k.start_ns - 900;
-      a.end_ns = k.start_ns - 200;
-      b.api_calls.push_back(a);
-    }
-    w.write(b);
-  }
+  write_launches(path, db::TraceLayout::Full);
   expect_same_results(path, dir);
   db::Reader reader(dir.file("at_once.sqlite"));
   EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM timeline_lod"), 0);
+}
+
+// A lean capture's kernel and api_call are views without indexes (Layout.h): the summary's
+// aggregates, which wait for api_by_correlation and the name indexes, run all the same, and the
+// results equal those stored one after another.
+TEST(FinalizeCapture, ALeanCaptureStoresTheSameResultsWithoutItsViewsIndexes) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("lean.sqlite");
+  write_launches(path, db::TraceLayout::Lean);
+  expect_same_results(path, dir);
+  db::Reader reader(dir.file("at_once.sqlite"));
+  EXPECT_GT(reader.query_int("SELECT COUNT(*) FROM summary_duration"), 0);
+  EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = "
+                             "'api_by_correlation'"),
+            0);
 }
 
 namespace {
