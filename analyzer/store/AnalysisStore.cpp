@@ -140,6 +140,11 @@ PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct)
 std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path, bool bounded,
                                                          bool flags) {
   db::Reader reader(path, bounded ? db::TimestampCheck::DeferLargeTables : db::TimestampCheck::All);
+  return compute_analysis_rows(reader, bounded, flags);
+}
+
+std::vector<db::StoredAnalysisRow> compute_analysis_rows(db::Reader& reader, bool bounded,
+                                                         bool flags) {
   const WindowSpec spec = default_window(kStoredWindowSpec);
   const Window window = resolve_window(reader, spec);
   const std::string key = stored_window_key(window);
@@ -160,6 +165,10 @@ std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path
 
 db::StoredAnalysisRow compute_flags_row(const std::string& path) {
   db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  return compute_flags_row(reader);
+}
+
+db::StoredAnalysisRow compute_flags_row(db::Reader& reader) {
   const Window window = resolve_window(reader, default_window(kStoredWindowSpec));
   apply_window(reader, window);
   return flags_row(reader, window);

@@ -99,10 +99,16 @@ PreparedStore prepare_analyses(const std::string& path, bool bounded, bool* cct 
 /// every stored result). Throws db::Error when the capture cannot be read.
 std::vector<db::StoredAnalysisRow> compute_analysis_rows(const std::string& path, bool bounded,
                                                          bool flags);
+/// The same on `reader`, an unrestricted reader that it restricts to the default window (a
+/// Reader::twin of one whose kernel and api_call timestamps prof-run checked once).
+std::vector<db::StoredAnalysisRow> compute_analysis_rows(db::Reader& reader, bool bounded,
+                                                         bool flags);
 /// The flags row of the default window of the capture at `path`, on a reader of its own; steps
 /// the window depends on must be stored first. Holds every launch of the window in memory (about
 /// kFlagsBytesPerRecord a GPU record). Throws db::Error when the capture cannot be read.
 db::StoredAnalysisRow compute_flags_row(const std::string& path);
+/// The same on `reader`, an unrestricted reader that it restricts to the default window.
+db::StoredAnalysisRow compute_flags_row(db::Reader& reader);
 /// Stores `rows` (replacing every stored result) as prepare_analyses' store does.
 PreparedStore prepared_rows(std::vector<db::StoredAnalysisRow> rows);
 

@@ -203,8 +203,11 @@ void store_summary_aggregates(db::Reader& reader) {
 }
 
 PreparedStore prepare_summary_aggregates(const std::string& path) {
+  return prepare_summary_aggregates(db::Reader(path, db::TimestampCheck::DeferLargeTables));
+}
+
+PreparedStore prepare_summary_aggregates(const db::Reader& reader) {
   bool add_tables = false;
-  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
   auto rows = std::make_shared<const db::SummaryAggregateRows>(aggregate_rows(reader, add_tables));
   return [add_tables, rows](db::Reader& target) {
     db::write_summary_aggregates(target.connection(), add_tables, *rows);

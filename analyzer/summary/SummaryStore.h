@@ -100,6 +100,9 @@ void store_summary_aggregates(db::Reader& reader);
 /// `path` (TimestampCheck::DeferLargeTables: the times checked where read), for another thread
 /// to store (PreparedStore.h). Throws db::Error when the capture cannot be read.
 PreparedStore prepare_summary_aggregates(const std::string& path);
+/// The same on `reader` (read only here; prof-run gives each thread a Reader::twin of one whose
+/// kernel and api_call timestamps were checked, so that they are checked once).
+PreparedStore prepare_summary_aggregates(const db::Reader& reader);
 
 /// The stored aggregates of the capture, or nullopt when it has none, when they no longer match
 /// its rows, or when a stored value is implausible (the caller then computes from the rows).

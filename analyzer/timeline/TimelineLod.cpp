@@ -307,6 +307,10 @@ void store_timeline_lod(db::Reader& reader, std::int64_t min_items) {
 
 PreparedStore prepare_timeline_lod(const std::string& path, std::int64_t min_items) {
   db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  return prepare_timeline_lod(reader, min_items);
+}
+
+PreparedStore prepare_timeline_lod(db::Reader& reader, std::int64_t min_items) {
   auto levels =
       std::make_shared<const std::vector<db::StoredLodLevel>>(levels_to_store(reader, min_items));
   return [levels](db::Reader& target) { db::write_timeline_lod(target.connection(), *levels); };

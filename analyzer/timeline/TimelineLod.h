@@ -88,6 +88,8 @@ void store_timeline_lod(db::Reader& reader, std::int64_t min_items = kLodMinItem
 /// Computes what store_timeline_lod stores through a reader of its own on the capture at `path`,
 /// for another thread to store (PreparedStore.h). Throws db::Error when it cannot be read.
 PreparedStore prepare_timeline_lod(const std::string& path, std::int64_t min_items = kLodMinItems);
+/// The same on `reader` (read only here; see prepare_summary_aggregates' reader overload).
+PreparedStore prepare_timeline_lod(db::Reader& reader, std::int64_t min_items = kLodMinItems);
 
 /// True when the capture has the level-of-detail tables, whatever its schema version (cheap;
 /// whether their rows are trusted is load_timeline_lod's question).

@@ -211,3 +211,35 @@ TEST(FinalizeCapture, FlagsAreStoredAboveTheRecordBoundWhenTheMemoryAllows) {
             std::string::npos)
       << said;
 }
+
+// The kernel and api_call timestamps are checked once, by one reader whose twins the results
+// read through (FinalizeCapture.cpp, kTimesChecked): a capture with an implausible kernel time
+// stores none of the results that read kernels, each saying why in the check's words (naming the
+// row), and still ends with its indexes and its run's end.
+TEST(FinalizeCapture, AnImplausibleKernelTimeStopsEachResultWithTheChecksMessage) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("damaged.sqlite");
+  write_launches(path, db::TraceLayout::Full);
+  {
+    db::Connection c(path, db::Connection::Mode::ReadWrite);
+    c.exec("UPDATE kernel SET end_ns = start_ns - 1 WHERE rowid = 77");
+  }
+  testing::internal::CaptureStderr();
+  fuselens::tools::finalize_capture(path, kEnd, /*metrics=*/false);
+  const std::string said = testing::internal::GetCapturedStderr();
+  const std::string check = "holds an implausible timestamp: kernel row 77 has start_ns ";
+  for (const char* result : {"summary aggregates not stored", "cct results not stored",
+                             "timeline level of detail not stored"}) {
+    const auto at = said.find(result);
+    ASSERT_NE(at, std::string::npos) << result << '\n' << said;
+    EXPECT_NE(said.substr(at, said.find('\n', at) - at).find(check), std::string::npos)
+        << result << '\n'
+        << said;
+  }
+  db::Connection c(path, db::Connection::Mode::ReadOnly);
+  EXPECT_EQ(static_cast<std::size_t>(c.query_int(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")),
+            db::capture_index_count());
+  EXPECT_EQ(c.query_int("SELECT end_reason FROM run"), static_cast<int>(kEnd.reason));
+  EXPECT_EQ(c.query_int("SELECT COUNT(*) FROM stored_analysis WHERE analysis = 'cct'"), 0);
+}

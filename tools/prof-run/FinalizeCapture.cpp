@@ -90,8 +90,13 @@ constexpr std::string_view kStepsStored = "steps stored";
 // What the summary's aggregates wait for: the steps, like the others, and the indexes they read
 // (CaptureIndexes.cpp builds them first): without api_by_correlation their computation joins each
 // kernel's call by a scan of every call.
-const std::vector<std::string_view> kSummaryWaits = {kStepsStored, "api_by_correlation",
-                                                     "kernel_by_name", "api_by_name"};
+// The milestone "the kernel and api_call timestamps are checked (or failed)": the results after
+// the steps read through twins of the reader that checked them (Reader::twin), which then do not
+// scan those two tables again each (five scans of each on ten million launches otherwise).
+constexpr std::string_view kTimesChecked = "timestamps checked";
+const std::vector<std::string_view> kSummaryWaits = {
+    kStepsStored, kTimesChecked, "api_by_correlation", "kernel_by_name", "api_by_name"};
+const std::vector<std::string_view> kResultWaits = {kStepsStored, kTimesChecked};
 
 // One result stored at the end of the run, computed on a thread and connection of its own.
 struct PendingResult {
@@ -196,29 +201,58 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
   analyzer::PreparedStore summary, lod;
   std::vector<fuselens::db::StoredAnalysisRow> analyses;
   std::optional<fuselens::db::StoredAnalysisRow> flags_row;
-  std::vector<PendingResult> results(flags ? 5 : 4);
+  std::vector<PendingResult> results(flags ? 6 : 5);
   PendingResult& found_steps = results[0];
   found_steps.what = "steps";
   found_steps.compute = [&] { steps = analyzer::prepare_steps(path); };
-  results[1].what = "summary aggregates";
-  results[1].not_stored = "summary aggregates not stored (the summary will read every row)";
-  results[1].waits = kSummaryWaits;
-  results[1].compute = [&] { summary = analyzer::prepare_summary_aggregates(path); };
-  results[2].what = "capture extent and cct";
-  results[2].not_stored = "cct results not stored (cct will read every row)";
-  results[2].waits = {kStepsStored};
-  results[2].compute = [&] {
-    analyses = analyzer::compute_analysis_rows(path, bounded, /*flags=*/false);
+  // Before every result that waits for it (a result run here after the threads, when no thread
+  // was to be had, runs in this order).
+  std::optional<fuselens::db::Reader> checked;
+  results[1].what = "timestamp check";
+  results[1].compute = [&] {
+    try {
+      checked.emplace(path, fuselens::db::TimestampCheck::DeferLargeTables);
+      checked->check_table_timestamps("kernel");
+      checked->check_table_timestamps("api_call");
+    } catch (...) {
+      gate.built(kTimesChecked);  // the others then fail as the check did, in their own reads
+      throw;
+    }
+    gate.built(kTimesChecked);
   };
-  results[3].what = "timeline level of detail";
-  results[3].not_stored = "timeline level of detail not stored";
-  results[3].waits = {kStepsStored};
-  results[3].compute = [&] { lod = analyzer::prepare_timeline_lod(path); };
+  // A reader for one result: a twin of `checked` (its checks counted, a failed one failing
+  // again), or when it could not be opened one of its own (which fails the same way).
+  const auto result_reader = [&] {
+    return checked ? checked->twin()
+                   : fuselens::db::Reader(path, fuselens::db::TimestampCheck::DeferLargeTables);
+  };
+  results[2].what = "summary aggregates";
+  results[2].not_stored = "summary aggregates not stored (the summary will read every row)";
+  results[2].waits = kSummaryWaits;
+  results[2].compute = [&] { summary = analyzer::prepare_summary_aggregates(result_reader()); };
+  PendingResult& cct_result = results[3];
+  cct_result.what = "capture extent and cct";
+  cct_result.not_stored = "cct results not stored (cct will read every row)";
+  cct_result.waits = kResultWaits;
+  cct_result.compute = [&] {
+    auto own = result_reader();
+    analyses = analyzer::compute_analysis_rows(own, bounded, /*flags=*/false);
+  };
+  results[4].what = "timeline level of detail";
+  results[4].not_stored = "timeline level of detail not stored";
+  results[4].waits = kResultWaits;
+  results[4].compute = [&] {
+    auto own = result_reader();
+    lod = analyzer::prepare_timeline_lod(own);
+  };
   if (flags) {
-    results[4].what = "flags";
-    results[4].not_stored = "flags results not stored (flags will read every row)";
-    results[4].waits = {kStepsStored};
-    results[4].compute = [&] { flags_row = analyzer::compute_flags_row(path); };
+    results[5].what = "flags";
+    results[5].not_stored = "flags results not stored (flags will read every row)";
+    results[5].waits = kResultWaits;
+    results[5].compute = [&] {
+      auto own = result_reader();
+      flags_row = analyzer::compute_flags_row(own);
+    };
   }
   // The steps, stored through `reader` once found (the others wait for this).
   bool steps_stored = false;
@@ -306,7 +340,7 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
   }
   progress.done();
   for (const auto& e : errors) std::cerr << "[fuselens] " << e << '\n';
-  if (!bounded || !results[2].error.empty()) return;  // results[2]: cct
+  if (!bounded || !cct_result.error.empty()) return;
   // Above the record bound: what is left to the rows, and why.
   std::string left;
   if (!has_cct) left = "cct";
