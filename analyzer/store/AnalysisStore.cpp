@@ -193,9 +193,11 @@ bool flags_fit(std::int64_t records, std::optional<std::int64_t> available_bytes
 void store_extent(db::Reader& reader) {
   reader.check_table_timestamps("kernel");  // a no-op where the finalization checked them
   reader.check_table_timestamps("api_call");
-  const bool add_tables = db::analysis_tables_to_add(reader);
-  const db::TableFingerprints sources = db::table_fingerprints(reader);
-  db::write_stored_analyses(reader.connection(), add_tables, sources, {extent_row(reader)});
+  prepare_extent(reader)(reader);
+}
+
+PreparedStore prepare_extent(const db::Reader& reader) {
+  return prepared_rows({extent_row(reader)});
 }
 
 void store_analyses(const std::string& path) {

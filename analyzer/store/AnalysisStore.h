@@ -78,6 +78,11 @@ void store_analyses(const std::string& path);
 /// window does not scan four tables (about 1.6 s of CPU on ten million kernels). Same arguments
 /// and errors as store_analyses.
 void store_extent(db::Reader& reader);
+/// The extent's row as store_extent stores it, computed on `reader`, for another connection to
+/// store (PreparedStore.h): prof-run stores it first, so that its other results resolve their
+/// window from it instead of reading four tables each. Throws db::Error when a table cannot be
+/// read or holds an implausible time.
+PreparedStore prepare_extent(const db::Reader& reader);
 
 /// For a run above kMaxStoredAnalysisRecords: stores the extent (as store_extent) and, when the
 /// calling-context groups of the stored window stream in bounded memory

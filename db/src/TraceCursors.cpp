@@ -312,6 +312,33 @@ std::optional<std::int64_t> single_kernel_name_id(const Reader& reader) {
   return lo;
 }
 
+bool has_rows(const Reader& reader, TimedTable table) {
+  const char* name = "kernel";
+  switch (table) {
+    case TimedTable::Kernel:
+      break;
+    case TimedTable::Memcpy:
+      name = "memcpy";
+      break;
+    case TimedTable::Memset:
+      name = "memset";
+      break;
+    case TimedTable::MemoryEvent:
+      name = "memory_event";
+      break;
+    case TimedTable::ApiCall:
+      name = "api_call";
+      break;
+    case TimedTable::NvtxRange:
+      name = "nvtx_range";
+      break;
+    case TimedTable::NvtxMark:
+      name = "nvtx_mark";
+      break;
+  }
+  return reader.query_int(std::string("SELECT EXISTS(SELECT 1 FROM ") + name + ")") != 0;
+}
+
 TimeExtent time_extent(const Reader& reader, TimedTable table) {
   const char* sql = "SELECT min(start_ns), max(end_ns) FROM kernel";
   switch (table) {

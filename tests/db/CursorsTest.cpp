@@ -245,6 +245,18 @@ TEST_F(Cursors, TimeExtentOfAnEmptyTableIsNull) {
   EXPECT_EQ(time_extent(reader, TimedTable::NvtxRange).last_ns, 1300);
 }
 
+// has_rows: what a window's emptiness check asks, under the window's views too.
+TEST_F(Cursors, HasRowsTellsAnEmptyTableAndAWindowWithoutRows) {
+  Reader reader(path_);
+  EXPECT_FALSE(has_rows(reader, TimedTable::Memcpy));
+  EXPECT_TRUE(has_rows(reader, TimedTable::Kernel));
+  EXPECT_TRUE(has_rows(reader, TimedTable::NvtxRange));
+  Reader late(path_);
+  late.restrict_to({{5000, 6000}});  // after every record
+  EXPECT_FALSE(has_rows(late, TimedTable::Kernel));
+  EXPECT_FALSE(has_rows(late, TimedTable::NvtxRange));
+}
+
 TEST_F(Cursors, StringCacheAnswersMissingIdsWithItsPlaceholder) {
   const Reader reader(path_);
   StringCache strings(reader, "<unknown>");

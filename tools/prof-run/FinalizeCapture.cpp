@@ -87,16 +87,18 @@ class IndexGate {
 // The name of the gate's milestone "the steps are stored (or will not be)": the default window of
 // cct and flags may be the steady steps.
 constexpr std::string_view kStepsStored = "steps stored";
-// What the summary's aggregates wait for: the steps, like the others, and the indexes they read
-// (CaptureIndexes.cpp builds them first): without api_by_correlation their computation joins each
-// kernel's call by a scan of every call.
-// The milestone "the kernel and api_call timestamps are checked (or failed)": the results after
-// the steps read through twins of the reader that checked them (Reader::twin), which then do not
-// scan those two tables again each (five scans of each on ten million launches otherwise).
-constexpr std::string_view kTimesChecked = "timestamps checked";
+// The milestone "the kernel and api_call timestamps are checked and the capture's extent stored
+// (or either failed)": the results after the steps read through twins of the reader that checked
+// them (Reader::twin), which then do not scan those two tables again each, and resolve their
+// window from the stored extent (db::stored_capture_extent) instead of four tables each.
+constexpr std::string_view kExtentStored = "timestamps checked, extent stored";
+// What the results wait for: the steps (their default window may be the steady steps) and the
+// check; the summary's aggregates also the indexes they read (CaptureIndexes.cpp builds them
+// first): without api_by_correlation their computation joins each kernel's call by a scan of
+// every call.
+const std::vector<std::string_view> kResultWaits = {kStepsStored, kExtentStored};
 const std::vector<std::string_view> kSummaryWaits = {
-    kStepsStored, kTimesChecked, "api_by_correlation", "kernel_by_name", "api_by_name"};
-const std::vector<std::string_view> kResultWaits = {kStepsStored, kTimesChecked};
+    kStepsStored, kExtentStored, "api_by_correlation", "kernel_by_name", "api_by_name"};
 
 // One result stored at the end of the run, computed on a thread and connection of its own.
 struct PendingResult {
@@ -205,20 +207,17 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
   PendingResult& found_steps = results[0];
   found_steps.what = "steps";
   found_steps.compute = [&] { steps = analyzer::prepare_steps(path); };
-  // Before every result that waits for it (a result run here after the threads, when no thread
-  // was to be had, runs in this order).
+  // The timestamps checked once and the extent computed, stored like the steps (the others wait
+  // for both: kExtentStored). On a failed check the others fail as it did, in their own reads.
   std::optional<fuselens::db::Reader> checked;
-  results[1].what = "timestamp check";
-  results[1].compute = [&] {
-    try {
-      checked.emplace(path, fuselens::db::TimestampCheck::DeferLargeTables);
-      checked->check_table_timestamps("kernel");
-      checked->check_table_timestamps("api_call");
-    } catch (...) {
-      gate.built(kTimesChecked);  // the others then fail as the check did, in their own reads
-      throw;
-    }
-    gate.built(kTimesChecked);
+  analyzer::PreparedStore extent;
+  PendingResult& check = results[1];
+  check.what = "timestamp check and extent";
+  check.compute = [&] {
+    checked.emplace(path, fuselens::db::TimestampCheck::DeferLargeTables);
+    checked->check_table_timestamps("kernel");
+    checked->check_table_timestamps("api_call");
+    extent = analyzer::prepare_extent(*checked);
   };
   // A reader for one result: a twin of `checked` (its checks counted, a failed one failing
   // again), or when it could not be opened one of its own (which fails the same way).
@@ -273,34 +272,52 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
     }
     gate.built(kStepsStored);
   };
-  std::vector<std::thread> threads;
-  threads.reserve(
-      results.size());  // no allocation once a thread runs: a throw would leave it unjoined
-  std::vector<PendingResult*> unstarted;
-  for (auto& r : results) {
+  // The extent, stored through `reader` once computed (a failure leaves the others to the rows).
+  bool extent_stored = false;
+  const auto store_extent = [&] {
+    if (extent_stored) return;
+    extent_stored = true;
+    if (extent) {
+      try {
+        extent(reader);
+      } catch (const std::exception& e) {
+        progress.done();
+        std::cerr << "[fuselens] capture extent not stored: " << e.what() << '\n';
+      }
+    }
+    gate.built(kExtentStored);
+  };
+  // One slot a result, sized before any thread runs (no allocation then: a throw would leave one
+  // unjoined); a slot left without a thread (none to be had) is computed here.
+  std::vector<std::thread> threads(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
     try {
-      threads.emplace_back([&r, &gate] { run_pending(r, gate); });
+      threads[i] = std::thread([&r = results[i], &gate] { run_pending(r, gate); });
     } catch (const std::system_error&) {
-      unstarted.push_back(&r);  // no thread to be had: computed here, after the indexes
     }
   }
   std::exception_ptr index_failure;
   try {
     build_indexes(reader.connection(), next_index, {}, gate, progress, [&] {
+      if (check.done) store_extent();
       if (found_steps.done) store_steps();
     });
   } catch (...) {
     index_failure = std::current_exception();
   }
   progress.step("results: summary aggregates, cct and flags, timeline level of detail", 0, 0);
-  if (!index_failure) {
-    // The steps were the first to start: threads[0] runs them, unless no thread was to be had.
-    if (!unstarted.empty() && unstarted.front() == &found_steps) {
-      unstarted.erase(unstarted.begin());
-      run_pending(found_steps, gate);
+  // What the others wait for, the check and the steps, joined (or run here) and stored.
+  const auto finish = [&](PendingResult& r, std::thread& t) {
+    if (t.joinable()) {
+      t.join();
     } else {
-      threads.front().join();
+      run_pending(r, gate);
     }
+  };
+  if (!index_failure) {
+    finish(check, threads[1]);
+    store_extent();
+    finish(found_steps, threads[0]);
     store_steps();
   }
   gate.close();
@@ -308,7 +325,9 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
     if (t.joinable()) t.join();
   }
   if (index_failure) std::rethrow_exception(index_failure);
-  for (PendingResult* r : unstarted) run_pending(*r, gate);
+  for (auto& r : results) {
+    if (!r.done) run_pending(r, gate);  // those that had no thread
+  }
   for (const auto& r : results) progress.part(r.what, r.seconds);
   const bool has_cct =
       std::any_of(analyses.begin(), analyses.end(),

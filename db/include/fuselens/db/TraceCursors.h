@@ -119,6 +119,9 @@ enum class TimedTable { Kernel, Memcpy, Memset, MemoryEvent, ApiCall, NvtxRange,
 /// (outside [0, 2^62) ns or last before first); throws db::Error then, naming the row when the
 /// check finds it.
 TimeExtent time_extent(const Reader& reader, TimedTable table);
+/// True when `table` (under a window, the window's view of it) has a row: one step, not a scan,
+/// and no column read (no deferred timestamp check). Throws db::Error when the query fails.
+bool has_rows(const Reader& reader, TimedTable table);
 
 /// The demangled name id every kernel of the capture has, when they all have one (the step
 /// search's shortcut: one kernel name repeats with any period and anchors none); nullopt when the
