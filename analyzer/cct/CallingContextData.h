@@ -135,11 +135,12 @@ std::vector<OperationGroup> group_operations(const std::vector<Operation>& ops,
                                              const std::vector<OperationPhase>& phases);
 /// The groups of the capture open in `reader` (its window) from its kernels, copies and memsets
 /// read once in (pid, correlation id) order beside their launch contexts, holding only the groups
-/// (CctStream.cpp): equal to group_operations' (the same groups, costs and order). nullopt, having
-/// read at most a part, when the phases need links between launches (autograd NVTX ranges, module
-/// ranges or frames, sequence numbers, CUDA graph nodes), for a lean or aggregate capture, or one
-/// without api_context or enum_memcpy_kind. Throws db::Error when a query fails or a path is
-/// deeper than kMaxPathDepth.
+/// (CctStream.cpp; a lean capture's views have no index in that order: SQLite's sorter orders
+/// them, in bounded memory): equal to group_operations' (the same groups, costs and order).
+/// nullopt, having read at most a part, when the phases need links between launches (autograd
+/// NVTX ranges, module ranges or frames, sequence numbers, CUDA graph nodes), for an aggregate
+/// capture, or one without api_context or enum_memcpy_kind. Throws db::Error when a query fails or
+/// a path is deeper than kMaxPathDepth.
 std::optional<std::vector<OperationGroup>> stream_operation_groups(const db::Reader& reader,
                                                                    const FrameMap& frames,
                                                                    const NodeTable& nodes);

@@ -50,7 +50,7 @@ bool has_links(const db::Reader& reader, const FrameMap& frames) {
 std::optional<std::vector<OperationGroup>> stream_operation_groups(const db::Reader& reader,
                                                                    const FrameMap& frames,
                                                                    const NodeTable& nodes) {
-  if (db::has_aggregates(reader) || reader.lean() || !reader.has_table("api_context") ||
+  if (db::has_aggregates(reader) || !reader.has_table("api_context") ||
       !reader.has_table("enum_memcpy_kind") || has_links(reader, frames)) {
     return std::nullopt;
   }

@@ -11,6 +11,7 @@
 
 #include "TestSupport.h"
 #include "cct/CallingContextData.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Writer.h"
 #include "window/Window.h"
@@ -78,6 +79,32 @@ TEST(CctStream, EqualsTheInMemoryGroupsOnTheCommittedCaptures) {
   }
   EXPECT_GE(streamed_captures, 5);  // the C++ workloads' captures stream
   EXPECT_GT(streamed_launches, 10000);
+}
+
+// A lean capture (Layout.h) streams too: its views have no index in correlation order, SQLite's
+// sorter orders them. The same groups as in memory, and as the full capture's, on each committed
+// capture that streams, converted.
+TEST(CctStream, ALeanCaptureStreamsTheSameGroups) {
+  analyzer::test::TempDir dir;
+  int lean_captures = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FUSELENS_TEST_DATA_DIR)) {
+    if (entry.path().extension() != ".sqlite") continue;
+    const std::string name = entry.path().filename().string();
+    const db::Reader full(entry.path().string());
+    if (!full.has_table("api_context")) continue;
+    const auto full_groups = streamed(full);
+    if (!full_groups) continue;
+    const std::string lean_path = dir.file("lean_" + name);
+    db::convert_to_lean(entry.path().string(), lean_path);
+    const db::Reader lean(lean_path);
+    ASSERT_TRUE(lean.lean()) << name;
+    const auto groups = streamed(lean);
+    ASSERT_TRUE(groups.has_value()) << name;
+    ++lean_captures;
+    expect_same(*groups, in_memory(lean), name + " (lean)");
+    expect_same(*groups, *full_groups, name + " (lean against full)");
+  }
+  EXPECT_GE(lean_captures, 3);
 }
 
 TEST(CctStream, LeavesLinkedPhasesAndGraphReplaysToTheInMemoryPath) {

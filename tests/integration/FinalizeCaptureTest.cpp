@@ -11,6 +11,7 @@
 #include "FinalizeCapture.h"
 #include "TempDir.h"
 #include "fuselens/db/CaptureIndexes.h"
+#include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
@@ -242,4 +243,22 @@ TEST(FinalizeCapture, AnImplausibleKernelTimeStopsEachResultWithTheChecksMessage
             db::capture_index_count());
   EXPECT_EQ(c.query_int("SELECT end_reason FROM run"), static_cast<int>(kEnd.reason));
   EXPECT_EQ(c.query_int("SELECT COUNT(*) FROM stored_analysis WHERE analysis = 'cct'"), 0);
+}
+
+// Above the record bound a lean capture's cct is stored too (its groups stream: SQLite's sorter
+// orders the lean views by correlation id), the same as under the bound (in memory).
+TEST(FinalizeCapture, ALeanCapturesCctIsStoredAboveTheRecordBoundToo) {
+  fuselens::test::TempDir dir;
+  const std::string under = dir.file("under.sqlite"), above = dir.file("above.sqlite");
+  const std::string original = std::string(FUSELENS_TEST_DATA_DIR) + "/step_loop.sqlite";
+  db::convert_to_lean(original, under);
+  fs::copy_file(under, above);
+  ASSERT_TRUE(fuselens::tools::finalize_capture(under, kEnd, false));
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(fuselens::tools::finalize_capture(above, kEnd, false, {1, std::int64_t{1} << 40}));
+  const std::string said = testing::internal::GetCapturedStderr();
+  const std::string cct = stored_body(under, "cct");
+  EXPECT_NE(cct.find("\"label\":\"<gpu kernel> "), std::string::npos) << cct.substr(0, 200);
+  EXPECT_TRUE(stored_body(above, "cct") == cct);
+  EXPECT_EQ(said.find("cct results not stored"), std::string::npos) << said;
 }
