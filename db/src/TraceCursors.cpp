@@ -312,56 +312,42 @@ std::optional<std::int64_t> single_kernel_name_id(const Reader& reader) {
   return lo;
 }
 
-bool has_rows(const Reader& reader, TimedTable table) {
-  const char* name = "kernel";
+namespace {
+
+const char* timed_table_name(TimedTable table) {
   switch (table) {
     case TimedTable::Kernel:
-      break;
+      return "kernel";
     case TimedTable::Memcpy:
-      name = "memcpy";
-      break;
+      return "memcpy";
     case TimedTable::Memset:
-      name = "memset";
-      break;
+      return "memset";
     case TimedTable::MemoryEvent:
-      name = "memory_event";
-      break;
+      return "memory_event";
     case TimedTable::ApiCall:
-      name = "api_call";
-      break;
+      return "api_call";
     case TimedTable::NvtxRange:
-      name = "nvtx_range";
-      break;
+      return "nvtx_range";
     case TimedTable::NvtxMark:
-      name = "nvtx_mark";
-      break;
+      return "nvtx_mark";
   }
-  return reader.query_int(std::string("SELECT EXISTS(SELECT 1 FROM ") + name + ")") != 0;
+  return "kernel";
+}
+
+}  // namespace
+
+bool has_rows(const Reader& reader, TimedTable table) {
+  return reader.query_int(std::string("SELECT EXISTS(SELECT 1 FROM ") + timed_table_name(table) +
+                          ")") != 0;
 }
 
 TimeExtent time_extent(const Reader& reader, TimedTable table) {
-  const char* sql = "SELECT min(start_ns), max(end_ns) FROM kernel";
-  switch (table) {
-    case TimedTable::Kernel:
-      break;
-    case TimedTable::Memcpy:
-      sql = "SELECT min(start_ns), max(end_ns) FROM memcpy";
-      break;
-    case TimedTable::Memset:
-      sql = "SELECT min(start_ns), max(end_ns) FROM memset";
-      break;
-    case TimedTable::MemoryEvent:
-      sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM memory_event";
-      break;
-    case TimedTable::ApiCall:
-      sql = "SELECT min(start_ns), max(end_ns) FROM api_call";
-      break;
-    case TimedTable::NvtxRange:
-      sql = "SELECT min(start_ns), max(max(start_ns, coalesce(end_ns, start_ns))) FROM nvtx_range";
-      break;
-    case TimedTable::NvtxMark:
-      sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM nvtx_mark";
-      break;
+  const std::string name = timed_table_name(table);
+  std::string sql = "SELECT min(start_ns), max(end_ns) FROM " + name;
+  if (table == TimedTable::MemoryEvent || table == TimedTable::NvtxMark) {
+    sql = "SELECT min(timestamp_ns), max(timestamp_ns) FROM " + name;
+  } else if (table == TimedTable::NvtxRange) {
+    sql = "SELECT min(start_ns), max(max(start_ns, coalesce(end_ns, start_ns))) FROM " + name;
   }
   // Two values, checked here: the kernel and api_call rows' own check (deferred by a reader of
   // the stored aggregates) runs only when they are implausible, for its message naming the row.
@@ -376,7 +362,6 @@ TimeExtent time_extent(const Reader& reader, TimedTable table) {
   };
   if (!plausible(out.first_ns) || !plausible(out.last_ns) ||
       (out.first_ns && out.last_ns && *out.last_ns < *out.first_ns)) {
-    const std::string name = std::string(sql).substr(std::string(sql).rfind(' ') + 1);
     if (deferred) reader.check_table_timestamps(name);
     throw Error("'" + reader.path() + "' holds an implausible timestamp: the times of " + name +
                 " span outside 0 <= start <= end < 2^62 ns: the capture is damaged or was not "
