@@ -238,33 +238,32 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
     if (calls_checked) twin.take_checks(*calls_checked);
     return twin;
   };
-  results[4].what = "summary aggregates";
-  results[4].not_stored = "summary aggregates not stored (the summary will read every row)";
-  results[4].waits = kSummaryWaits;
-  results[4].compute = [&] { summary = analyzer::prepare_summary_aggregates(result_reader()); };
-  PendingResult& cct_result = results[5];
-  cct_result.what = "capture extent and cct";
-  cct_result.not_stored = "cct results not stored (cct will read every row)";
-  cct_result.waits = kResultWaits;
-  cct_result.compute = [&] {
-    auto own = result_reader();
-    analyses = analyzer::compute_analysis_rows(own, bounded, /*flags=*/false);
-  };
-  results[6].what = "timeline level of detail";
-  results[6].not_stored = "timeline level of detail not stored";
-  results[6].waits = kResultWaits;
-  results[6].compute = [&] {
-    auto own = result_reader();
-    lod = analyzer::prepare_timeline_lod(own);
-  };
-  if (flags) {
-    results[7].what = "flags";
-    results[7].not_stored = "flags results not stored (flags will read every row)";
-    results[7].waits = kResultWaits;
-    results[7].compute = [&] {
-      auto own = result_reader();
-      flags_row = analyzer::compute_flags_row(own);
+  // A result that waits for `waits` and computes through a reader from result_reader.
+  const auto define = [&](PendingResult& r, const char* what, const char* not_stored,
+                          const std::vector<std::string_view>& waits,
+                          std::function<void(fuselens::db::Reader&)> compute) {
+    r.what = what;
+    r.not_stored = not_stored;
+    r.waits = waits;
+    r.compute = [&result_reader, compute = std::move(compute)] {
+      fuselens::db::Reader own = result_reader();
+      compute(own);
     };
+  };
+  define(results[4], "summary aggregates",
+         "summary aggregates not stored (the summary will read every row)", kSummaryWaits,
+         [&](fuselens::db::Reader& r) { summary = analyzer::prepare_summary_aggregates(r); });
+  PendingResult& cct_result = results[5];
+  define(cct_result, "capture extent and cct", "cct results not stored (cct will read every row)",
+         kResultWaits, [&](fuselens::db::Reader& r) {
+           analyses = analyzer::compute_analysis_rows(r, bounded, /*flags=*/false);
+         });
+  define(results[6], "timeline level of detail", "timeline level of detail not stored",
+         kResultWaits, [&](fuselens::db::Reader& r) { lod = analyzer::prepare_timeline_lod(r); });
+  if (flags) {
+    define(results[7], "flags", "flags results not stored (flags will read every row)",
+           kResultWaits,
+           [&](fuselens::db::Reader& r) { flags_row = analyzer::compute_flags_row(r); });
   }
   // The steps, stored through `reader` once found (the others wait for this).
   bool steps_stored = false;
