@@ -20,11 +20,12 @@ bool has_main_table(const Reader& c, std::string_view table) {
   return s.step();
 }
 
-}  // namespace
-
-TableFingerprints table_fingerprints(const Reader& c) {
+// The fingerprint of each of `tables` (names from the constant lists of AnalysisStore.h only:
+// they go into SQL text).
+template <std::size_t N>
+TableFingerprints fingerprints_of(const Reader& c, const std::string_view (&tables)[N]) {
   TableFingerprints out;
-  for (const auto table : kAnalysisSourceTables) {
+  for (const auto table : tables) {
     const std::string t(table);  // from the constant list above only: names go into SQL text
     std::int64_t value = 0;      // absent reads as empty: storing may add the newer tables
     if (has_main_table(c, table)) {
@@ -34,6 +35,12 @@ TableFingerprints table_fingerprints(const Reader& c) {
     out.emplace_back(t, value);
   }
   return out;
+}
+
+}  // namespace
+
+TableFingerprints table_fingerprints(const Reader& c) {
+  return fingerprints_of(c, kAnalysisSourceTables);
 }
 
 bool analysis_tables_to_add(const Reader& reader) {
@@ -116,6 +123,18 @@ bool stored_analyses_fresh(const Reader& reader) {
   return *stored == now;
 }
 
+bool extent_sources_fresh(const Reader& reader) {
+  if (!has_stored_analyses(reader)) return false;
+  const auto stored = read_stored_fingerprints(reader);
+  if (!stored) return false;
+  for (const auto& [table, value] : fingerprints_of(reader, kExtentSourceTables)) {
+    const auto at = std::find_if(stored->begin(), stored->end(),
+                                 [&t = table](const auto& s) { return s.first == t; });
+    if (at == stored->end() || at->second != value) return false;
+  }
+  return true;
+}
+
 std::string extent_body(std::int64_t first_ns, std::int64_t last_ns) {
   return std::to_string(first_ns) + ' ' + std::to_string(last_ns);
 }
@@ -123,7 +142,7 @@ std::string extent_body(std::int64_t first_ns, std::int64_t last_ns) {
 std::optional<std::pair<std::int64_t, std::int64_t>> stored_capture_extent(const Reader& reader) {
   if (!has_stored_analyses(reader)) return std::nullopt;
   const auto row = read_stored_analysis(reader, kExtentAnalysis, "", 64);
-  if (!row || !row->window_key.empty() || !stored_analyses_fresh(reader)) return std::nullopt;
+  if (!row || !row->window_key.empty() || !extent_sources_fresh(reader)) return std::nullopt;
   const std::string& b = row->body;
   std::int64_t first = -1, last = -1;
   const char* end = b.data() + b.size();

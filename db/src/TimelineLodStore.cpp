@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "fuselens/db/AnalysisStore.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/Writer.h"
 
@@ -162,9 +163,17 @@ std::pair<std::int64_t, std::int64_t> timeline_time_span(const Reader& reader) {
       end = std::max(end, s.int64(1));
     }
   };
-  for (const char* t : {"kernel", "memcpy", "memset", "api_call", "nvtx_range"}) {
-    fold(t, "start_ns", "end_ns");
+  // The four large tables' span is the capture's extent where it is stored and fresh (their
+  // rows end at or after they start: Reader's timestamp check, which any read of their times
+  // runs): a scan of each less. "0 0", a capture without those rows, is read from them again.
+  const auto extent = stored_capture_extent(reader);
+  if (extent && (extent->first != 0 || extent->second != 0)) {
+    begin = extent->first;
+    end = extent->second;
+  } else {
+    for (const char* t : {"kernel", "memcpy", "memset", "api_call"}) fold(t, "start_ns", "end_ns");
   }
+  fold("nvtx_range", "start_ns", "end_ns");
   fold("memory_event", "timestamp_ns", "timestamp_ns");
   if (begin > end) begin = end = 0;
   return {begin, end};

@@ -23,6 +23,7 @@
 #include "flags/FlagsFormat.h"
 #include "fuselens/db/AnalysisStore.h"
 #include "fuselens/db/Layout.h"
+#include "fuselens/db/TimelineLodStore.h"
 #include "fuselens/db/Writer.h"
 #include "steps/Steps.h"
 
@@ -33,6 +34,14 @@ namespace fs = std::filesystem;
 using test::TempDir;
 
 void exec(const std::string& path, const std::string& sql) { test::exec_sql(path, sql); }
+
+// Appends a copy of `table`'s last row (by id) under a new id.
+void duplicate_last_row(const std::string& path, const std::string& table) {
+  exec(path, "CREATE TEMP TABLE copied AS SELECT * FROM " + table +
+                 " ORDER BY id DESC LIMIT 1; UPDATE temp.copied SET id = id + 100000000;"
+                 " INSERT INTO main." +
+                 table + " SELECT * FROM temp.copied;");
+}
 
 // As prof-run ends a run: the steps (when not stored yet), then cct's and flags' results.
 void store_all(const std::string& path) {
@@ -441,10 +450,72 @@ TEST_F(StoredExtent, StaleOrDamagedValuesAreNotUsed) {
   EXPECT_EQ(extent(), rows);
   exec(path_, "UPDATE stored_analysis SET window_key = '' WHERE analysis = 'extent'");
   ASSERT_EQ(extent(), std::make_pair(std::int64_t{1}, std::int64_t{2}));
+  duplicate_last_row(path_, "memcpy");
+  EXPECT_EQ(extent(), rows);  // a row added after the store: the rows are read again
+}
+
+TEST_F(StoredExtent, StaysFreshWhileTheTablesItIsReadFromDo) {
+  // prof-run stores the steps after the extent, and the results it computes then resolve their
+  // windows from it: rows added to tables the extent is not read from leave it in use, a row
+  // added to any table it is read from (both layouts) does not.
+  set_body("extent", "'1 2'");
+  const std::pair<std::int64_t, std::int64_t> stored{1, 2};
+  duplicate_last_row(path_, "step");
   exec(path_,
        "INSERT INTO api_context (pid, correlation_id, tid, cct_node_id) SELECT pid, "
        "correlation_id + 100000000, tid, cct_node_id FROM api_context LIMIT 1");
-  EXPECT_EQ(extent(), rows);  // a row added after the store: the rows are read again
+  {
+    const db::Reader reader(path_, db::TimestampCheck::DeferLargeTables);
+    ASSERT_EQ(reader.query_int("SELECT COUNT(*) FROM step WHERE id > 100000000"), 1);
+    EXPECT_FALSE(db::stored_analyses_fresh(reader));  // the other results are stale
+  }
+  EXPECT_EQ(extent(), stored);
+  const std::string original = (dir_.path() / "original.sqlite").string();
+  fs::copy_file(path_, original);
+  for (const char* table : {"kernel", "memcpy", "api_call"}) {
+    fs::copy_file(original, path_, fs::copy_options::overwrite_existing);
+    duplicate_last_row(path_, table);
+    EXPECT_NE(extent(), stored) << table;
+  }
+  const std::string lean = (dir_.path() / "lean.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", original,
+                fs::copy_options::overwrite_existing);
+  db::convert_to_lean(original, lean);
+  store_all(lean);
+  exec(lean, "UPDATE stored_analysis SET body = '1 2' WHERE analysis = 'extent'");
+  const auto lean_extent = [&] {
+    const db::Reader reader(lean, db::TimestampCheck::DeferLargeTables);
+    return capture_extent(reader);
+  };
+  ASSERT_EQ(lean_extent(), stored);
+  exec(lean,
+       "INSERT INTO kernel_lean SELECT id + 1000000, config_id, correlation_delta - 1000000, "
+       "start_ns, duration_ns, graph_id, graph_node_id FROM kernel_lean ORDER BY id DESC LIMIT 1");
+  EXPECT_NE(lean_extent(), stored);
+}
+
+TEST(AnalysisStoreTest, TheTimelinesSpanTakesTheStoredExtentForTheLargeTables) {
+  // The level of detail's span (db::timeline_time_span): the same from the stored extent as from
+  // the rows, in both layouts, and the stored extent is what it reads for the four large tables.
+  TempDir dir;
+  const std::string full = (dir.path() / "train_steps.sqlite").string();
+  const std::string lean = (dir.path() / "train_steps_lean.sqlite").string();
+  fs::copy_file(std::string(FUSELENS_TEST_DATA_DIR) + "/train_steps.sqlite", full);
+  db::convert_to_lean(full, lean);
+  for (const std::string& path : {full, lean}) {
+    const auto span = [&] {
+      const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+      return db::timeline_time_span(reader);
+    };
+    const auto rows = span();
+    EXPECT_LT(rows.first, rows.second) << path;
+    store_all(path);
+    EXPECT_EQ(span(), rows) << path;
+    exec(path, "UPDATE stored_analysis SET body = '1 2' WHERE analysis = 'extent'");
+    EXPECT_EQ(span().first, 1) << path;
+    exec(path, "UPDATE stored_analysis SET body = '0 0' WHERE analysis = 'extent'");
+    EXPECT_EQ(span(), rows) << path;  // "0 0": the rows are read
+  }
 }
 
 TEST(AnalysisStoreTest, TheExtentAloneIsStoredForALargeRun) {

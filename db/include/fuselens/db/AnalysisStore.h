@@ -37,6 +37,12 @@ inline constexpr std::string_view kAnalysisSourceTables[] = {
     "step_detection", "step",          "capture_window", "kernel_config", "kernel_lean",
     "api_config",     "api_call_lean"};
 
+/// The tables the capture's extent is read from (kExtentAnalysis): the timed tables of GPU work
+/// and API calls in both layouts, with the lean layout's configurations (their base times).
+inline constexpr std::string_view kExtentSourceTables[] = {
+    "kernel",      "memcpy",        "memset",        "api_call",
+    "kernel_lean", "kernel_config", "api_call_lean", "api_config"};
+
 /// (table, fingerprint) for every table of kAnalysisSourceTables, in that order.
 using TableFingerprints = std::vector<std::pair<std::string, std::int64_t>>;
 
@@ -85,11 +91,17 @@ bool stored_analyses_fresh(const Reader& reader);
 /// resolution reads them from the rows (`SELECT min(start_ns), max(end_ns)` over four tables:
 /// about 1.6 s of CPU on ten million kernels, no index leading with those columns); "0 0" for a
 /// capture without any. Stored with the other results, under the same fingerprints, and on its
-/// own when a run is too large for them (analyzer/store/AnalysisStore.h).
+/// own when a run is too large for them (analyzer/store/AnalysisStore.h). It stays fresh while
+/// the tables it is read from do (extent_sources_fresh): prof-run stores the steps after it, and
+/// the results computed then resolve their windows from it.
 inline constexpr std::string_view kExtentAnalysis = "extent";
+/// True when every table of kExtentSourceTables has a stored fingerprint equal to its
+/// fingerprint now (`reader` unrestricted, the tables present); false otherwise. Rows added to
+/// other tables (steps, contexts) leave the extent fresh.
+bool extent_sources_fresh(const Reader& reader);
 /// The body of the extent row.
 std::string extent_body(std::int64_t first_ns, std::int64_t last_ns);
-/// The stored extent when it is fresh (stored_analyses_fresh) and plausible (0 <= first <= last
+/// The stored extent when it is fresh (extent_sources_fresh) and plausible (0 <= first <= last
 /// <= kMaxTimestampNs); nullopt otherwise, never throws for a damaged row (db::Error only when
 /// SQLite itself fails).
 std::optional<std::pair<std::int64_t, std::int64_t>> stored_capture_extent(const Reader& reader);

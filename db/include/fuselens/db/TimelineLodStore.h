@@ -60,7 +60,9 @@ std::vector<LodSource> read_timeline_lod_sources(const Reader& reader);
 std::int64_t lod_source_row_count(const Reader& reader);
 /// The span the timeline covers, CUPTI ns: the least start and the greatest end (a row without an
 /// end: its start) of kernel, memcpy, memset, api_call and nvtx_range, and the memory events'
-/// times; {0, 0} for a capture without rows. Each table present is read with one aggregate query.
+/// times; {0, 0} for a capture without rows. Each table present is read with one aggregate query,
+/// but for the kernels, copies, memsets and calls when the capture's extent is stored and fresh
+/// (stored_capture_extent, AnalysisStore.h): then the extent is their span.
 std::pair<std::int64_t, std::int64_t> timeline_time_span(const Reader& reader);
 /// The largest id of `table` (one of kTimelineLodSourceTables), 0 when empty.
 std::int64_t lod_source_max_id(const Reader& reader, std::string_view table);
