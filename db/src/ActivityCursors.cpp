@@ -18,15 +18,32 @@ FilterColumns kernel_columns(NameKind names) {
   return c;
 }
 
+// A cursor over `select_from` filtered and in `order_by`'s order; with `key` (a lean capture's
+// kernel or api_call in (pid, correlation id) order) and a reader that reads those by id
+// (Reader::read_lean_by_id), in id order with `key`'s order checked instead.
 template <typename Row>
 Cursor<Row> open(const Reader& reader, const std::string& select_from, const ActivityFilter& filter,
                  const FilterColumns& columns, const std::string& order_by,
-                 typename Cursor<Row>::ReadRow read, const std::string& extra_where = {}) {
+                 typename Cursor<Row>::ReadRow read, const std::string& extra_where = {},
+                 typename Cursor<Row>::KeyOf key = nullptr) {
   std::vector<std::int64_t> binds;
-  const std::string sql =
-      detail::filtered_sql(select_from, extra_where, filter, columns, order_by, binds);
-  return Cursor<Row>(detail::prepare_bound(reader, sql, binds), read);
+  const bool by_id = key != nullptr && reader.lean_by_id();
+  const std::string sql = detail::filtered_sql(select_from, extra_where, filter, columns,
+                                               by_id ? "ORDER BY id" : order_by, binds);
+  Statement s = detail::prepare_bound(reader, sql, binds);
+  return by_id ? Cursor<Row>(std::move(s), read, key) : Cursor<Row>(std::move(s), read);
 }
+
+template <typename Row>
+OrderKey correlation_key(const Row& r) {
+  return {r.pid, r.correlation_id, 0};
+}
+
+OrderKey correlation_start_key(const ApiCallRow& r) {
+  return {r.pid, r.correlation_id, r.start_ns};
+}
+
+OrderKey start_key(const ApiCallRow& r) { return {r.start_ns, r.id, 0}; }
 
 const char* table_name(GpuTable table) {
   // In GpuTable's order; a value outside it reads as Kernel.
@@ -112,7 +129,8 @@ Cursor<LaunchWork> launch_work(const Reader& reader, GpuTable table, bool by_cor
       [](const Statement& s, LaunchWork& r) {
         detail::read_columns(s, r, 0, &LaunchWork::pid, &LaunchWork::correlation_id,
                              &LaunchWork::duration_ns, &LaunchWork::bytes);
-      });
+      },
+      {}, by_correlation && table == GpuTable::Kernel ? &correlation_key<LaunchWork> : nullptr);
 }
 
 Cursor<GpuInterval> gpu_intervals(const Reader& reader, GpuTable table,
@@ -259,10 +277,12 @@ Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
                                                   const ActivityFilter& filter) {
   return open<ApiCallRow>(
       reader, "SELECT pid, correlation_id, tid, start_ns, id FROM api_call", filter, kApi,
-      "ORDER BY pid, correlation_id", [](const Statement& s, ApiCallRow& r) {
+      "ORDER BY pid, correlation_id",
+      [](const Statement& s, ApiCallRow& r) {
         detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::correlation_id,
                              &ApiCallRow::tid, &ApiCallRow::start_ns, &ApiCallRow::id);
-      });
+      },
+      {}, &correlation_key<ApiCallRow>);
 }
 
 LaunchCalls::LaunchCalls(const Reader& reader)
@@ -287,12 +307,14 @@ std::optional<LaunchCalls::Call> LaunchCalls::find(std::int64_t pid, std::int64_
 
 Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter) {
   return open<ApiCallRow>(
-      reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id FROM api_call", filter,
-      kApi, "ORDER BY start_ns, id", [](const Statement& s, ApiCallRow& r) {
+      reader, "SELECT pid, tid, name_id, start_ns, end_ns, correlation_id, id FROM api_call",
+      filter, kApi, "ORDER BY start_ns, id",
+      [](const Statement& s, ApiCallRow& r) {
         detail::read_columns(s, r, 0, &ApiCallRow::pid, &ApiCallRow::tid, &ApiCallRow::name_id,
                              &ApiCallRow::start_ns, &ApiCallRow::end_ns,
-                             &ApiCallRow::correlation_id);
-      });
+                             &ApiCallRow::correlation_id, &ApiCallRow::id);
+      },
+      {}, &start_key);
 }
 
 Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilter& filter) {
@@ -337,7 +359,8 @@ Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const Activity
                              &ApiCallRow::start_ns, &ApiCallRow::end_ns, &ApiCallRow::tid,
                              &ApiCallRow::domain, &ApiCallRow::callback_id, &ApiCallRow::name_id,
                              &ApiCallRow::return_code);
-      });
+      },
+      {}, &correlation_start_key);
 }
 
 Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {

@@ -406,6 +406,7 @@ Reader Reader::twin() const {
   if (restricted_) throw Error("'" + path() + "': a window's reader has no twin");
   Reader out(open_checked(path(), /*notices=*/false), TimestampCheck::DeferLargeTables);
   out.take_checks(*this);
+  out.lean_by_id_ = lean_by_id_;
   return out;
 }
 

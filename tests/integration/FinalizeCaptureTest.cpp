@@ -10,6 +10,7 @@
 
 #include "FinalizeCapture.h"
 #include "TempDir.h"
+#include "fuselens/db/ActivityCursors.h"
 #include "fuselens/db/CaptureIndexes.h"
 #include "fuselens/db/Layout.h"
 #include "fuselens/db/Reader.h"
@@ -122,12 +123,14 @@ TEST(FinalizeCapture, ResultsComputedWhileTheIndexesAreBuiltEqualThoseAfterThem)
 namespace {
 
 // Enough launches for the timeline's level of detail (kLodMinItems), written in `layout` as the
-// collector does (indexes kept while writing), not finalized.
-void write_launches(const std::string& path, db::TraceLayout layout) {
+// collector does (indexes kept while writing), not finalized; with `swapped`, launch 1000's
+// kernel and call written after launch 1001's (as two streams' or threads' buffers interleave).
+void write_launches(const std::string& path, db::TraceLayout layout, bool swapped = false) {
   auto w = db::Writer::create(path, db::RunInfo{}, layout, db::IndexBuild::WhileWriting);
   db::RecordBatch b;
   const std::int64_t launches = fuselens::analyzer::kLodMinItems / 2 + 1000;
-  for (std::int64_t i = 1; i <= launches; ++i) {
+  for (std::int64_t n = 1; n <= launches; ++n) {
+    const std::int64_t i = !swapped || (n != 1000 && n != 1001) ? n : 2001 - n;
     db::KernelRecord k;
     k.pid = 7;
     k.correlation_id = static_cast<std::uint32_t>(i);
@@ -172,6 +175,30 @@ TEST(FinalizeCapture, ALeanCaptureStoresTheSameResultsWithoutItsViewsIndexes) {
   EXPECT_EQ(reader.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = "
                              "'api_by_correlation'"),
             0);
+}
+
+// Written out of correlation order, a lean capture's results that read its kernels and calls by
+// id (Reader::read_lean_by_id) find it out and are computed again with SQLite sorting: the same
+// results as stored one after another (which read them sorted), none missing.
+TEST(FinalizeCapture, ALeanCaptureWrittenOutOfOrderStoresTheSameResults) {
+  fuselens::test::TempDir dir;
+  const std::string path = dir.file("lean.sqlite");
+  write_launches(path, db::TraceLayout::Lean, /*swapped=*/true);
+  {
+    db::Reader reader(path);
+    reader.read_lean_by_id(true);
+    auto calls = db::api_calls_by_start(reader);
+    EXPECT_THROW(while (calls.next()){}, db::OrderBroken);
+  }
+  expect_same_results(path, dir);
+  const std::string stored = dir.file("at_once.sqlite");
+  for (const char* analysis : {"flags", "nvtx_ranges", "extent"}) {
+    db::Connection c(stored, db::Connection::Mode::ReadOnly);
+    auto s = c.prepare("SELECT COUNT(*) FROM stored_analysis WHERE analysis = ?");
+    s.bind(1, analysis);
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.int64(0), 1) << analysis;
+  }
 }
 
 namespace {

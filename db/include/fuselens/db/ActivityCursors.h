@@ -62,8 +62,9 @@ struct LaunchWork {
   std::int64_t pid = 0, correlation_id = 0, duration_ns = 0, bytes = 0;
 };
 /// Every record of `table`: (pid, correlation_id, duration, bytes); with `by_correlation`
-/// ordered by (pid, correlation_id), else as scanned (from the correlation index when the
-/// capture has one).
+/// ordered by (pid, correlation_id) (the kernels by id, that order checked, on a reader with
+/// Reader::read_lean_by_id), else as scanned (from the correlation index when the capture has
+/// one).
 Cursor<LaunchWork> launch_work(const Reader& reader, GpuTable table, bool by_correlation,
                                const ActivityFilter& filter = {});
 
@@ -147,7 +148,8 @@ struct ApiCallRow {
 /// Every API call: pid, correlation_id, tid, start_ns, as scanned (from api_by_correlation when
 /// the capture has it).
 Cursor<ApiCallRow> api_call_starts(const Reader& reader, const ActivityFilter& filter = {});
-/// Every API call: pid, correlation_id, tid, start_ns, id, ordered by (pid, correlation_id).
+/// Every API call: pid, correlation_id, tid, start_ns, id, ordered by (pid, correlation_id); on a
+/// reader with Reader::read_lean_by_id, by id with that order checked (OrderBroken, Cursor.h).
 Cursor<ApiCallRow> api_call_starts_by_correlation(const Reader& reader,
                                                   const ActivityFilter& filter = {});
 /// The launching call of GPU work read in (pid, correlation id) order: of the API calls with the
@@ -170,13 +172,15 @@ class LaunchCalls {
   std::optional<Call> call_;                                  // its call
 };
 
-/// Every API call: pid, tid, name_id, start_ns, end_ns, correlation_id, ordered by (start_ns, id).
+/// Every API call: pid, tid, name_id, start_ns, end_ns, correlation_id, id, ordered by (start_ns,
+/// id) (by id, that order checked, on a reader with Reader::read_lean_by_id).
 Cursor<ApiCallRow> api_calls_by_start(const Reader& reader, const ActivityFilter& filter = {});
 /// Every API call: pid, tid, domain, name_id, start_ns, end_ns, correlation_id, return_code,
 /// ordered by (pid, tid, start_ns, end_ns DESC): enclosing calls before those they enclose.
 Cursor<ApiCallRow> api_calls_by_thread(const Reader& reader, const ActivityFilter& filter = {});
 /// Every API call: pid, correlation_id, start_ns, end_ns, tid, domain, callback_id, name_id,
-/// return_code, ordered by (pid, correlation_id, start_ns).
+/// return_code, ordered by (pid, correlation_id, start_ns) (by id, checked, as
+/// api_call_starts_by_correlation on a reader with Reader::read_lean_by_id).
 Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader,
                                             const ActivityFilter& filter = {});
 /// The earliest start of the API calls of each (pid, correlation_id): pid, correlation_id and

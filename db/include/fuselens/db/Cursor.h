@@ -14,6 +14,7 @@
 // time of -7.4e18 ns and overflowed the launch-latency arithmetic). Errors: db::Error from
 // SQLite (a corrupt capture) and for a time outside [0, kMaxTimestampNs).
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -103,14 +104,36 @@ class RowProgressScope {
   RowProgressScope* outer_;
 };
 
+/// Thrown by a Cursor reading in insertion order for an order it was asked to check
+/// (Reader::read_lean_by_id) when a row comes before the one read last in that order: the
+/// caller reads again with SQLite sorting the rows.
+class OrderBroken : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The key a Cursor reading in insertion order checks its rows against (compared as a tuple):
+/// up to three columns of the order its query states, unused ones 0.
+using OrderKey = std::array<std::int64_t, 3>;
+
 template <typename Row>
 class Cursor {
  public:
   /// Fills `row` from the current row of the statement.
   using ReadRow = void (*)(const Statement& s, Row& row);
+  /// The order key of a row (OrderKey).
+  using KeyOf = OrderKey (*)(const Row& row);
 
   Cursor(Statement statement, ReadRow read)
       : statement_(std::move(statement)), read_(read), batch_(detail::row_progress_batch()) {}
+  /// A cursor whose statement reads in an order that is expected, not known, to be the order of
+  /// `key`: every row's key is compared with the last one's, and next() throws OrderBroken when
+  /// it is smaller (equal keys keep the statement's order).
+  Cursor(Statement statement, ReadRow read, KeyOf key)
+      : statement_(std::move(statement)),
+        read_(read),
+        key_of_(key),
+        batch_(detail::row_progress_batch()) {}
 
   /// The next row, or nullopt once every row was read (and on every call after that).
   std::optional<Row> next() {
@@ -123,6 +146,14 @@ class Cursor {
     Row row;
     read_(statement_, row);
     detail::check_row_times(statement_, row);
+    if (key_of_ != nullptr) {
+      const OrderKey key = key_of_(row);
+      if (key < last_key_) {
+        throw OrderBroken("a row out of the expected order in '" + statement_.database_path() +
+                          "'");
+      }
+      last_key_ = key;
+    }
     if (batch_ != 0 && ++unreported_ == batch_) {  // RowProgressScope
       detail::report_rows_read(unreported_);
       unreported_ = 0;
@@ -139,6 +170,8 @@ class Cursor {
  private:
   Statement statement_;
   ReadRow read_;
+  KeyOf key_of_ = nullptr;
+  OrderKey last_key_{INT64_MIN, INT64_MIN, INT64_MIN};
   bool done_ = false;
   std::uint32_t batch_;           ///< of the RowProgressScope active at construction; 0: none
   std::uint32_t unreported_ = 0;  ///< rows read since the last report

@@ -123,6 +123,17 @@ class Reader {
   bool has_table(std::string_view name) const;
   /// True when the capture is in the lean layout (schema version 10, `prof-run --layout lean`).
   bool lean() const { return lean_; }
+  /// For prof-run's finalization (tools/prof-run/FinalizeCapture.cpp): the cursors that read a
+  /// lean capture's kernels or API calls in (pid, correlation id) or start order
+  /// (ActivityCursors.h says which) read them in id order instead, which is the order they were
+  /// written in, and check it (Cursor's KeyOf): a lean capture has no index to give that order, and
+  /// SQLite's sort of ten million rows costs about ten seconds. A capture whose rows were written
+  /// out of that order (several threads, streams or processes) makes such a cursor throw
+  /// OrderBroken, and the caller computes again on a reader without it. Off by default; a
+  /// full-layout capture is read as before.
+  void read_lean_by_id(bool on) { lean_by_id_ = on; }
+  /// True when read_lean_by_id(true) was called on a lean capture's reader.
+  bool lean_by_id() const { return lean_ && lean_by_id_; }
   /// What a query names to read `table` of the file itself, not a window's view of it (Window.cpp):
   /// "main.TABLE", or for a lean capture's kernel and api_call the reader's views of the lean
   /// tables.
@@ -142,7 +153,8 @@ class Reader {
   void check_table_timestamps(std::string_view table) const;
   /// A second reader of the same file, for another thread (a connection serves one thread at a
   /// time): opened read-only by path with TimestampCheck::DeferLargeTables, every timestamp check
-  /// this reader ran counted as run (a failed one fails there too). Only for an unrestricted
+  /// this reader ran counted as run (a failed one fails there too), reading a lean capture by id
+  /// when this one does (read_lean_by_id). Only for an unrestricted
   /// reader (a window's views belong to its connection). Reads what is committed: a write this
   /// reader's connection has not committed is not seen. Throws db::Error on a restricted reader
   /// and as the path constructor does.
@@ -181,6 +193,7 @@ class Reader {
   bool deferred_ = false;
   bool restricted_ = false;
   bool lean_ = false;
+  bool lean_by_id_ = false;
   mutable bool deferred_checked_[std::size(kDeferredTables)] = {};
   mutable std::string deferred_failure_;
   /// What the authorizer saw statements read (by kDeferredTables index) since the last check;
