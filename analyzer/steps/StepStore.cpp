@@ -102,7 +102,10 @@ std::string store_steps(db::Reader& reader) {
 }
 
 PreparedSteps prepare_steps(const std::string& path) {
-  const db::Reader reader(path, db::TimestampCheck::DeferLargeTables);
+  return prepare_steps(db::Reader(path, db::TimestampCheck::DeferLargeTables));
+}
+
+PreparedSteps prepare_steps(const db::Reader& reader) {
   auto s = std::make_shared<const StepsToStore>(steps_to_store(reader));
   return [s](db::Reader& target) {
     db::write_steps(target.connection(), s->detection, s->rows);

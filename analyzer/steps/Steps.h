@@ -178,6 +178,9 @@ std::string store_steps(db::Reader& reader);
 /// store_steps returns. Throws as store_steps does.
 using PreparedSteps = std::function<std::string(db::Reader& target)>;
 PreparedSteps prepare_steps(const std::string& path);
+/// prepare_steps with the search on `reader` (unrestricted; prof-run's reads a lean capture by id,
+/// db::Reader::read_lean_by_id, and throws db::OrderBroken as its cursors do).
+PreparedSteps prepare_steps(const db::Reader& reader);
 
 /// The steps stored when the run ended, as analyze_steps with no options returns them (every
 /// field but Step::kernel_counts, which is not stored); a skipped search ("none") gives no steps

@@ -52,6 +52,33 @@ const char* table_name(GpuTable table) {
   return i < std::size(kTables) ? kTables[i] : kTables[0];
 }
 
+// A row of gpu_records_by_correlation (its columns there).
+void read_gpu_record(const Statement& g, GpuRecordRow& r) {
+  r.table = static_cast<GpuTable>(g.int64(0));
+  detail::read_columns(g, r, 1, &GpuRecordRow::pid, &GpuRecordRow::correlation_id,
+                       &GpuRecordRow::start_ns, &GpuRecordRow::end_ns, &GpuRecordRow::device_id,
+                       &GpuRecordRow::context_id, &GpuRecordRow::stream_id);
+  if (!g.is_null(8)) r.graph_id = g.int64(8);
+  if (!g.is_null(9)) r.graph_node_id = g.int64(9);
+  switch (r.table) {
+    case GpuTable::Kernel:
+      detail::read_columns(g, r, 10, &GpuRecordRow::grid_x, &GpuRecordRow::grid_y,
+                           &GpuRecordRow::grid_z, &GpuRecordRow::block_x, &GpuRecordRow::block_y,
+                           &GpuRecordRow::block_z, &GpuRecordRow::registers_per_thread,
+                           &GpuRecordRow::static_shared_bytes, &GpuRecordRow::dynamic_shared_bytes,
+                           &GpuRecordRow::local_memory_per_thread, &GpuRecordRow::name_id);
+      break;
+    case GpuTable::Memcpy:
+      detail::read_columns(g, r, 10, &GpuRecordRow::copy_kind, &GpuRecordRow::src_kind,
+                           &GpuRecordRow::dst_kind, &GpuRecordRow::bytes, &GpuRecordRow::is_async);
+      break;
+    case GpuTable::Memset:
+      detail::read_columns(g, r, 10, &GpuRecordRow::bytes, &GpuRecordRow::value,
+                           &GpuRecordRow::memory_kind, &GpuRecordRow::is_async);
+      break;
+  }
+}
+
 void read_id_duration(const Statement& s, IdDuration& r) {
   r.id = s.int64(0);
   r.duration_ns = s.int64(1);
@@ -153,43 +180,21 @@ Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind n
   const std::string common =
       "pid, correlation_id, start_ns, end_ns, device_id, context_id, stream_id, graph_id, "
       "graph_node_id, ";
-  const std::string sql =
+  const std::vector<std::string> arms = {
       "SELECT 0, " + common +
-      "grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
-      "static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, " +
-      kernel_name_column(names) + " FROM kernel UNION ALL SELECT 1, " + common +
-      "copy_kind, src_kind, dst_kind, bytes, is_async, NULL, NULL, NULL, NULL, NULL, NULL "
-      "FROM memcpy UNION ALL SELECT 2, " +
-      common +
-      "bytes, value, memory_kind, is_async, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
-      "FROM memset ORDER BY 2, 3, 4";
-  return Cursor<GpuRecordRow>(reader.prepare(sql), [](const Statement& g, GpuRecordRow& r) {
-    r.table = static_cast<GpuTable>(g.int64(0));
-    detail::read_columns(g, r, 1, &GpuRecordRow::pid, &GpuRecordRow::correlation_id,
-                         &GpuRecordRow::start_ns, &GpuRecordRow::end_ns, &GpuRecordRow::device_id,
-                         &GpuRecordRow::context_id, &GpuRecordRow::stream_id);
-    if (!g.is_null(8)) r.graph_id = g.int64(8);
-    if (!g.is_null(9)) r.graph_node_id = g.int64(9);
-    switch (r.table) {
-      case GpuTable::Kernel:
-        detail::read_columns(g, r, 10, &GpuRecordRow::grid_x, &GpuRecordRow::grid_y,
-                             &GpuRecordRow::grid_z, &GpuRecordRow::block_x, &GpuRecordRow::block_y,
-                             &GpuRecordRow::block_z, &GpuRecordRow::registers_per_thread,
-                             &GpuRecordRow::static_shared_bytes,
-                             &GpuRecordRow::dynamic_shared_bytes,
-                             &GpuRecordRow::local_memory_per_thread, &GpuRecordRow::name_id);
-        break;
-      case GpuTable::Memcpy:
-        detail::read_columns(g, r, 10, &GpuRecordRow::copy_kind, &GpuRecordRow::src_kind,
-                             &GpuRecordRow::dst_kind, &GpuRecordRow::bytes,
-                             &GpuRecordRow::is_async);
-        break;
-      case GpuTable::Memset:
-        detail::read_columns(g, r, 10, &GpuRecordRow::bytes, &GpuRecordRow::value,
-                             &GpuRecordRow::memory_kind, &GpuRecordRow::is_async);
-        break;
-    }
-  });
+          "grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
+          "static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, " +
+          kernel_name_column(names) + " FROM kernel",
+      "SELECT 1, " + common +
+          "copy_kind, src_kind, dst_kind, bytes, is_async, NULL, NULL, NULL, NULL, NULL, NULL "
+          "FROM memcpy",
+      "SELECT 2, " + common +
+          "bytes, value, memory_kind, is_async, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+          "FROM memset"};
+  const auto key = [](const GpuRecordRow& r) {
+    return OrderKey{r.pid, r.correlation_id, r.start_ns};
+  };
+  return detail::union_in_order<GpuRecordRow>(reader, arms, "2, 3, 4", read_gpu_record, key);
 }
 
 Cursor<CopyDuration> copy_durations(const Reader& reader, const ActivityFilter& filter) {
@@ -334,18 +339,23 @@ Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names
   // Columns: 0 table, 1 pid, 2 correlation_id, 3 start_ns, 4 end_ns, 5 device_id, 6 stream_id,
   // 7 the kernel's name id (NULL for copies and memsets), 8 bytes (0 for kernels).
   const std::string common = "pid, correlation_id, start_ns, end_ns, device_id, stream_id, ";
-  const std::string sql = "SELECT 0, " + common + kernel_name_column(names) +
-                          ", 0 FROM kernel UNION ALL SELECT 1, " + common +
-                          "NULL, bytes FROM memcpy UNION ALL SELECT 2, " + common +
-                          "NULL, bytes FROM memset ORDER BY 2, 3, 4";
-  return Cursor<GpuSpanRow>(reader.prepare(sql), [](const Statement& s, GpuSpanRow& r) {
-    r.table = static_cast<GpuTable>(s.int64(0));
-    detail::read_columns(s, r, 1, &GpuSpanRow::pid, &GpuSpanRow::correlation_id,
-                         &GpuSpanRow::start_ns, &GpuSpanRow::end_ns, &GpuSpanRow::device_id,
-                         &GpuSpanRow::stream_id);
-    r.name_id = r.table == GpuTable::Kernel ? s.int64(7) : 0;
-    r.bytes = s.int64(8);
-  });
+  return detail::union_in_order<GpuSpanRow>(
+      reader,
+      {"SELECT 0, " + common + kernel_name_column(names) + ", 0 FROM kernel",
+       "SELECT 1, " + common + "NULL, bytes FROM memcpy",
+       "SELECT 2, " + common + "NULL, bytes FROM memset"},
+      "2, 3, 4",
+      [](const Statement& s, GpuSpanRow& r) {
+        r.table = static_cast<GpuTable>(s.int64(0));
+        detail::read_columns(s, r, 1, &GpuSpanRow::pid, &GpuSpanRow::correlation_id,
+                             &GpuSpanRow::start_ns, &GpuSpanRow::end_ns, &GpuSpanRow::device_id,
+                             &GpuSpanRow::stream_id);
+        r.name_id = r.table == GpuTable::Kernel ? s.int64(7) : 0;
+        r.bytes = s.int64(8);
+      },
+      [](const GpuSpanRow& r) {
+        return OrderKey{r.pid, r.correlation_id, r.start_ns};
+      });
 }
 
 Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const ActivityFilter& filter) {

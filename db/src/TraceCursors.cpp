@@ -487,20 +487,25 @@ Cursor<GpuOperationRow> gpu_operations(const Reader& reader, GpuTable table) {
 
 Cursor<GpuOperationCode> gpu_operations_by_correlation(const Reader& reader) {
   // Columns: 0 table, 1 id, 2 pid, 3 correlation_id, 4 code, 5 duration, 6 bytes, 7 graph node.
-  const std::string sql =
-      "SELECT 0, id, pid, correlation_id, demangled_name_id, end_ns - start_ns, 0,"
-      " COALESCE(graph_node_id, 0) FROM kernel UNION ALL"
-      " SELECT 1, id, pid, correlation_id, copy_kind, end_ns - start_ns, bytes,"
-      " COALESCE(graph_node_id, 0) FROM memcpy UNION ALL"
-      " SELECT 2, id, pid, correlation_id, 0, end_ns - start_ns, bytes,"
-      " COALESCE(graph_node_id, 0) FROM memset ORDER BY 3, 4";
-  return Cursor<GpuOperationCode>(reader.prepare(sql), [](const Statement& s, GpuOperationCode& r) {
-    r.table = static_cast<GpuTable>(s.int64(0));
-    detail::read_columns(s, r, 1, &GpuOperationCode::id, &GpuOperationCode::pid,
-                         &GpuOperationCode::correlation_id, &GpuOperationCode::code,
-                         &GpuOperationCode::duration_ns, &GpuOperationCode::bytes,
-                         &GpuOperationCode::graph_node_id);
-  });
+  return detail::union_in_order<GpuOperationCode>(
+      reader,
+      {"SELECT 0, id, pid, correlation_id, demangled_name_id, end_ns - start_ns, 0,"
+       " COALESCE(graph_node_id, 0) FROM kernel",
+       "SELECT 1, id, pid, correlation_id, copy_kind, end_ns - start_ns, bytes,"
+       " COALESCE(graph_node_id, 0) FROM memcpy",
+       "SELECT 2, id, pid, correlation_id, 0, end_ns - start_ns, bytes,"
+       " COALESCE(graph_node_id, 0) FROM memset"},
+      "3, 4",
+      [](const Statement& s, GpuOperationCode& r) {
+        r.table = static_cast<GpuTable>(s.int64(0));
+        detail::read_columns(s, r, 1, &GpuOperationCode::id, &GpuOperationCode::pid,
+                             &GpuOperationCode::correlation_id, &GpuOperationCode::code,
+                             &GpuOperationCode::duration_ns, &GpuOperationCode::bytes,
+                             &GpuOperationCode::graph_node_id);
+      },
+      [](const GpuOperationCode& r) {
+        return OrderKey{r.pid, r.correlation_id, 0};
+      });
 }
 
 std::unordered_map<std::int64_t, std::string> copy_operation_labels(const Reader& reader) {

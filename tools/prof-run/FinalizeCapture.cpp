@@ -31,6 +31,7 @@
 #include "ProgressLine.h"
 #include "RooflineSteps.h"
 #include "fuselens/db/CaptureIndexes.h"
+#include "fuselens/db/Cursor.h"
 #include "fuselens/db/Reader.h"
 #include "fuselens/db/Sqlite.h"
 #include "fuselens/db/WindowEdges.h"
@@ -134,6 +135,31 @@ std::size_t build_indexes(fuselens::db::Connection& connection, std::size_t from
   return i;
 }
 
+// Calls `compute` with a reader from `make` that reads a lean capture's kernels and calls in the
+// order they were written where a cursor asks for correlation or start order
+// (Reader::read_lean_by_id): a run's rows mostly come in that order, and without an index SQLite
+// sorts ten million rows for each such read. When they do not (OrderBroken), calls it again with
+// a reader from `make` that sorts, and says so in `what` (the breakdown's entry). `broken` is
+// shared by the results of one finalization: once the order broke for one, the others sort at
+// once rather than read part of the rows in vain.
+template <typename Make, typename Compute>
+void compute_by_id(const Make& make, const Compute& compute, std::string& what,
+                   std::atomic<bool>& broken) {
+  if (!broken.load()) {
+    try {
+      fuselens::db::Reader by_id = make();
+      by_id.read_lean_by_id(true);
+      compute(by_id);
+      return;
+    } catch (const fuselens::db::OrderBroken&) {
+      broken = true;
+      what += " (rows out of order: sorted)";
+    }
+  }
+  fuselens::db::Reader sorted = make();
+  compute(sorted);
+}
+
 // Runs `r` (after what it waits for), timing it and keeping its error.
 void run_pending(PendingResult& r, IndexGate& gate) {
   if (!r.waits.empty() && !gate.wait(r.waits)) {
@@ -200,6 +226,7 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
   const std::optional<std::int64_t> memory =
       limits.available_bytes ? limits.available_bytes : available_memory();
   const bool flags = analyzer::flags_fit(records, memory, limits.in_memory_records);
+  std::atomic<bool> order_broken = false;  // compute_by_id
   analyzer::PreparedSteps steps;
   analyzer::PreparedStore summary, lod;
   std::vector<fuselens::db::StoredAnalysisRow> analyses;
@@ -207,7 +234,12 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
   std::vector<PendingResult> results(flags ? 8 : 7);
   PendingResult& found_steps = results[0];
   found_steps.what = "steps";
-  found_steps.compute = [&] { steps = analyzer::prepare_steps(path); };
+  found_steps.compute = [&] {
+    compute_by_id(
+        [&] { return fuselens::db::Reader(path, fuselens::db::TimestampCheck::DeferLargeTables); },
+        [&](const fuselens::db::Reader& r) { steps = analyzer::prepare_steps(r); },
+        found_steps.what, order_broken);
+  };
   // The kernel and the api_call timestamps checked once and the extent computed, each on a
   // reader of its own at once (a scan of ten million rows each: on a lean capture 4-5 s apiece),
   // the extent stored like the steps once all three are done (the others wait: kExtentStored).
@@ -238,28 +270,16 @@ void store_results_while_indexing(const std::string& path, fuselens::db::Reader&
     if (calls_checked) twin.take_checks(*calls_checked);
     return twin;
   };
-  // A result that waits for `waits` and computes through a reader from result_reader, reading a
-  // lean capture's kernels and calls in the order they were written where it asks for them in
-  // correlation order (Reader::read_lean_by_id): a run's rows mostly come in that order, and
-  // without an index SQLite sorts ten million rows for each such read. When they do not, it
-  // computes again on a reader that sorts (its line in the breakdown says so).
+  // A result that waits for `waits` and computes through a reader from result_reader (read by id
+  // where it holds: compute_by_id).
   const auto define = [&](PendingResult& r, const char* what, const char* not_stored,
                           const std::vector<std::string_view>& waits,
                           std::function<void(fuselens::db::Reader&)> compute) {
     r.what = what;
     r.not_stored = not_stored;
     r.waits = waits;
-    r.compute = [&result_reader, &r, compute = std::move(compute)] {
-      try {
-        fuselens::db::Reader by_id = result_reader();
-        by_id.read_lean_by_id(true);
-        compute(by_id);
-        return;
-      } catch (const fuselens::db::OrderBroken&) {
-        r.what += " (rows out of order: sorted)";
-      }
-      fuselens::db::Reader own = result_reader();
-      compute(own);
+    r.compute = [&result_reader, &r, &order_broken, compute = std::move(compute)] {
+      compute_by_id(result_reader, compute, r.what, order_broken);
     };
   };
   define(results[4], "summary aggregates",

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -134,22 +135,31 @@ class Cursor {
         read_(read),
         key_of_(key),
         batch_(detail::row_progress_batch()) {}
+  /// A cursor whose rows come from `pull` (nullopt once done): a merge of other cursors
+  /// (detail::merged_by_id), which checked and counted their rows as they read them.
+  explicit Cursor(std::function<std::optional<Row>()> pull) : pull_(std::move(pull)), batch_(0) {}
 
   /// The next row, or nullopt once every row was read (and on every call after that).
   std::optional<Row> next() {
-    if (done_ || !statement_.step()) {
+    if (pull_) {
+      if (done_) return std::nullopt;
+      std::optional<Row> row = pull_();
+      done_ = !row;
+      return row;
+    }
+    if (done_ || !statement_->step()) {
       if (!done_ && unreported_ != 0) detail::report_rows_read(unreported_);
       done_ = true;
       unreported_ = 0;
       return std::nullopt;
     }
     Row row;
-    read_(statement_, row);
-    detail::check_row_times(statement_, row);
+    read_(*statement_, row);
+    detail::check_row_times(*statement_, row);
     if (key_of_ != nullptr) {
       const OrderKey key = key_of_(row);
       if (key < last_key_) {
-        throw OrderBroken("a row out of the expected order in '" + statement_.database_path() +
+        throw OrderBroken("a row out of the expected order in '" + statement_->database_path() +
                           "'");
       }
       last_key_ = key;
@@ -168,9 +178,10 @@ class Cursor {
   }
 
  private:
-  Statement statement_;
-  ReadRow read_;
+  std::optional<Statement> statement_;  ///< unset for a cursor that pulls
+  ReadRow read_ = nullptr;
   KeyOf key_of_ = nullptr;
+  std::function<std::optional<Row>()> pull_;
   OrderKey last_key_{INT64_MIN, INT64_MIN, INT64_MIN};
   bool done_ = false;
   std::uint32_t batch_;           ///< of the RowProgressScope active at construction; 0: none
@@ -233,6 +244,59 @@ void read_columns(const Statement& s, Row& row, int first, T Row::*... members) 
     }
   };
   (read(row.*members), ...);
+}
+
+/// The rows of `arms` (one SELECT each, without ORDER BY: a lean capture's kernels first, then
+/// tables of the same columns) merged by `key`, the order `order_by` (an ORDER BY list of the
+/// SELECTs, e.g. "2, 3, 4") gives: the first arm read in id order with `key` checked (Cursor's
+/// KeyOf: OrderBroken when its rows were written out of that order), the others sorted by SQLite;
+/// equal keys in arm order. What a UNION ALL of the arms ORDER BY `order_by` reads, without
+/// sorting the first arm (Reader::read_lean_by_id).
+template <typename Row, typename Reader>
+Cursor<Row> merged_by_id(const Reader& reader, const std::vector<std::string>& arms,
+                         const std::string& order_by, typename Cursor<Row>::ReadRow read,
+                         typename Cursor<Row>::KeyOf key) {
+  struct Parts {
+    std::vector<Cursor<Row>> cursors;
+    std::vector<std::optional<Row>> heads;
+  };
+  auto parts = std::make_shared<Parts>();
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    if (i == 0) {
+      parts->cursors.emplace_back(reader.prepare(arms[i] + " ORDER BY id"), read, key);
+    } else {
+      parts->cursors.emplace_back(reader.prepare(arms[i] + " ORDER BY " + order_by), read);
+    }
+  }
+  for (auto& c : parts->cursors) parts->heads.push_back(c.next());
+  return Cursor<Row>([parts, key]() -> std::optional<Row> {
+    std::size_t best = parts->heads.size();
+    OrderKey best_key{};
+    for (std::size_t i = 0; i < parts->heads.size(); ++i) {
+      if (!parts->heads[i]) continue;
+      const OrderKey k = key(*parts->heads[i]);
+      if (best == parts->heads.size() || k < best_key) {
+        best = i;
+        best_key = k;
+      }
+    }
+    if (best == parts->heads.size()) return std::nullopt;
+    std::optional<Row> out = std::move(parts->heads[best]);
+    parts->heads[best] = parts->cursors[best].next();
+    return out;
+  });
+}
+
+/// `arms` as one cursor in `order_by`'s order: their UNION ALL sorted by SQLite, or on a reader
+/// that reads a lean capture by id (Reader::read_lean_by_id) merged by merged_by_id.
+template <typename Row, typename Reader>
+Cursor<Row> union_in_order(const Reader& reader, const std::vector<std::string>& arms,
+                           const std::string& order_by, typename Cursor<Row>::ReadRow read,
+                           typename Cursor<Row>::KeyOf key) {
+  if (reader.lean_by_id()) return merged_by_id<Row>(reader, arms, order_by, read, key);
+  std::string sql;
+  for (const auto& arm : arms) sql += (sql.empty() ? "" : " UNION ALL ") + arm;
+  return Cursor<Row>(reader.prepare(sql + " ORDER BY " + order_by), read);
 }
 
 template <typename Reader>
