@@ -101,10 +101,6 @@ std::string store_steps(db::Reader& reader) {
   return s.skipped;
 }
 
-PreparedSteps prepare_steps(const std::string& path) {
-  return prepare_steps(db::Reader(path, db::TimestampCheck::DeferLargeTables));
-}
-
 PreparedSteps prepare_steps(const db::Reader& reader) {
   auto s = std::make_shared<const StepsToStore>(steps_to_store(reader));
   return [s](db::Reader& target) {

@@ -172,14 +172,12 @@ inline constexpr std::int64_t kMaxStoredStepRecords = 2'000'000;
 std::string store_steps(db::Reader& reader);
 
 /// store_steps in two parts, for prof-run to find the steps while it builds the indexes: the
-/// search runs now, on a read-only reader of its own on the capture at `path` (timestamps checked
-/// where read: TimestampCheck::DeferLargeTables); the function returned stores its result through
-/// `target` (open ReadWrite on the same capture, its rows unchanged since) and returns what
-/// store_steps returns. Throws as store_steps does.
+/// search runs now, on `reader` (read-only, unrestricted, timestamps checked where read:
+/// TimestampCheck::DeferLargeTables; prof-run's reads a lean capture by id,
+/// db::Reader::read_lean_by_id, and throws db::OrderBroken as its cursors do); the function
+/// returned stores its result through `target` (open ReadWrite on the same capture, its rows
+/// unchanged since) and returns what store_steps returns. Throws as store_steps does.
 using PreparedSteps = std::function<std::string(db::Reader& target)>;
-PreparedSteps prepare_steps(const std::string& path);
-/// prepare_steps with the search on `reader` (unrestricted; prof-run's reads a lean capture by id,
-/// db::Reader::read_lean_by_id, and throws db::OrderBroken as its cursors do).
 PreparedSteps prepare_steps(const db::Reader& reader);
 
 /// The steps stored when the run ended, as analyze_steps with no options returns them (every

@@ -39,7 +39,8 @@ OrderKey correlation_key(const Row& r) {
   return {r.pid, r.correlation_id, 0};
 }
 
-OrderKey correlation_start_key(const ApiCallRow& r) {
+template <typename Row>
+OrderKey correlation_start_key(const Row& r) {
   return {r.pid, r.correlation_id, r.start_ns};
 }
 
@@ -191,10 +192,8 @@ Cursor<GpuRecordRow> gpu_records_by_correlation(const Reader& reader, NameKind n
       "SELECT 2, " + common +
           "bytes, value, memory_kind, is_async, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
           "FROM memset"};
-  const auto key = [](const GpuRecordRow& r) {
-    return OrderKey{r.pid, r.correlation_id, r.start_ns};
-  };
-  return detail::union_in_order<GpuRecordRow>(reader, arms, "2, 3, 4", read_gpu_record, key);
+  return detail::union_in_order<GpuRecordRow>(reader, arms, "2, 3, 4", read_gpu_record,
+                                              &correlation_start_key<GpuRecordRow>);
 }
 
 Cursor<CopyDuration> copy_durations(const Reader& reader, const ActivityFilter& filter) {
@@ -353,9 +352,7 @@ Cursor<GpuSpanRow> gpu_spans_by_correlation(const Reader& reader, NameKind names
         r.name_id = r.table == GpuTable::Kernel ? s.int64(7) : 0;
         r.bytes = s.int64(8);
       },
-      [](const GpuSpanRow& r) {
-        return OrderKey{r.pid, r.correlation_id, r.start_ns};
-      });
+      &correlation_start_key<GpuSpanRow>);
 }
 
 Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const ActivityFilter& filter) {
@@ -370,7 +367,7 @@ Cursor<ApiCallRow> api_calls_by_correlation(const Reader& reader, const Activity
                              &ApiCallRow::domain, &ApiCallRow::callback_id, &ApiCallRow::name_id,
                              &ApiCallRow::return_code);
       },
-      {}, &correlation_start_key);
+      {}, &correlation_start_key<ApiCallRow>);
 }
 
 Cursor<ApiCallRow> api_call_first_starts(const Reader& reader) {
